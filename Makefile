@@ -1,0 +1,50 @@
+# Every target installs what it needs first; `make local` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 3000
+STAGE ?= dev
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: install local test test-fast lint typecheck synth bench deploy clean
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+local: install
+	$(PY) -m local.server --port $(PORT)
+
+test: install
+	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+test-fast: install
+	$(PY) -m pytest -q -m "not e2e" -x
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install
+	$(VENV)/bin/mypy lambdas/arca
+
+synth: install
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet -c stage=$(STAGE)
+
+bench: install
+	$(PY) -m bench
+
+deploy: install
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk deploy -c stage=$(STAGE)
+
+clean:
+	rm -rf cdk.out .pytest_cache .hypothesis

@@ -1,0 +1,307 @@
+"""The DynamoDB adapter: typed (de)serialisation, named transaction items, and AWS error translation.
+
+Every AWS error from DynamoDB passes through `Table._call`, the one place where error codes are read:
+- throttling and transaction conflicts are retried with full jitter, then become ThrottledError (503);
+- a failed condition becomes ConditionFailed carrying the item as it was (ALL_OLD);
+- a cancelled transaction becomes TransactionCancelled with each reason under its item's name, so
+  the service can say *which* condition failed;
+- anything else is re-raised untouched (it is a bug or an outage, and ends as a logged 500).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from arca.domain.errors import ThrottledError
+
+Item = dict[str, Any]
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+RETRYABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "TransactionInProgressException",
+        "TransactionConflictException",
+        "InternalServerError",
+    }
+)
+# Cancellation reasons that say nothing about our conditions: the same request may simply be retried.
+RETRYABLE_REASONS = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "None"})
+
+
+def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in item.items()}
+
+
+def deserialize(item: Mapping[str, Any] | None) -> Item | None:
+    if item is None:
+        return None
+    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _to_dynamo(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _to_dynamo(v) for k, v in value.items()}
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, set):
+        return {_from_dynamo(v) for v in value}
+    return value
+
+
+class ConditionFailed(Exception):
+    """A single-item write's condition did not hold. `item` is the item as it was (None: absent)."""
+
+    def __init__(self, item: Item | None) -> None:
+        super().__init__("condition failed")
+        self.item = item
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    item: Item | None
+
+
+class TransactionCancelled(Exception):
+    """A transaction failed on a condition; `reasons` maps each failed item's name to its reason."""
+
+    def __init__(self, reasons: dict[str, Reason]) -> None:
+        super().__init__(", ".join(f"{name}: {r.code}" for name, r in reasons.items()))
+        self.reasons = reasons
+
+    def failed(self, name: str) -> Reason | None:
+        reason = self.reasons.get(name)
+        return reason if reason is not None and reason.code == "ConditionalCheckFailed" else None
+
+
+@dataclass
+class Write:
+    """One named item of a TransactWriteItems call.
+
+    `kind` is Put, Update, Delete or ConditionCheck. `names`/`values` are the expression attribute
+    names and (plain Python) values; the name is only ours, used to read cancellation reasons.
+    """
+
+    name: str
+    kind: str
+    key: Mapping[str, str]
+    item: Mapping[str, Any] | None = None
+    update: str | None = None
+    condition: str | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def request(self, table_name: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"TableName": table_name, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        if self.kind == "Put":
+            body["Item"] = serialize({**(self.item or {}), **self.key})
+        else:
+            body["Key"] = serialize(self.key)
+        if self.update:
+            body["UpdateExpression"] = self.update
+        if self.condition:
+            body["ConditionExpression"] = self.condition
+        if self.names:
+            body["ExpressionAttributeNames"] = self.names
+        if self.values:
+            body["ExpressionAttributeValues"] = serialize(self.values)
+        return {self.kind: body}
+
+
+@dataclass
+class Page:
+    items: list[Item]
+    last_key: dict[str, str] | None
+
+
+class Table:
+    """One DynamoDB table through an injected low-level client."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        max_attempts: int = 6,
+        base_delay: float = 0.05,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.name = table_name
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def _call(self, operation: str, item_names: Sequence[str] = (), **kwargs: Any) -> dict[str, Any]:
+        """Run one API call with the retry and translation policy of the module docstring.
+
+        `item_names` names the items of a transaction, in order, for its cancellation reasons.
+        """
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response: dict[str, Any] = getattr(self.client, operation)(**kwargs)
+                return response
+            except ClientError as error:
+                code = error.response.get("Error", {}).get("Code", "")
+                if code == "ConditionalCheckFailedException":
+                    raise ConditionFailed(deserialize(error.response.get("Item"))) from None
+                if code == "TransactionCanceledException":
+                    reasons = error.response.get("CancellationReasons") or []
+                    if any(r.get("Code") not in RETRYABLE_REASONS for r in reasons):
+                        raise self._cancelled(item_names, reasons) from None
+                elif code not in RETRYABLE_CODES:
+                    raise
+                if attempt == self.max_attempts:
+                    raise ThrottledError(
+                        f"DynamoDB is busy ({code}); retry later", details={"aws_code": code}
+                    ) from error
+                # Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter").
+                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _cancelled(names: Sequence[str], reasons: list[dict[str, Any]]) -> TransactionCancelled:
+        named: dict[str, Reason] = {}
+        for index, reason in enumerate(reasons):
+            code = reason.get("Code", "None")
+            if code != "None":
+                key = names[index] if index < len(names) else str(index)
+                named[key] = Reason(code, deserialize(reason.get("Item")))
+        return TransactionCancelled(named)
+
+    def get(self, key: Mapping[str, str], *, consistent: bool = True) -> Item | None:
+        response = self._call("get_item", TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
+        return deserialize(response.get("Item"))
+
+    def batch_get(self, keys: Sequence[Mapping[str, str]], *, consistent: bool = True) -> list[Item]:
+        """Up to 100 keys; unprocessed keys are fetched again until none remain."""
+        pending: dict[str, Any] = {self.name: {"Keys": [serialize(k) for k in keys], "ConsistentRead": consistent}}
+        found: list[Item] = []
+        while pending:
+            response = self._call("batch_get_item", RequestItems=pending)
+            found.extend(deserialize(i) or {} for i in response.get("Responses", {}).get(self.name, []))
+            pending = response.get("UnprocessedKeys") or {}
+        return found
+
+    def query(
+        self,
+        pk: str,
+        *,
+        sk_between: tuple[str, str] | None = None,
+        sk_prefix: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        start: Mapping[str, str] | None = None,
+        consistent: bool = False,
+        projection: str | None = None,
+        names: dict[str, str] | None = None,
+    ) -> Page:
+        """One page of one partition, optionally bounded on the sort key."""
+        condition = "#pk = :pk"
+        attr_names = {"#pk": "pk", **(names or {})}
+        values: dict[str, Any] = {":pk": pk}
+        if sk_between is not None:
+            condition += " AND #sk BETWEEN :lo AND :hi"
+            attr_names["#sk"] = "sk"
+            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
+        elif sk_prefix:
+            condition += " AND begins_with(#sk, :prefix)"
+            attr_names["#sk"] = "sk"
+            values[":prefix"] = sk_prefix
+        kwargs: dict[str, Any] = {
+            "TableName": self.name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": attr_names,
+            "ExpressionAttributeValues": serialize(values),
+            "ScanIndexForward": forward,
+            "ConsistentRead": consistent,
+        }
+        if limit is not None:
+            kwargs["Limit"] = limit
+        if start is not None:
+            kwargs["ExclusiveStartKey"] = serialize(start)
+        if projection is not None:
+            kwargs["ProjectionExpression"] = projection
+        response = self._call("query", **kwargs)
+        last = deserialize(response.get("LastEvaluatedKey"))
+        return Page(
+            items=[deserialize(i) or {} for i in response.get("Items", [])],
+            last_key={"pk": last["pk"], "sk": last["sk"]} if last else None,
+        )
+
+    def query_all(self, pk: str, **kwargs: Any) -> Iterator[Item]:
+        """Every item of a partition (or sort-key range), page after page."""
+        start = None
+        while True:
+            page = self.query(pk, start=start, **kwargs)
+            yield from page.items
+            if page.last_key is None:
+                return
+            start = page.last_key
+
+    def update(
+        self,
+        key: Mapping[str, str],
+        update: str,
+        *,
+        condition: str | None = None,
+        names: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+    ) -> Item:
+        """UpdateItem returning the new item; raises ConditionFailed with the old one."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.name,
+            "Key": serialize(key),
+            "UpdateExpression": update,
+            "ReturnValues": "ALL_NEW",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if condition:
+            kwargs["ConditionExpression"] = condition
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        if values:
+            kwargs["ExpressionAttributeValues"] = serialize(values)
+        return deserialize(self._call("update_item", **kwargs).get("Attributes")) or {}
+
+    def transact(self, writes: Sequence[Write], *, token: str | None = None) -> None:
+        """One TransactWriteItems: all of `writes` or none. Raises TransactionCancelled by item name."""
+        names = [w.name for w in writes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"transaction item names must be unique: {names}")
+        kwargs: dict[str, Any] = {"TransactItems": [w.request(self.name) for w in writes]}
+        if token:
+            kwargs["ClientRequestToken"] = token
+        self._call("transact_write_items", names, **kwargs)
+
+    def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
+        """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones."""
+        for start in range(0, len(keys), 25):
+            pending: dict[str, Any] = {
+                self.name: [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start : start + 25]]
+            }
+            while pending:
+                response = self._call("batch_write_item", RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}

@@ -1,0 +1,114 @@
+"""Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
+
+Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
+the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
+`-history` suffixes cannot collide with each other because a partition key ends in exactly one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from arca.domain.errors import ValidationError
+from arca.domain.versions import LATEST, encode_version
+
+Key = dict[str, str]
+
+# Version sort keys are six digits; these bound a Query to versions only (LATEST sorts after them).
+FIRST_VERSION_SK = "000000"
+LAST_VERSION_SK = "999999"
+NAMES_PK = "__names"
+_DIR_PREFIX = "__dir#"
+
+
+def latest_key(name: str) -> Key:
+    return {"pk": name, "sk": LATEST}
+
+
+def version_key(name: str, version: int) -> Key:
+    return {"pk": name, "sk": encode_version(version)}
+
+
+def artifact_pk(name: str) -> str:
+    return name
+
+
+def alias_pk(name: str) -> str:
+    return f"__{name}-alias"
+
+
+def alias_key(name: str, alias: str) -> Key:
+    return {"pk": alias_pk(name), "sk": alias}
+
+
+def history_pk(name: str) -> str:
+    return f"__{name}-history"
+
+
+def history_key(name: str, alias: str, revision: int) -> Key:
+    return {"pk": history_pk(name), "sk": f"{alias}#{revision:06d}"}
+
+
+def history_prefix(alias: str) -> str:
+    return f"{alias}#"
+
+
+def name_key(name: str) -> Key:
+    """The flat name index: one row per artifact in partition `__names`, for listing without a delimiter."""
+    return {"pk": NAMES_PK, "sk": name}
+
+
+def dir_pk(parent: str) -> str:
+    """The folder rows of seeds/001_*: partition `__dir#<parent prefix>` holds that folder's children."""
+    return f"{_DIR_PREFIX}{parent}"
+
+
+def dir_keys(name: str) -> list[tuple[Key, bool]]:
+    """Folder rows for `a/b/c`: (`__dir#`, `a/`), (`__dir#a/`, `b/`), (`__dir#a/b/`, `c`).
+
+    Returns (key, is_folder) pairs, the artifact's own leaf row last.
+    """
+    segments = name.split("/")
+    rows: list[tuple[Key, bool]] = []
+    for depth, segment in enumerate(segments):
+        parent = "".join(f"{s}/" for s in segments[:depth])
+        is_folder = depth < len(segments) - 1
+        rows.append(({"pk": dir_pk(parent), "sk": segment + ("/" if is_folder else "")}, is_folder))
+    return rows
+
+
+def blob_key(name: str, sha256: str) -> str:
+    """Content-addressed per artifact. `_blobs` cannot be a name segment, so no artifact's prefix
+    contains another's blobs (purging `a` never touches `a/b`)."""
+    return f"{blob_prefix(name)}{sha256}"
+
+
+def blob_prefix(name: str) -> str:
+    return f"artifacts/{name}/_blobs/"
+
+
+def encode_token(last_key: dict[str, Any], scope: str) -> str:
+    """Opaque pagination token: the last evaluated key, bound to the listing it came from."""
+    raw = json.dumps({"k": last_key, "s": scope}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_token(token: str, scope: str) -> dict[str, Any]:
+    """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        key = data["k"]
+        valid = (
+            data["s"] == scope
+            and isinstance(key, dict)
+            and set(key) == {"pk", "sk"}
+            and all(isinstance(v, str) for v in key.values())
+        )
+    except (ValueError, TypeError, KeyError):
+        valid = False
+    if not valid:
+        raise ValidationError("next_token is not a token this listing issued", field="next_token")
+    return key  # type: ignore[no-any-return]

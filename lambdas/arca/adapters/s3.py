@@ -1,0 +1,156 @@
+"""The S3 adapter: presigned upload/download URLs, blob checks, and prefix deletion.
+
+AWS errors from S3 are translated here and only here: a missing object is `None`, throttling
+(SlowDown) is a ThrottledError, anything else is re-raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from arca.domain.errors import ConflictError, ThrottledError, ValidationError
+
+UPLOAD_CONTENT_TYPE = "application/octet-stream"
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+_THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
+_CHUNK = 1024 * 1024
+
+
+def hex_to_b64(sha256_hex: str) -> str:
+    return base64.b64encode(bytes.fromhex(sha256_hex)).decode()
+
+
+@dataclass(frozen=True)
+class BlobStat:
+    size: int
+    sha256_b64: str | None  # None where S3 kept no SHA-256 checksum (moto; objects put without one)
+
+
+def _translate(error: ClientError) -> Exception:
+    code = str(error.response.get("Error", {}).get("Code", ""))
+    if code in _THROTTLED:
+        return ThrottledError("S3 is busy; retry later", details={"aws_code": code})
+    return error
+
+
+class Blobs:
+    """Content-addressed blobs in one bucket through an injected S3 client (SigV4 for presigning)."""
+
+    def __init__(
+        self,
+        client: Any,
+        bucket: str,
+        *,
+        clock: Callable[[], datetime],
+        upload_ttl: int = 900,
+        download_ttl: int = 900,
+    ) -> None:
+        self.client = client
+        self.bucket = bucket
+        self.clock = clock
+        self.upload_ttl = upload_ttl
+        self.download_ttl = download_ttl
+
+    def presign_upload(self, key: str, sha256_hex: str) -> dict[str, Any]:
+        """A PUT URL whose signature covers the checksum: S3 refuses a body that does not match it.
+
+        The Content-Type is signed too, and must be sent: moto's server drops the body of a PUT sent
+        as form-urlencoded (curl's default), see TOOLCHAIN.md.
+        """
+        checksum = hex_to_b64(sha256_hex)
+        url = self.client.generate_presigned_url(
+            "put_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": key,
+                "ChecksumSHA256": checksum,
+                "ContentType": UPLOAD_CONTENT_TYPE,
+            },
+            ExpiresIn=self.upload_ttl,
+        )
+        return {
+            "url": url,
+            "method": "PUT",
+            "headers": {"Content-Type": UPLOAD_CONTENT_TYPE, "x-amz-checksum-sha256": checksum},
+            "expires_at": _iso(self.clock() + timedelta(seconds=self.upload_ttl)),
+        }
+
+    def presign_download(self, key: str, *, content_type: str, filename: str) -> tuple[str, str]:
+        """A GET URL serving the blob with its content type and a download filename; (url, expires_at)."""
+        url = self.client.generate_presigned_url(
+            "get_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": key,
+                "ResponseContentType": content_type,
+                "ResponseContentDisposition": f'attachment; filename="{filename}"',
+            },
+            ExpiresIn=self.download_ttl,
+        )
+        return url, _iso(self.clock() + timedelta(seconds=self.download_ttl))
+
+    def stat(self, key: str) -> BlobStat | None:
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+        except ClientError as error:
+            if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:
+                return None
+            raise _translate(error) from error
+        return BlobStat(size=int(head["ContentLength"]), sha256_b64=head.get("ChecksumSHA256"))
+
+    def verify(self, key: str, sha256_hex: str, size: int) -> None:
+        """Check that the blob is stored with this size and these bytes.
+
+        On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
+        checksum was kept (moto, or an object put by other means) the bytes are streamed and hashed.
+        Raises ConflictError when nothing is stored, ValidationError(size|sha256) on a mismatch.
+        """
+        stat = self.stat(key)
+        if stat is None:
+            raise ConflictError(
+                "no blob with this sha256 was uploaded for this artifact; POST …/uploads first",
+                field="sha256",
+            )
+        if stat.size != size:
+            raise ValidationError(f"size is {size} but the uploaded blob has {stat.size} bytes", field="size")
+        if stat.sha256_b64 is not None:
+            matches = stat.sha256_b64 == hex_to_b64(sha256_hex)
+        else:
+            matches = self._hash(key) == sha256_hex
+        if not matches:
+            raise ValidationError("sha256 does not match the bytes of the uploaded blob", field="sha256")
+
+    def _hash(self, key: str) -> str:
+        digest = hashlib.sha256()
+        try:
+            body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
+        except ClientError as error:
+            raise _translate(error) from error
+        for chunk in iter(lambda: body.read(_CHUNK), b""):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat."""
+        deleted = 0
+        paginator = self.client.get_paginator("list_objects_v2")
+        try:
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+                objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                if objects:
+                    self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+                    deleted += len(objects)
+        except ClientError as error:
+            raise _translate(error) from error
+        return deleted
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,1 @@
+"""Pure domain: names, version encoding, canary choice, errors, models. No boto3, no os.environ."""

@@ -1,0 +1,59 @@
+"""One exception hierarchy; `code` is stable and is also the class name.
+
+The HTTP status of each class lives in one table (`arca.http.STATUS`); direct Lambda invocations
+let the exception propagate, so the invocation's ``errorType`` is the same code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RegistryError(Exception):
+    """Base of every error the registry reports to a caller."""
+
+    def __init__(self, message: str, *, field: str | None = None, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details or {}
+
+    @property
+    def code(self) -> str:
+        return type(self).__name__
+
+
+class ValidationError(RegistryError):
+    """Bad input: the message names the field and why. Raised before anything is written."""
+
+
+class NotFoundError(RegistryError):
+    pass
+
+
+class ConflictError(RegistryError):
+    """The request cannot be applied to the current state (exists, aliases present, contention)."""
+
+
+class VersionPinnedError(ConflictError):
+    """A version is the target of one or more aliases; `details["aliases"]` names them."""
+
+
+class VersionLimitError(ConflictError):
+    """The artifact has reached its last version number (999,999)."""
+
+
+class PreconditionFailedError(RegistryError):
+    """If-Match / If-None-Match / expected_version did not hold."""
+
+
+class PayloadTooLargeError(RegistryError):
+    pass
+
+
+class ThrottledError(RegistryError):
+    """AWS kept throttling after our retries."""
+
+
+class NotImplementedYetError(RegistryError):
+    pass

@@ -1,0 +1,90 @@
+"""Request shapes, validated with pydantic in strict mode for JSON bodies (a JSON `true` is not a size).
+
+Query strings arrive as text, so query models are lax (``"10"`` becomes 10) but bounded.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+
+# S3's limit for one PUT; a larger blob is a 413, not a 400.
+MAX_BLOB_SIZE = 5 * 1024**3
+# S3 user metadata is limited to 2 KB in all; the same bound keeps items small.
+MAX_METADATA_BYTES = 2048
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+
+Sha256 = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$", description="lower-case hex sha256")]
+ContentType = Annotated[StrictStr, Field(pattern=r"^[\w.+-]+/[\w.+-]+(;[ \w.+=-]*)*$", max_length=255)]
+MetadataKey = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,127}$")]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _Query(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class BlobRef(_Body):
+    sha256: Sha256
+    size: Annotated[StrictInt, Field(ge=0)]
+
+
+class Content(BlobRef):
+    """What LATEST points at: a stored blob plus how to serve it."""
+
+    content_type: ContentType = DEFAULT_CONTENT_TYPE
+    metadata: dict[MetadataKey, StrictStr] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_fits(cls, value: dict[str, str]) -> dict[str, str]:
+        if sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
+        return value
+
+
+class PublishBody(_Body):
+    """Empty body: snapshot LATEST. With content: set LATEST and publish it in one step."""
+
+    sha256: Sha256 | None = None
+    size: Annotated[StrictInt, Field(ge=0)] | None = None
+    content_type: ContentType | None = None
+    metadata: dict[MetadataKey, StrictStr] | None = None
+    force: StrictBool = False
+
+    def content(self) -> Content | None:
+        if self.sha256 is None and self.size is None:
+            if self.content_type is not None or self.metadata is not None:
+                raise ValueError("content_type and metadata need sha256 and size")
+            return None
+        fields = self.model_dump(exclude={"force"}, exclude_none=True)
+        return Content(**fields)
+
+
+class PruneBody(_Body):
+    keep_last: Annotated[StrictInt, Field(ge=0, le=999_999)]
+    older_than_days: Annotated[StrictInt, Field(ge=0, le=36_500)] | None = None
+    dry_run: StrictBool = False
+
+
+class PageQuery(_Query):
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100
+    next_token: str | None = None
+
+
+class VersionsQuery(PageQuery):
+    order: Literal["asc", "desc"] = "desc"
+    include_deleted: bool = False
+
+
+class ArtifactsQuery(PageQuery):
+    prefix: str = ""
+    delimiter: Literal["/"] | None = None
+
+
+class PurgeQuery(_Query):
+    force: bool = False

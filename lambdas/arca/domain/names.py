@@ -1,0 +1,67 @@
+"""The grammar of artifact names, alias names and version references (SPEC.md, Concepts)."""
+
+from __future__ import annotations
+
+import re
+
+from arca.domain.errors import ValidationError
+from arca.domain.versions import LATEST, MAX_VERSION
+
+# Words of the URL scheme. A name never contains one as a segment, which is what lets a path be
+# split into name and suffix unambiguously (arca.routes.match).
+RESERVED_SEGMENTS = frozenset(
+    {"versions", "aliases", "resolve", "uploads", "latest", "history", "content", "rollback", "prune"}
+)
+MAX_NAME_LENGTH = 256
+MAX_SEGMENTS = 8
+_SEGMENT = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
+# An alias starts with a letter, so it is never a version number, and is lower case, so never LATEST.
+_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_VERSION = re.compile(r"[0-9]{1,6}")
+
+
+def validate_name(name: object, field: str = "name") -> str:
+    """Return `name` if it is a valid artifact name; raise ValidationError naming `field` otherwise."""
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"{field} is required and must be a string", field=field)
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValidationError(f"{field} is longer than {MAX_NAME_LENGTH} characters", field=field)
+    segments = name.split("/")
+    if len(segments) > MAX_SEGMENTS:
+        raise ValidationError(f"{field} has more than {MAX_SEGMENTS} segments", field=field)
+    for segment in segments:
+        if segment in RESERVED_SEGMENTS:
+            raise ValidationError(f"{field} segment {segment!r} is a reserved word", field=field)
+        if not _SEGMENT.fullmatch(segment):
+            raise ValidationError(
+                f"{field} segment {segment!r} must match [a-z0-9]([a-z0-9._-]{{0,62}}[a-z0-9])?", field=field
+            )
+    return name
+
+
+def validate_alias(alias: object, field: str = "alias") -> str:
+    if not isinstance(alias, str) or not _ALIAS.fullmatch(alias):
+        raise ValidationError(f"{field} must match [a-z][a-z0-9_-]{{0,63}}", field=field)
+    return alias
+
+
+def parse_version(value: object, field: str = "version") -> int:
+    """A version number 1..999999 given as int or decimal string."""
+    if isinstance(value, bool):
+        raise ValidationError(f"{field} must be a version number", field=field)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _VERSION.fullmatch(value):
+        number = int(value)
+    else:
+        raise ValidationError(f"{field} must be a version number from 1 to {MAX_VERSION}", field=field)
+    if not 1 <= number <= MAX_VERSION:
+        raise ValidationError(f"{field} must be a version number from 1 to {MAX_VERSION}", field=field)
+    return number
+
+
+def parse_target(value: object, field: str = "version") -> int | str:
+    """A version number or LATEST: what an alias may point at and what /versions/{version} takes."""
+    if value == LATEST:
+        return LATEST
+    return parse_version(value, field)

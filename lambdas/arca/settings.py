@@ -1,0 +1,25 @@
+"""Environment read once. The names are set by the CDK stack (infra/functions.py) and local/server.py."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_name: str
+    bucket_name: str
+    download_url_ttl: int = 900
+    upload_url_ttl: int = 900
+
+
+@cache
+def settings() -> Settings:
+    return Settings(
+        table_name=os.environ["ARCA_TABLE_NAME"],
+        bucket_name=os.environ["ARCA_BUCKET_NAME"],
+        download_url_ttl=int(os.environ.get("ARCA_DOWNLOAD_URL_TTL", "900")),
+        upload_url_ttl=int(os.environ.get("ARCA_UPLOAD_URL_TTL", "900")),
+    )

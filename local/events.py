@@ -1,0 +1,114 @@
+"""API Gateway REST proxy events and Lambda contexts, built the way the deployed API builds them.
+
+One base event (apigw_rest_event.json) and one builder, used by the local server and by the tests, so
+the handlers see the same events locally, in tests and on AWS.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from arca.routes import NoRouteError, match
+
+_BASE = Path(__file__).with_name("apigw_rest_event.json")
+
+
+@cache
+def _base() -> dict[str, Any]:
+    return json.loads(_BASE.read_text())  # type: ignore[no-any-return]
+
+
+def api_event(
+    method: str,
+    path: str,
+    *,
+    body: bytes | str | None = None,
+    headers: dict[str, str] | None = None,
+    query: dict[str, list[str]] | None = None,
+    identity: str | None = "arca:local",
+) -> tuple[dict[str, Any], str | None]:
+    """The proxy event for one request, and the function the API would send it to (None: no route).
+
+    `resource` and `pathParameters` are those of the API Gateway resource the CDK API creates for
+    this path (a name of depth d is d parameters {n1}…{nd}).
+    """
+    event = copy.deepcopy(_base())
+    try:
+        route, params = match(method, path)
+    except NoRouteError:
+        function, resource, path_parameters = None, path, None
+    else:
+        function = route.function
+        name = params.get("name")
+        depth = len(name.split("/")) if name else 1
+        resource = route.api_paths()[depth - 1]
+        path_parameters = {k: v for k, v in params.items() if k != "name"}
+        if name:
+            path_parameters.update({f"n{i}": s for i, s in enumerate(name.split("/"), 1)})
+    all_headers = {**event["headers"], **(headers or {})}
+    request_id = str(uuid.uuid4())
+    event.update(
+        resource=resource,
+        path=path,
+        httpMethod=method.upper(),
+        headers=all_headers,
+        multiValueHeaders={k: [v] for k, v in all_headers.items()},
+        queryStringParameters={k: v[-1] for k, v in query.items()} if query else None,
+        multiValueQueryStringParameters=dict(query) if query else None,
+        pathParameters=path_parameters or None,
+    )
+    if body is not None and body != b"":
+        if isinstance(body, bytes):
+            try:
+                body = body.decode()
+            except UnicodeDecodeError:
+                event["isBase64Encoded"] = True
+                body = base64.b64encode(body).decode()
+        event["body"] = body
+    context = event["requestContext"]
+    context.update(
+        httpMethod=method.upper(),
+        path=f"/{context['stage']}{path}",
+        resourcePath=resource,
+        requestId=request_id,
+        requestTimeEpoch=int(time.time() * 1000),
+    )
+    context["identity"]["userArn"] = identity
+    return event, function
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of the Lambda context that Powertools reads."""
+
+    function_name: str
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = ""
+    log_group_name: str = ""
+    log_stream_name: str = ""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def lambda_context(function: str) -> LambdaContext:
+    return LambdaContext(
+        function_name=f"arca-{function}",
+        aws_request_id=str(uuid.uuid4()),
+        invoked_function_arn=f"arn:aws:lambda:us-east-1:000000000000:function:arca-{function}",
+    )
+
+
+def response_body(response: dict[str, Any]) -> bytes:
+    """The body bytes of a proxy response (decoding base64 when the handler set isBase64Encoded)."""
+    body = response.get("body") or ""
+    return base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
