@@ -49,7 +49,9 @@ def api_event(
         function = route.function
         name = params.get("name")
         depth = len(name.split("/")) if name else 1
-        resource = route.api_paths()[depth - 1]
+        paths = route.api_paths()
+        # Deeper than the API's resources: API Gateway itself would refuse it; locally the handler says why.
+        resource = paths[depth - 1] if depth <= len(paths) else path
         path_parameters = {k: v for k, v in params.items() if k != "name"}
         if name:
             path_parameters.update({f"n{i}": s for i, s in enumerate(name.split("/"), 1)})

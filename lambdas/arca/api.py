@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arca import wiring
-from arca.domain.errors import NotImplementedYetError, ValidationError
+from arca.domain.errors import NotImplementedYetError
 from arca.domain.models import ArtifactsQuery, BlobRef, Content, PruneBody, PublishBody, PurgeQuery, VersionsQuery
 from arca.domain.names import parse_target, parse_version
 from arca.http import Operation, Reply, Request
@@ -25,11 +25,7 @@ def put_latest(request: Request) -> Reply:
 
 def publish(request: Request) -> Reply:
     body = request.parse_body(PublishBody)
-    try:
-        content = body.content()
-    except ValueError as invalid:
-        raise ValidationError(str(invalid), field="sha256") from None
-    published = wiring.registry().publish(request.name, content, force=body.force)
+    published = wiring.registry().publish(request.name, body.content(), force=body.force)
     if published.created:
         metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
         return Reply({**published.version, "deduplicated": False}, 201)

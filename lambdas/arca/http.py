@@ -29,7 +29,7 @@ from arca.domain.errors import (
     ThrottledError,
     ValidationError,
 )
-from arca.observability import logger
+from arca.observability import count_request, logger
 from arca.routes import ROUTES, NoRouteError, Route, canonical_path, match
 
 # The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
@@ -92,8 +92,12 @@ def parse(model: type[M], data: Mapping[str, Any]) -> M:
         return model.model_validate(data)
     except pydantic.ValidationError as invalid:
         first = invalid.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
+        loc = [str(p) for p in first["loc"]]
         message = first["msg"].removeprefix("Value error, ")
+        if loc[-1:] == ["[key]"]:  # a bad key of a map: name the map, quote the key
+            message = f"key {loc[-2]!r}: {message}"
+            loc = loc[:-2]
+        where = ".".join(loc) or "body"
         if first["type"] == "extra_forbidden":
             message = "is not a known field"
         elif first["type"] == "missing":
@@ -150,6 +154,7 @@ class Function:
         rest = {k: v for k, v in event.items() if k != "operation" and k not in params}
         headers = {DIRECT_HEADERS[k]: str(rest.pop(k)) for k in list(rest) if k in DIRECT_HEADERS}
         request = Request(params, rest, rest, headers, event.get("identity"), request_id)
+        count_request(operation)
         return self.operations[operation](request).body or {}
 
     def _endpoint(self, route: Route) -> Callable[..., Response[Any]]:
@@ -172,6 +177,7 @@ class Function:
                 identity=identity.user_arn or identity.caller or identity.cognito_identity_id,
                 request_id=event.request_context.request_id,
             )
+            count_request(route.operation)
             return self._reply(operation(request))
 
         endpoint.__name__ = route.operation

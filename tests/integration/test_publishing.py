@@ -102,8 +102,12 @@ def test_versions_list_in_order_with_opaque_pagination(api: HandlerApi) -> None:
         api.publish("app", f"content {i}".encode())
     # When
     first = api.call("GET", "/artifacts/app/versions", query={"limit": "2", "order": "asc"})
-    second = api.call("GET", "/artifacts/app/versions", query={"limit": "2", "order": "asc", "next_token": first.body["next_token"]})
-    third = api.call("GET", "/artifacts/app/versions", query={"limit": "2", "order": "asc", "next_token": second.body["next_token"]})
+    second = api.call(
+        "GET", "/artifacts/app/versions", query={"limit": "2", "order": "asc", "next_token": first.body["next_token"]}
+    )
+    third = api.call(
+        "GET", "/artifacts/app/versions", query={"limit": "2", "order": "asc", "next_token": second.body["next_token"]}
+    )
     newest_first = api.call("GET", "/artifacts/app/versions")
     # Then
     assert [v["version"] for v in first.body["versions"]] == [1, 2]

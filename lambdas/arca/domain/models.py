@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+
+from arca.domain.errors import ValidationError
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -33,18 +35,19 @@ class BlobRef(_Body):
     size: Annotated[StrictInt, Field(ge=0)]
 
 
+def _metadata_fits(value: dict[str, str] | None) -> dict[str, str] | None:
+    if value and sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
+    return value
+
+
 class Content(BlobRef):
     """What LATEST points at: a stored blob plus how to serve it."""
 
     content_type: ContentType = DEFAULT_CONTENT_TYPE
     metadata: dict[MetadataKey, StrictStr] = Field(default_factory=dict)
 
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_fits(cls, value: dict[str, str]) -> dict[str, str]:
-        if sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > MAX_METADATA_BYTES:
-            raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
-        return value
+    _metadata_fits = field_validator("metadata")(_metadata_fits)
 
 
 class PublishBody(_Body):
@@ -56,13 +59,26 @@ class PublishBody(_Body):
     metadata: dict[MetadataKey, StrictStr] | None = None
     force: StrictBool = False
 
+    _metadata_fits = field_validator("metadata")(_metadata_fits)
+
+    @model_validator(mode="after")
+    def _content_is_whole(self) -> PublishBody:
+        # Raised as the registry's own error (pydantic passes it through) so that it names its field.
+        if (self.sha256 is None) != (self.size is None):
+            missing = "size" if self.size is None else "sha256"
+            raise ValidationError(
+                f"{missing}: is required with {'sha256' if missing == 'size' else 'size'} "
+                "(give both to publish content, neither to publish LATEST)",
+                field=missing,
+            )
+        if self.sha256 is None and (self.content_type is not None or self.metadata is not None):
+            raise ValidationError("sha256: is required with content_type or metadata", field="sha256")
+        return self
+
     def content(self) -> Content | None:
-        if self.sha256 is None and self.size is None:
-            if self.content_type is not None or self.metadata is not None:
-                raise ValueError("content_type and metadata need sha256 and size")
+        if self.sha256 is None:
             return None
-        fields = self.model_dump(exclude={"force"}, exclude_none=True)
-        return Content(**fields)
+        return Content.model_validate(self.model_dump(exclude={"force"}, exclude_none=True))
 
 
 class PruneBody(_Body):

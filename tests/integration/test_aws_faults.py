@@ -1,0 +1,166 @@
+"""AWS faults: throttling (botocore Stubber) and conditional failures/cancellations (moto)."""
+
+from __future__ import annotations
+
+import random
+import sys
+from types import SimpleNamespace
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from arca import wiring
+from arca.adapters import keys
+from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
+from arca.domain.errors import ThrottledError
+from arca.observability import logger
+from tests.helpers import HandlerApi
+
+
+def stubbed_table(sleeps: list[float]) -> tuple[Table, Stubber]:
+    client = boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
+    return Table(client, "t", sleep=sleeps.append, rng=random.Random(7)), Stubber(client)
+
+
+def test_throttled_read_is_retried_with_jitter_then_succeeds() -> None:
+    # Given two throttles then an answer
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    for _ in range(2):
+        stub.add_client_error("get_item", "ProvisionedThroughputExceededException", http_status_code=400)
+    stub.add_response("get_item", {"Item": {"pk": {"S": "a"}, "sk": {"S": "LATEST"}}})
+    # When
+    with stub:
+        item = table.get({"pk": "a", "sk": "LATEST"})
+    # Then
+    assert item == {"pk": "a", "sk": "LATEST"}
+    assert len(sleeps) == 2
+    assert all(0 <= s <= table.base_delay * 2**n for n, s in enumerate(sleeps, 1))
+    assert sleeps[0] != sleeps[1]  # jittered, not a fixed schedule
+
+
+def test_throttling_that_persists_becomes_throttled_error() -> None:
+    # Given more throttles than attempts
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    for _ in range(table.max_attempts):
+        stub.add_client_error("query", "ThrottlingException", http_status_code=400)
+    # When / Then
+    with stub, pytest.raises(ThrottledError) as raised:
+        table.query("a")
+    assert raised.value.details["aws_code"] == "ThrottlingException"
+    assert len(sleeps) == table.max_attempts - 1
+
+
+def test_transaction_conflict_is_retried_but_condition_failure_is_reported_by_name() -> None:
+    # Given a conflict (retryable) and then a real condition failure on the second item
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        response_meta={},
+        modeled_fields={"CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
+    )
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={
+            "CancellationReasons": [
+                {"Code": "None"},
+                {"Code": "ConditionalCheckFailed", "Item": {"pk": {"S": "a"}, "deleted": {"BOOL": True}}},
+            ]
+        },
+    )
+    writes = [
+        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
+        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition="attribute_exists(pk)"),
+    ]
+    # When
+    with stub, pytest.raises(TransactionCancelled) as raised:
+        table.transact(writes)
+    # Then
+    assert len(sleeps) == 1
+    assert set(raised.value.reasons) == {"version"}
+    assert raised.value.failed("version").item == {"pk": "a", "deleted": True}  # type: ignore[union-attr]
+
+
+def test_unknown_aws_errors_are_not_swallowed() -> None:
+    # Given
+    table, stub = stubbed_table([])
+    stub.add_client_error("get_item", "ResourceNotFoundException", http_status_code=400)
+    # When / Then
+    with stub, pytest.raises(Exception, match="ResourceNotFoundException"):
+        table.get({"pk": "a", "sk": "b"})
+
+
+def test_condition_failure_under_moto_carries_the_old_item(aws: SimpleNamespace) -> None:
+    # Given
+    table = Table(aws.dynamodb, aws.table)
+    table.transact([Write("v", "Put", {"pk": "a", "sk": "000001"}, item={"deleted": True})])
+    # When / Then
+    with pytest.raises(ConditionFailed) as raised:
+        table.update({"pk": "a", "sk": "000001"}, "SET deleted = :f", condition="deleted = :f", values={":f": False})
+    assert raised.value.item is not None and raised.value.item["deleted"] is True
+
+
+def test_cancellation_under_moto_names_the_failed_item(aws: SimpleNamespace) -> None:
+    # Given a version that exists
+    table = Table(aws.dynamodb, aws.table)
+    table.transact([Write("v", "Put", keys.version_key("a", 1), item={"n": 1})])
+    # When a transaction tries to create it again beside a fine write
+    with pytest.raises(TransactionCancelled) as raised:
+        table.transact(
+            [
+                Write("other", "Put", {"pk": "b", "sk": "LATEST"}, item={}),
+                Write("version", "Put", keys.version_key("a", 1), item={}, condition="attribute_not_exists(pk)"),
+            ]
+        )
+    # Then nothing of it was written, and the reason is under the right name
+    assert set(raised.value.reasons) == {"version"}
+    assert table.get({"pk": "b", "sk": "LATEST"}) is None
+
+
+def test_throttling_reaches_the_caller_as_503_with_the_error_shape(
+    api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a registry whose DynamoDB always throttles
+    registry = wiring.registry()
+    client = boto3.client("dynamodb")
+    stub = Stubber(client)
+    for _ in range(registry.table.max_attempts):
+        stub.add_client_error("get_item", "ThrottlingException", http_status_code=400)
+    monkeypatch.setattr(registry, "table", Table(client, aws.table, sleep=lambda _: None))
+    # When
+    with stub:
+        reply = api.call("GET", "/artifacts/app")
+    # Then
+    assert reply.status == 503
+    assert reply.error["code"] == "ThrottledError"
+    assert reply.error["request_id"]
+
+
+def test_unexpected_error_is_500_with_request_id_and_logged(
+    api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a bug deep inside, and the log handler writing to this test's stdout
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(wiring.registry(), "summary", broken)
+    # When
+    reply = api.call("GET", "/artifacts/app")
+    # Then
+    assert reply.status == 500
+    assert reply.error == {
+        "code": "InternalError",
+        "message": "internal error",
+        "request_id": reply.error["request_id"],
+    }
+    logged = capsys.readouterr().out
+    assert "RuntimeError: boom" in logged and "Traceback" in logged

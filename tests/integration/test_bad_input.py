@@ -1,0 +1,84 @@
+"""Bad input gets a 4xx naming the field, in the spec's error shape, and writes nothing."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tests.helpers import HandlerApi, sha256
+from tests.integration.conftest import snapshot
+
+GOOD = sha256(b"stored")
+CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
+    # method, path, JSON body (str = raw), query, status, field
+    ("POST", "/artifacts/app/uploads", {}, None, 400, "sha256"),
+    ("POST", "/artifacts/app/uploads", {"sha256": "XYZ", "size": 1}, None, 400, "sha256"),
+    ("POST", "/artifacts/app/uploads", {"sha256": GOOD, "size": -1}, None, 400, "size"),
+    ("POST", "/artifacts/app/uploads", {"sha256": GOOD, "size": "6"}, None, 400, "size"),
+    ("POST", "/artifacts/app/uploads", {"sha256": GOOD, "size": True}, None, 400, "size"),
+    ("POST", "/artifacts/app/uploads", {"sha256": GOOD, "size": 6, "colour": "red"}, None, 400, "colour"),
+    ("POST", "/artifacts/app/uploads", {"sha256": GOOD, "size": 6 * 1024**3}, None, 413, "size"),
+    ("POST", "/artifacts/new-one/uploads", {"sha256": GOOD, "size": 6 * 1024**3}, None, 413, "size"),
+    ("PUT", "/artifacts/app/latest", "{not json", None, 400, "body"),
+    ("PUT", "/artifacts/app/latest", [1, 2], None, 400, "body"),
+    ("PUT", "/artifacts/app/latest", {"sha256": GOOD}, None, 400, "size"),
+    ("PUT", "/artifacts/app/latest", {"sha256": GOOD, "size": 6, "content_type": "zip"}, None, 400, "content_type"),
+    ("PUT", "/artifacts/app/latest", {"sha256": GOOD, "size": 6, "metadata": {"k": 1}}, None, 400, "metadata.k"),
+    ("PUT", "/artifacts/app/latest", {"sha256": GOOD, "size": 6, "metadata": {"Bad Key": "v"}}, None, 400, "metadata"),
+    ("PUT", "/artifacts/app/latest", {"sha256": GOOD, "size": 5}, None, 400, "size"),
+    ("PUT", "/artifacts/app/latest", {"sha256": sha256(b"other"), "size": 6}, None, 409, "sha256"),
+    ("POST", "/artifacts/app/versions", {"sha256": GOOD}, None, 400, "size"),
+    ("POST", "/artifacts/app/versions", {"size": 6}, None, 400, "sha256"),
+    ("POST", "/artifacts/app/versions", {"metadata": {"a": "b"}}, None, 400, "sha256"),
+    ("POST", "/artifacts/app/versions", {"force": "yes"}, None, 400, "force"),
+    ("POST", "/artifacts/app/prune", {}, None, 400, "keep_last"),
+    ("POST", "/artifacts/app/prune", {"keep_last": -1}, None, 400, "keep_last"),
+    ("POST", "/artifacts/app/prune", {"keep_last": 1, "dry_run": "true"}, None, 400, "dry_run"),
+    ("POST", "/artifacts/app/prune", {"keep_last": 1, "older_than_days": 1.5}, None, 400, "older_than_days"),
+    ("GET", "/artifacts/app/versions", None, {"limit": "0"}, 400, "limit"),
+    ("GET", "/artifacts/app/versions", None, {"limit": "many"}, 400, "limit"),
+    ("GET", "/artifacts/app/versions", None, {"order": "sideways"}, 400, "order"),
+    ("GET", "/artifacts", None, {"prefix": "UPPER"}, 400, "prefix"),
+    ("GET", "/artifacts", None, {"delimiter": "|"}, 400, "delimiter"),
+    ("POST", "/artifacts/Bad_Name/versions", None, None, 400, "name"),
+    ("POST", "/artifacts/-dash/versions", None, None, 400, "name"),
+    ("POST", "/artifacts/a/b/c/d/e/f/g/h/i/versions", None, None, 400, "name"),
+    ("PUT", f"/artifacts/{'x' * 65}/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
+    ("DELETE", "/artifacts/app/versions/0", None, None, 400, "version"),
+    ("DELETE", "/artifacts/app/versions/abc", None, None, 400, "version"),
+    ("DELETE", "/artifacts/app/versions/1000000", None, None, 400, "version"),
+    ("DELETE", "/artifacts/app/versions/LATEST", None, None, 400, "version"),
+    ("POST", "/artifacts/app/versions/x/restore", None, None, 400, "version"),
+    ("GET", "/artifacts/app/versions/-1", None, None, 400, "version"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "query", "status", "field"), CASES)
+def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
+    api: HandlerApi,
+    aws: SimpleNamespace,
+    method: str,
+    path: str,
+    body: Any,
+    query: dict[str, str] | None,
+    status: int,
+    field: str,
+) -> None:
+    # Given an artifact with a version and an uploaded blob of 6 bytes
+    api.publish("app", b"stored")
+    before = snapshot(aws)
+    # When
+    if isinstance(body, str):
+        reply = api.call(method, path, raw=body, query=query)
+    else:
+        reply = api.call(method, path, body, query=query)
+    # Then
+    assert reply.status == status, reply.body
+    error = reply.error
+    assert error["field"] == field
+    assert field.split(".")[0] in error["message"] or error["field"] in ("name", "version")
+    assert set(error) >= {"code", "message", "request_id"}
+    assert error["request_id"]
+    assert snapshot(aws) == before

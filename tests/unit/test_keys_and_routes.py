@@ -1,0 +1,95 @@
+"""Key shapes (adapters/keys.py) and the route table's matcher, without DynamoDB."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arca.adapters import keys
+from arca.domain.errors import ValidationError
+from arca.routes import ROUTES, NoRouteError, canonical_path, match
+from tests.unit.test_domain import names
+
+
+def test_item_keys_follow_the_spec() -> None:
+    assert keys.latest_key("my-app") == {"pk": "my-app", "sk": "LATEST"}
+    assert keys.version_key("my-app", 1) == {"pk": "my-app", "sk": "000001"}
+    assert keys.alias_key("my-app", "prod") == {"pk": "__my-app-alias", "sk": "prod"}
+    assert keys.history_key("my-app", "prod", 3) == {"pk": "__my-app-history", "sk": "prod#000003"}
+
+
+def test_folder_rows_follow_seed_001() -> None:
+    assert keys.dir_keys("a/b/c") == [
+        ({"pk": "__dir#", "sk": "a/"}, True),
+        ({"pk": "__dir#a/", "sk": "b/"}, True),
+        ({"pk": "__dir#a/b/", "sk": "c"}, False),
+    ]
+
+
+def test_version_range_excludes_latest() -> None:
+    assert keys.FIRST_VERSION_SK < keys.version_key("a", 1)["sk"] <= keys.LAST_VERSION_SK < "LATEST"
+
+
+def test_blob_prefix_of_an_artifact_never_contains_a_deeper_artifact() -> None:
+    assert not keys.blob_key("a/b", "f" * 64).startswith(keys.blob_prefix("a"))
+
+
+@given(names, names)
+def test_partitions_of_different_artifacts_never_collide(a: str, b: str) -> None:
+    if a == b:
+        return
+    partitions_a = {keys.artifact_pk(a), keys.alias_pk(a), keys.history_pk(a)}
+    partitions_b = {keys.artifact_pk(b), keys.alias_pk(b), keys.history_pk(b)}
+    assert not partitions_a & partitions_b
+    assert keys.NAMES_PK not in partitions_a
+
+
+@given(st.dictionaries(st.sampled_from(["pk", "sk"]), st.text(max_size=20), min_size=2))
+def test_tokens_round_trip_within_their_scope(key: dict[str, str]) -> None:
+    token = keys.encode_token(key, "versions:a")
+    assert keys.decode_token(token, "versions:a") == key
+    with pytest.raises(ValidationError):
+        keys.decode_token(token, "versions:b")
+
+
+@pytest.mark.parametrize("bad", ["", "x", "!!!!", "eyJrIjogMX0", "e30"])
+def test_garbage_tokens_are_refused(bad: str) -> None:
+    with pytest.raises(ValidationError):
+        keys.decode_token(bad, "s")
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+@pytest.mark.parametrize("name", ["app", "payments/api/server", "a/b/c/d/e/f/g/h"])
+def test_every_route_matches_its_own_paths_at_every_depth(route: object, name: str) -> None:
+    path = route.path.replace("{name}", name).replace("{version}", "3").replace("{alias}", "prod")  # type: ignore[attr-defined]
+    path = path.replace("{ref}", "prod")
+    found, params = match(route.method, path)  # type: ignore[attr-defined]
+    assert found == route
+    if "{name}" in route.path:  # type: ignore[attr-defined]
+        assert params["name"] == name
+        assert "%2F" in canonical_path(found, params) or "/" not in name
+
+
+def test_reserved_words_in_suffix_positions_are_parameters() -> None:
+    # An alias may be called "history" or "content": fixed suffix lengths keep it unambiguous.
+    route, params = match("GET", "/artifacts/a/b/aliases/history")
+    assert route.operation == "get_alias" and params == {"name": "a/b", "alias": "history"}
+    route, params = match("GET", "/artifacts/a/resolve/content")
+    assert route.operation == "resolve" and params["ref"] == "content"
+
+
+def test_unknown_paths_and_methods() -> None:
+    with pytest.raises(NoRouteError) as unknown:
+        match("GET", "/artifacts/a/versions/1/2/3")
+    assert unknown.value.allowed == ()
+    with pytest.raises(NoRouteError) as wrong:
+        match("PATCH", "/artifacts/a/versions")
+    assert set(wrong.value.allowed) == {"GET", "POST"}
+
+
+def test_api_paths_expand_the_name_to_eight_levels() -> None:
+    route = next(r for r in ROUTES if r.operation == "get_version")
+    paths = route.api_paths()
+    assert paths[0] == "/artifacts/{n1}/versions/{version}"
+    assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{version}"
