@@ -114,3 +114,11 @@ def response_body(response: dict[str, Any]) -> bytes:
     """The body bytes of a proxy response (decoding base64 when the handler set isBase64Encoded)."""
     body = response.get("body") or ""
     return base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
+
+
+def response_headers(response: dict[str, Any]) -> dict[str, str]:
+    """A proxy response's headers: Powertools answers REST APIs in `multiValueHeaders`."""
+    headers = dict(response.get("headers") or {})
+    for key, values in (response.get("multiValueHeaders") or {}).items():
+        headers[key] = ", ".join(values)
+    return headers

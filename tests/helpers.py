@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import requests
 
-from local.events import api_event, lambda_context, response_body
+from local.events import api_event, lambda_context, response_body, response_headers
 
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -65,7 +65,7 @@ class HandlerApi:
         module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
         response = module.handler(event, lambda_context(function or "resolve"))
         data = response_body(response)
-        return Reply(response["statusCode"], json.loads(data) if data else None, response.get("headers") or {})
+        return Reply(response["statusCode"], json.loads(data) if data else None, response_headers(response))
 
     def upload(self, name: str, data: bytes) -> str:
         """POST …/uploads then PUT the bytes to the presigned URL with the headers it names."""

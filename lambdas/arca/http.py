@@ -22,7 +22,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from arca.domain.errors import (
     ConflictError,
     NotFoundError,
-    NotImplementedYetError,
     PayloadTooLargeError,
     PreconditionFailedError,
     RegistryError,
@@ -39,7 +38,6 @@ STATUS: dict[type[RegistryError], int] = {
     ConflictError: 409,
     PreconditionFailedError: 412,
     PayloadTooLargeError: 413,
-    NotImplementedYetError: 501,
     ThrottledError: 503,
 }
 JSON = "application/json"
@@ -61,6 +59,7 @@ class Request:
     headers: Mapping[str, str] = field(default_factory=dict)
     identity: str | None = None
     request_id: str = ""
+    direct: bool = False  # a direct invocation: the reply's body is all the caller gets
 
     @property
     def name(self) -> str:
@@ -153,7 +152,7 @@ class Function:
             raise ValidationError(f"{missing[0]}: is required", field=missing[0])
         rest = {k: v for k, v in event.items() if k != "operation" and k not in params}
         headers = {DIRECT_HEADERS[k]: str(rest.pop(k)) for k in list(rest) if k in DIRECT_HEADERS}
-        request = Request(params, rest, rest, headers, event.get("identity"), request_id)
+        request = Request(params, rest, rest, headers, event.get("identity"), request_id, direct=True)
         count_request(operation)
         return self.operations[operation](request).body or {}
 

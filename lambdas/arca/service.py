@@ -226,6 +226,10 @@ class Registry:
         """A lost race on LATEST is retried (after a jittered pause); any other failure is a conflict."""
         if set(lost.reasons) - {"latest"}:
             raise ConflictError(f"concurrent change: {lost}")
+        self._pause(attempt)
+
+    def _pause(self, attempt: int) -> None:
+        """Before retrying a lost race: a short jittered pause, or a 409 once attempts are spent."""
         if attempt >= self.max_attempts:
             raise ConflictError("too many concurrent writers on this artifact; retry")
         self._sleep(random.uniform(0, 0.002 * min(attempt, 20)))

@@ -10,6 +10,7 @@ from botocore.config import Config
 
 from arca.adapters.dynamo import Table
 from arca.adapters.s3 import Blobs
+from arca.aliases import AliasService
 from arca.service import Registry
 from arca.settings import settings
 
@@ -37,7 +38,13 @@ def registry() -> Registry:
     return Registry(table, blobs, clock=clock)
 
 
+@cache
+def aliases() -> AliasService:
+    return AliasService(registry())
+
+
 def reset() -> None:
     """Forget built clients (tests change the environment between cases)."""
+    aliases.cache_clear()
     registry.cache_clear()
     settings.cache_clear()

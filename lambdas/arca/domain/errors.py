@@ -53,7 +53,3 @@ class PayloadTooLargeError(RegistryError):
 
 class ThrottledError(RegistryError):
     """AWS kept throttling after our retries."""
-
-
-class NotImplementedYetError(RegistryError):
-    pass

@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from arca.domain.errors import ValidationError
 
@@ -104,3 +115,46 @@ class ArtifactsQuery(PageQuery):
 
 class PurgeQuery(_Query):
     force: bool = False
+
+
+def _target(value: object) -> int | str:
+    """A version number or "LATEST", strictly: "3" and true are not versions."""
+    if value == "LATEST" or (type(value) is int and 1 <= value <= 999_999):
+        return value  # type: ignore[return-value]
+    raise ValueError('must be a version number from 1 to 999999 or "LATEST"')
+
+
+# One validator rather than a Union, so that an error names the field alone (no union member in its loc).
+Target = Annotated[int | str, PlainValidator(_target)]
+MAX_WEIGHT = 99
+
+
+class AliasBody(_Body):
+    """PUT …/aliases/{alias}. A secondary gets `secondary_version_weight`% of traffic (canary)."""
+
+    version: Target
+    secondary_version: Target | None = None
+    secondary_version_weight: Annotated[StrictInt, Field(ge=0, le=MAX_WEIGHT)] | None = None
+    description: Annotated[StrictStr, Field(max_length=256)] | None = None
+    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    expected_version: Target | None = None
+
+    @model_validator(mode="after")
+    def _canary_is_coherent(self) -> AliasBody:
+        if self.secondary_version is not None and self.secondary_version == self.version:
+            raise ValidationError("secondary_version: must differ from version", field="secondary_version")
+        if self.secondary_version_weight is not None and self.secondary_version is None:
+            raise ValidationError(
+                "secondary_version_weight: is only allowed with a secondary_version", field="secondary_version_weight"
+            )
+        return self
+
+
+class RollbackBody(_Body):
+    to_revision: Annotated[StrictInt, Field(ge=1)] | None = None
+    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+
+
+class ResolveQuery(_Query):
+    routing_key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    at: AwareDatetime | None = None
