@@ -223,8 +223,12 @@ class Registry:
         ]
 
     def _raise_unless_race(self, lost: TransactionCancelled, attempt: int) -> None:
-        """A lost race on LATEST is retried (after a jittered pause); any other failure is a conflict."""
-        if set(lost.reasons) - {"latest"}:
+        """A lost race on LATEST is retried (after a jittered pause); any other failure is a conflict.
+
+        The loser of a publish race usually fails twice: the counter moved, and the winner's version now
+        exists. DynamoDB Local reports both reasons; moto stops at the first.
+        """
+        if lost.failed("latest") is None:
             raise ConflictError(f"concurrent change: {lost}")
         self._pause(attempt)
 

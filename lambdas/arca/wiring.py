@@ -26,6 +26,11 @@ def clock() -> datetime:
 
 @cache
 def registry() -> Registry:
+    return build_registry()
+
+
+def build_registry() -> Registry:
+    """A registry with clients of its own (one per Lambda instance; tests build one per thread)."""
     config = settings()
     table = Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name)
     blobs = Blobs(
