@@ -306,24 +306,27 @@ class AliasService:
         """Turn a version number, LATEST or an alias (optionally as it stood `at`) into a download."""
         validate_name(name)
         if ref == LATEST or ref.isdigit():
-            target = parse_target(ref, field="ref")
-            if target == LATEST:
-                item = self.registry._live_latest(name)
-            else:
-                item = self.table.get(keys.version_key(name, int(target)))
-                if item is None or item.get("deleted"):
-                    raise NotFoundError(f"artifact {name!r} has no live version {target}")
-            return self._resolved(name, ref, target, {f: item[f] for f in TARGET_FIELDS}, PRIMARY, None)
+            return self._resolve_version(name, ref)
         validate_alias(ref, field="ref")
         record = self._as_of(name, ref, at) if at is not None else self._live_alias(name, ref)
         route = PRIMARY
         if record.get("secondary_version") is not None:
             route = choose_route(int(record.get("secondary_version_weight", 0)), name, ref, routing_key)
         version = record["version"] if route == PRIMARY else record["secondary_version"]
-        target = record.get(route)
+        content: Item = record.get(route) or {}
         if version == LATEST:
-            target = {f: self.registry._live_latest(name)[f] for f in TARGET_FIELDS}
-        return self._resolved(name, ref, version, target or {}, route, record["revision"])
+            content = {f: self.registry._live_latest(name)[f] for f in TARGET_FIELDS}
+        return self._resolved(name, ref, version, content, route, record["revision"])
+
+    def _resolve_version(self, name: str, ref: str) -> dict[str, Any]:
+        target = parse_target(ref, field="ref")
+        if target == LATEST:
+            item: Item | None = self.registry._live_latest(name)
+        else:
+            item = self.table.get(keys.version_key(name, int(target)))
+        if item is None or item.get("deleted"):
+            raise NotFoundError(f"artifact {name!r} has no live version {target}")
+        return self._resolved(name, ref, target, {f: item[f] for f in TARGET_FIELDS}, PRIMARY, None)
 
     def _as_of(self, name: str, alias: str, at: datetime) -> Item:
         """The alias as it stood at `at`, from its history (newest first, so the first match is it)."""

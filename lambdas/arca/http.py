@@ -128,7 +128,7 @@ class Function:
         self.app.exception_handler(RegistryError)(self._registry_error)
         self.app.exception_handler(Exception)(self._unexpected_error)
 
-    def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    def handle(self, event: dict[str, Any], context: LambdaContext) -> Any:
         if "operation" in event:
             return self.invoke(event, getattr(context, "aws_request_id", ""))
         try:
@@ -164,7 +164,7 @@ class Function:
             body: Any = None
             if event.body:
                 try:
-                    body = json.loads(event.decoded_body)
+                    body = json.loads(event.decoded_body or "")
                 except ValueError:
                     raise ValidationError("body is not valid JSON", field="body") from None
             identity = event.request_context.identity

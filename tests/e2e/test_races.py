@@ -100,9 +100,7 @@ def test_if_match_race_has_exactly_one_winner(arca: ArcaHttp, unique: str) -> No
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(
-    arca: ArcaHttp, unique: str, seed: int
-) -> None:
+def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(arca: ArcaHttp, unique: str, seed: int) -> None:
     # Given 6 versions and two aliases
     name = f"{unique}/dangle"
     publish_versions(arca, name, 6)

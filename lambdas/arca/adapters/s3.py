@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
@@ -34,10 +34,11 @@ class BlobStat:
 
 
 def _translate(error: ClientError) -> Exception:
+    """Throttling becomes ThrottledError; everything else stays the ClientError it was."""
     code = str(error.response.get("Error", {}).get("Code", ""))
     if code in _THROTTLED:
         return ThrottledError("S3 is busy; retry later", details={"aws_code": code})
-    return error
+    return cast(Exception, error)
 
 
 class Blobs:

@@ -120,7 +120,7 @@ class PurgeQuery(_Query):
 def _target(value: object) -> int | str:
     """A version number or "LATEST", strictly: "3" and true are not versions."""
     if value == "LATEST" or (type(value) is int and 1 <= value <= 999_999):
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError('must be a version number from 1 to 999999 or "LATEST"')
 
 

@@ -1,0 +1,61 @@
+"""Direct Lambda invocation: `{"operation": ..., ...}` events, same validation, errors typed by code."""
+
+from __future__ import annotations
+
+import pytest
+
+from arca.domain.errors import NotFoundError, PreconditionFailedError, ValidationError
+from arca.handlers import alias, publish, resolve
+from local.events import lambda_context
+from tests.helpers import HandlerApi, sha256
+
+
+def invoke(function: object, **event: object) -> object:
+    return function.handler(event, lambda_context("direct"))  # type: ignore[attr-defined]
+
+
+def test_publish_function_publishes_by_direct_invocation(api: HandlerApi) -> None:
+    # Given a blob uploaded for the artifact
+    digest = api.upload("team/app", b"direct bytes")
+    # When
+    latest = invoke(publish, operation="put_latest", name="team/app", sha256=digest, size=12)
+    version = invoke(publish, operation="publish", name="team/app")
+    # Then
+    assert latest["sha256"] == digest  # type: ignore[index]
+    assert version["version"] == 1 and version["deduplicated"] is False  # type: ignore[index]
+
+
+def test_direct_invocation_validates_like_http_and_raises_by_code(api: HandlerApi) -> None:
+    # When / Then: the exception's class name is the errorType Lambda reports
+    with pytest.raises(ValidationError) as bad:
+        invoke(publish, operation="create_upload", name="app", sha256="nope", size=1)
+    assert type(bad.value).__name__ == bad.value.code == "ValidationError"
+    assert bad.value.field == "sha256"
+    with pytest.raises(ValidationError) as missing:
+        invoke(publish, operation="publish")
+    assert missing.value.field == "name"
+    with pytest.raises(ValidationError) as wrong:
+        invoke(publish, operation="set_alias", name="app", alias="prod", version=1)
+    assert wrong.value.field == "operation"
+    with pytest.raises(NotFoundError):
+        invoke(publish, operation="publish", name="nothing")
+
+
+def test_alias_and_resolve_functions_by_direct_invocation(api: HandlerApi) -> None:
+    # Given
+    api.publish("app", b"one")
+    api.publish("app", b"two")
+    # When
+    created = invoke(alias, operation="set_alias", name="app", alias="prod", version=1)
+    stale = pytest.raises(PreconditionFailedError)
+    with stale:
+        invoke(alias, operation="set_alias", name="app", alias="prod", version=2, if_match="7")
+    moved = invoke(alias, operation="set_alias", name="app", alias="prod", version=2, if_match="1", reason="go")
+    resolved = invoke(resolve, operation="resolve", name="app", ref="prod", routing_key="k")
+    history = invoke(resolve, operation="alias_history", name="app", alias="prod", limit=1)
+    content = invoke(resolve, operation="resolve_content", name="app", ref="1")
+    # Then
+    assert created["revision"] == 1 and moved["revision"] == 2  # type: ignore[index]
+    assert resolved["version"] == 2 and resolved["sha256"] == sha256(b"two")  # type: ignore[index]
+    assert [h["revision"] for h in history["history"]] == [2] and history["next_token"]  # type: ignore[index]
+    assert content["download_url"].startswith("http")  # type: ignore[index]
