@@ -1,0 +1,26 @@
+"""CDK entry point: `cdk synth -c stage=<stage>` (default dev); account and region from CDK_DEFAULT_*."""
+
+import os
+import sys
+from pathlib import Path
+
+# The route table (arca.routes) is plain data shared with the functions; infra reads it from the asset root.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lambdas"))
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from infra.stack import ArcaStack
+
+# The built-in CloudFormation schema check costs 2-4 s on every synth; CloudFormation validates at deploy anyway.
+app = cdk.App(builtin_cloud_formation_validation=False)
+stage = app.node.try_get_context("stage") or "dev"
+ArcaStack(
+    app,
+    f"Arca-{stage}",
+    stage=stage,
+    env=cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
+)
+# Unsuppressed AwsSolutions findings are errors, so `cdk synth` fails on them.
+cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+app.synth()

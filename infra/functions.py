@@ -1,0 +1,200 @@
+"""The three Lambda functions, built by one helper that owns every default they share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_ssm as ssm
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+ARCHITECTURE = lambda_.Architecture.X86_64
+REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+# The public Powertools layer is found through the public SSM parameter Powertools publishes per release,
+# /aws/service/powertools/python/<arch>/<python>/<version>, resolved by CloudFormation at deploy time: the
+# layer then carries exactly the version requirements.txt pins, with no layer number to keep in step.
+# `-c powertools_layer_arn=<arn>` overrides it (for a region or release whose parameter is missing).
+POWERTOOLS_PARAMETER_PREFIX = "/aws/service/powertools/python"
+MEMORY_MB = 512
+# API Gateway gives up on an integration after 29 s; work past that would answer nobody.
+TIMEOUT = Duration.seconds(29)
+URL_TTL_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What differs between the functions: the entry point and the IAM actions on the table and the bucket."""
+
+    name: str
+    handler: str
+    table_actions: tuple[str, ...]
+    object_actions: tuple[str, ...] = ()
+    bucket_actions: tuple[str, ...] = ()
+
+
+# Least privilege per function (SPEC.md, "Lambda functions"). TransactWriteItems has no IAM action of its
+# own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
+SPECS = (
+    FunctionSpec(
+        name="publish",
+        handler="arca.handlers.publish.handler",
+        table_actions=(
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:Query",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:ConditionCheckItem",
+        ),
+        object_actions=("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
+        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
+        bucket_actions=("s3:ListBucket",),
+    ),
+    FunctionSpec(
+        name="alias",
+        handler="arca.handlers.alias.handler",
+        table_actions=(
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:ConditionCheckItem",
+        ),
+    ),
+    FunctionSpec(
+        name="resolve",
+        handler="arca.handlers.resolve.handler",
+        table_actions=("dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"),
+        # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
+        object_actions=("s3:GetObject",),
+    ),
+)
+
+
+def powertools_version() -> str:
+    """The aws-lambda-powertools version that requirements.txt pins (the tests run against it)."""
+    found = re.search(r"^aws-lambda-powertools(?:\[[^\]]*\])?==([0-9.]+)\s*$", REQUIREMENTS.read_text(), re.M)
+    if found is None:
+        raise ValueError(f"{REQUIREMENTS} must pin aws-lambda-powertools with ==")
+    return found.group(1)
+
+
+def powertools_layer_parameter() -> str:
+    arch = "arm64" if ARCHITECTURE == lambda_.Architecture.ARM_64 else "x86_64"
+    return f"{POWERTOOLS_PARAMETER_PREFIX}/{arch}/{RUNTIME.name}/{powertools_version()}"
+
+
+class Functions(Construct):
+    """`publish`, `alias` and `resolve`, each with its own role, log group and the shared defaults.
+
+    `by_name` maps the function names of arca.routes.FUNCTIONS to the functions.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: dynamodb.ITable,
+        bucket: s3.IBucket,
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._table = table
+        self._bucket = bucket
+        self._removal_policy = removal_policy
+        layer_arn = self.node.try_get_context("powertools_layer_arn") or ssm.StringParameter.value_for_string_parameter(
+            self, powertools_layer_parameter()
+        )
+        self._layer = lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", layer_arn)
+        # Plain source, no bundling: Powertools and pydantic come from the layer, boto3 from the runtime.
+        self._code = lambda_.Code.from_asset(str(ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc"])
+        self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in SPECS}
+
+    def _function(self, spec: FunctionSpec) -> lambda_.Function:
+        title = spec.name.capitalize()
+        log_group = logs.LogGroup(
+            self,
+            f"{title}Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=self._removal_policy,
+        )
+        # A bare role: no AWSLambdaBasicExecutionRole, whose logs:* on every log group is more than needed.
+        role = iam.Role(
+            self,
+            f"{title}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"Arca {spec.name} function",
+        )
+        role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
+        if spec.object_actions:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(spec.object_actions), resources=[self._bucket.arn_for_objects("*")])
+            )
+        if spec.bucket_actions:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(spec.bucket_actions), resources=[self._bucket.bucket_arn])
+            )
+        log_group.grant_write(role)
+
+        function = lambda_.Function(
+            self,
+            title,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=self._code,
+            layers=[self._layer],
+            memory_size=MEMORY_MB,
+            timeout=TIMEOUT,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            role=role,
+            description=f"Arca {spec.name}",
+            environment={
+                "POWERTOOLS_SERVICE_NAME": f"arca-{spec.name}",
+                "POWERTOOLS_METRICS_NAMESPACE": "Arca",
+                "POWERTOOLS_LOG_LEVEL": "INFO",
+                # Names read by arca.settings.
+                "ARCA_TABLE_NAME": self._table.table_name,
+                "ARCA_BUCKET_NAME": self._bucket.bucket_name,
+                "ARCA_DOWNLOAD_URL_TTL": str(URL_TTL_SECONDS),
+                "ARCA_UPLOAD_URL_TTL": str(URL_TTL_SECONDS),
+            },
+        )
+        NagSuppressions.add_resource_suppressions(
+            role,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": "Object keys are content hashes chosen at run time, so object actions are granted on "
+                    "the bucket's objects; X-Ray trace segments cannot be scoped to a resource.",
+                    "applies_to": [
+                        {"regex": r"/^Resource::<.*Bucket.*\.Arn>\/\*$/"},
+                        "Resource::*",
+                    ],
+                }
+            ],
+            apply_to_children=True,
+        )
+        NagSuppressions.add_resource_suppressions(
+            function,
+            [
+                {
+                    "id": "AwsSolutions-L1",
+                    "reason": f"{RUNTIME.name} matches the public Powertools layer of {powertools_layer_parameter()}.",
+                }
+            ],
+        )
+        return function

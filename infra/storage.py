@@ -1,0 +1,79 @@
+"""The table and the bucket: every item and every blob of the registry."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from infra.schema import ATTRIBUTE_DEFINITIONS, PARTITION_KEY, SORT_KEY
+
+_ATTRIBUTE_TYPES = {
+    "S": dynamodb.AttributeType.STRING,
+    "N": dynamodb.AttributeType.NUMBER,
+    "B": dynamodb.AttributeType.BINARY,
+}
+
+
+def _key(name: str) -> dynamodb.Attribute:
+    """A key attribute typed as infra/schema.py declares it, so the local copies and the stack cannot drift."""
+    declared = next(d["AttributeType"] for d in ATTRIBUTE_DEFINITIONS if d["AttributeName"] == name)
+    return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[declared])
+
+
+class Storage(Construct):
+    """One DynamoDB table (key schema from infra/schema.py) and one private, content-addressed S3 bucket.
+
+    `retain` keeps both (and guards the table with deletion protection) when the stack is deleted; it is off
+    only for throw-away stages. A bucket that is not retained must be emptied before the stack can be deleted:
+    auto-delete would add a custom-resource Lambda for a convenience only dev needs.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool) -> None:
+        super().__init__(scope, construct_id)
+        removal_policy = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
+
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=_key(PARTITION_KEY),
+            sort_key=_key(SORT_KEY),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            deletion_protection=retain,
+            removal_policy=removal_policy,
+        )
+
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            enforce_ssl=True,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            # Objects are content-addressed and never overwritten with other bytes: versions add cost, not safety.
+            versioned=False,
+            lifecycle_rules=[
+                # Clients upload straight to S3; an abandoned multipart upload would be billed forever.
+                s3.LifecycleRule(
+                    id="AbortIncompleteMultipartUploads",
+                    abort_incomplete_multipart_upload_after=Duration.days(1),
+                )
+            ],
+            removal_policy=removal_policy,
+        )
+        NagSuppressions.add_resource_suppressions(
+            self.bucket,
+            [
+                {
+                    "id": "AwsSolutions-S1",
+                    "reason": "Access goes through presigned URLs issued by the IAM-authorised API, which logs every "
+                    "request; S3 server access logs would need a second bucket for little extra insight.",
+                }
+            ],
+        )

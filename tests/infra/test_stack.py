@@ -1,0 +1,435 @@
+"""The synthesized template of ArcaStack: storage, least privilege, the route table, and the service limits.
+
+The apps get cdk.json's context, as `cdk synth` does (App() alone ignores cdk.json, and the feature flags in it
+change the template). Each stage is synthesized once per test process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Annotations, Match, Template
+from cdk_nag import AwsSolutionsChecks
+
+from arca.routes import FUNCTIONS, ROUTES
+from infra.functions import REQUIREMENTS
+from infra.schema import ATTRIBUTE_DEFINITIONS, KEY_SCHEMA
+from infra.stack import ArcaStack
+
+CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
+MAX_NAME_DEPTH = 8  # SPEC.md: a name is one to eight segments
+PROD_ENV = cdk.Environment(account="123456789012", region="eu-west-1")
+
+# Keep these tests on one xdist worker, so that each stage is synthesized once.
+pytestmark = pytest.mark.xdist_group("infra")
+
+# What each function may do (SPEC.md, "Lambda functions"), spelled out here rather than read from infra.
+TABLE_ACTIONS = {
+    "publish": {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:Query",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:ConditionCheckItem",
+    },
+    "alias": {
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:ConditionCheckItem",
+    },
+    "resolve": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
+}
+OBJECT_ACTIONS = {
+    "publish": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+    "alias": set(),
+    "resolve": {"s3:GetObject"},
+}
+BUCKET_ACTIONS = {"publish": {"s3:ListBucket"}, "alias": set(), "resolve": set()}
+# Added by tracing and by the function's own log group.
+PLUMBING_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
+WRITE_ACTIONS = {
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "s3:PutObject",
+    "s3:DeleteObject",
+}
+
+
+@functools.cache
+def _synth(stage: str) -> tuple[ArcaStack, Template]:
+    """The stack of a stage with cdk-nag attached; dev is environment-agnostic, as an offline synth."""
+    context = json.loads(CDK_JSON.read_text())["context"]
+    app = cdk.App(context={**context, "stage": stage}, builtin_cloud_formation_validation=False)
+    stack = ArcaStack(app, f"Arca-{stage}", stage=stage, env=None if stage == "dev" else PROD_ENV)
+    cdk.Aspects.of(app).add(AwsSolutionsChecks())
+    return stack, Template.from_stack(stack)
+
+
+def _template(stage: str) -> dict[str, Any]:
+    return _synth(stage)[1].to_json()
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return _template("dev")
+
+
+def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {key: value for key, value in template["Resources"].items() if value["Type"] == kind}
+
+
+def _only(template: dict[str, Any], kind: str) -> tuple[str, dict[str, Any]]:
+    (found,) = _resources(template, kind).items()
+    return found
+
+
+def _functions_by_name(template: dict[str, Any]) -> dict[str, str]:
+    """Function name (publish, alias, resolve) -> logical id, read from POWERTOOLS_SERVICE_NAME."""
+    names = {}
+    for logical_id, function in _resources(template, "AWS::Lambda::Function").items():
+        service = function["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+        names[service.removeprefix("arca-")] = logical_id
+    return names
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _grants(template: dict[str, Any], function_id: str) -> Iterator[tuple[str, str]]:
+    """(action, resource as JSON) for every Allow of the function's role, over all its policies."""
+    role_id = template["Resources"][function_id]["Properties"]["Role"]["Fn::GetAtt"][0]
+    role = template["Resources"][role_id]["Properties"]
+    assert "ManagedPolicyArns" not in role
+    documents = [policy["PolicyDocument"] for policy in role.get("Policies", [])]
+    documents += [
+        policy["Properties"]["PolicyDocument"]
+        for policy in _resources(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in policy["Properties"]["Roles"]
+    ]
+    for document in documents:
+        for statement in document["Statement"]:
+            assert statement["Effect"] == "Allow"
+            for action in _as_list(statement["Action"]):
+                for resource in _as_list(statement["Resource"]):
+                    yield action, json.dumps(resource, sort_keys=True)
+
+
+def _resource_paths(template: dict[str, Any]) -> dict[str, str]:
+    """Logical id of every API Gateway resource -> its full path."""
+    resources = _resources(template, "AWS::ApiGateway::Resource")
+    paths: dict[str, str] = {}
+
+    def path_of(logical_id: str) -> str:
+        if logical_id not in paths:
+            properties = resources[logical_id]["Properties"]
+            parent = properties["ParentId"]
+            prefix = "" if "Fn::GetAtt" in parent else path_of(parent["Ref"])
+            paths[logical_id] = f"{prefix}/{properties['PathPart']}"
+        return paths[logical_id]
+
+    for logical_id in resources:
+        path_of(logical_id)
+    return paths
+
+
+def _methods(template: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(HTTP method, path) -> method properties; fails on a duplicate."""
+    paths = _resource_paths(template)
+    methods: dict[tuple[str, str], dict[str, Any]] = {}
+    for method in _resources(template, "AWS::ApiGateway::Method").values():
+        properties = method["Properties"]
+        resource = properties["ResourceId"]
+        path = "/" if "Fn::GetAtt" in resource else paths[resource["Ref"]]
+        key = (properties["HttpMethod"], path)
+        assert key not in methods, f"two methods for {key}"
+        methods[key] = properties
+    return methods
+
+
+def _integration_target(method: dict[str, Any]) -> str:
+    """The logical id of the function a proxy integration invokes."""
+    parts = method["Integration"]["Uri"]["Fn::Join"][1]
+    (target,) = [part["Fn::GetAtt"][0] for part in parts if isinstance(part, dict) and "Fn::GetAtt" in part]
+    return target
+
+
+def _expected_paths(path: str) -> list[str]:
+    if "{name}" not in path:
+        return [path]
+    return [
+        path.replace("{name}", "/".join(f"{{n{level}}}" for level in range(1, depth + 1)))
+        for depth in range(1, MAX_NAME_DEPTH + 1)
+    ]
+
+
+def test_table_keys_are_the_shared_schema(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the table is read
+    _, table = _only(template, "AWS::DynamoDB::Table")
+    # Then its keys are exactly those local copies of the table are created with
+    assert table["Properties"]["KeySchema"] == KEY_SCHEMA
+    assert table["Properties"]["AttributeDefinitions"] == ATTRIBUTE_DEFINITIONS
+
+
+def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the table is read
+    properties = _only(template, "AWS::DynamoDB::Table")[1]["Properties"]
+    # Then it bills per request, keeps PITR, and encrypts with the AWS-managed KMS key
+    assert properties["BillingMode"] == "PAY_PER_REQUEST"
+    assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert properties["SSESpecification"] == {"SSEEnabled": True}
+    assert "TableName" not in properties
+
+
+@pytest.mark.parametrize(
+    ("stage", "policy", "protected"),
+    [("prod", "Retain", True), ("staging", "Retain", True), ("dev", "Delete", False)],
+)
+def test_only_the_dev_stage_lets_the_stack_delete_its_data(stage: str, policy: str, protected: bool) -> None:
+    # Given the stack of a stage
+    # When its template is synthesized
+    template = _template(stage)
+    # Then the table and the bucket outlive the stack, the table deletion-protected, except on dev
+    for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket"):
+        resource = _only(template, kind)[1]
+        assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == (policy, policy)
+    table = _only(template, "AWS::DynamoDB::Table")[1]["Properties"]
+    assert table.get("DeletionProtectionEnabled", False) is protected
+
+
+def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the bucket is read
+    properties = _only(template, "AWS::S3::Bucket")[1]["Properties"]
+    # Then no public access, S3-managed encryption, no versioning, and a 1-day multipart cleanup rule
+    assert properties["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"] == [
+        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    ]
+    assert "VersioningConfiguration" not in properties
+    assert "BucketName" not in properties
+    assert {"AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}, "Status": "Enabled"}.items() <= (
+        properties["LifecycleConfiguration"]["Rules"][0].items()
+    )
+
+
+def test_bucket_policy_refuses_requests_without_tls(template: dict[str, Any]) -> None:
+    # Given the dev template
+    bucket_id, _ = _only(template, "AWS::S3::Bucket")
+    # When the bucket policy is read
+    policy = _only(template, "AWS::S3::BucketPolicy")[1]["Properties"]
+    # Then it denies every action on the bucket and its objects over plain HTTP
+    assert policy["Bucket"] == {"Ref": bucket_id}
+    (statement,) = policy["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Deny"
+    assert statement["Action"] == "s3:*"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, Any], name: str) -> None:
+    # Given the dev template
+    table_id, _ = _only(template, "AWS::DynamoDB::Table")
+    bucket_id, _ = _only(template, "AWS::S3::Bucket")
+    # When the function is read
+    properties = template["Resources"][_functions_by_name(template)[name]]["Properties"]
+    # Then it runs the handler on Python 3.12 with the Powertools layer, traced, and configured by env vars
+    assert properties["Handler"] == f"arca.handlers.{name}.handler"
+    assert properties["Runtime"] == "python3.12"
+    assert properties["Architectures"] == ["x86_64"]
+    assert (properties["MemorySize"], properties["Timeout"]) == (512, 29)
+    assert properties["TracingConfig"] == {"Mode": "Active"}
+    assert "FunctionName" not in properties
+    assert properties["Environment"]["Variables"] == {
+        "POWERTOOLS_SERVICE_NAME": f"arca-{name}",
+        "POWERTOOLS_METRICS_NAMESPACE": "Arca",
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+        "ARCA_TABLE_NAME": {"Ref": table_id},
+        "ARCA_BUCKET_NAME": {"Ref": bucket_id},
+        "ARCA_DOWNLOAD_URL_TTL": "900",
+        "ARCA_UPLOAD_URL_TTL": "900",
+    }
+
+
+def test_powertools_layer_is_the_public_one_of_the_pinned_version(template: dict[str, Any]) -> None:
+    # Given the version requirements.txt pins
+    version = re.search(r"aws-lambda-powertools\[tracer\]==([0-9.]+)", REQUIREMENTS.read_text()).group(1)  # type: ignore[union-attr]
+    # When the functions' layers are read
+    layers = {json.dumps(f["Properties"]["Layers"]) for f in _resources(template, "AWS::Lambda::Function").values()}
+    # Then all share one layer, resolved at deploy time from Powertools' public SSM parameter of that version
+    (only,) = layers
+    (ref,) = json.loads(only)
+    parameter = template["Parameters"][ref["Ref"]]
+    assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
+    assert parameter["Default"] == f"/aws/service/powertools/python/x86_64/python3.12/{version}"
+
+
+def test_each_function_logs_to_its_own_group_kept_one_month(template: dict[str, Any]) -> None:
+    # Given the dev template
+    log_groups = _resources(template, "AWS::Logs::LogGroup")
+    # When each function's logging configuration is read
+    targets = [
+        function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        for function in _resources(template, "AWS::Lambda::Function").values()
+    ]
+    # Then every function has a distinct log group with a 30-day retention
+    assert len(set(targets)) == len(FUNCTIONS)
+    assert all(log_groups[target]["Properties"]["RetentionInDays"] == 30 for target in targets)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dict[str, Any], name: str) -> None:
+    # Given the dev template and the ARNs of the table, the bucket and its objects
+    table_id, _ = _only(template, "AWS::DynamoDB::Table")
+    bucket_id, _ = _only(template, "AWS::S3::Bucket")
+    table_arn = json.dumps({"Fn::GetAtt": [table_id, "Arn"]}, sort_keys=True)
+    bucket_arn = json.dumps({"Fn::GetAtt": [bucket_id, "Arn"]}, sort_keys=True)
+    objects_arn = json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/*"]]}, sort_keys=True)
+    # When the grants of the function's role are collected
+    grants = set(_grants(template, _functions_by_name(template)[name]))
+    # Then it has exactly the spec's actions, each on the right resource, plus tracing and its own logs
+    assert {(action, table_arn) for action in TABLE_ACTIONS[name]} <= grants
+    assert {(action, objects_arn) for action in OBJECT_ACTIONS[name]} <= grants
+    assert {(action, bucket_arn) for action in BUCKET_ACTIONS[name]} <= grants
+    expected = TABLE_ACTIONS[name] | OBJECT_ACTIONS[name] | BUCKET_ACTIONS[name] | PLUMBING_ACTIONS
+    assert {action for action, _ in grants} == expected
+    data_grants = {grant for grant in grants if grant[0].split(":")[0] in {"dynamodb", "s3"}}
+    assert len(data_grants) == len(TABLE_ACTIONS[name] | OBJECT_ACTIONS[name] | BUCKET_ACTIONS[name])
+
+
+def test_resolve_role_can_write_nothing(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the grants of the resolve function's role are collected
+    actions = {action for action, _ in _grants(template, _functions_by_name(template)["resolve"])}
+    # Then none of them writes, and none is a wildcard
+    assert not actions & WRITE_ACTIONS
+    assert not any("*" in action for action in actions)
+
+
+def test_every_method_requires_iam_authorisation(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When every method is read
+    methods = _resources(template, "AWS::ApiGateway::Method").values()
+    # Then each one is SigV4-authorised
+    assert methods
+    assert {method["Properties"]["AuthorizationType"] for method in methods} == {"AWS_IAM"}
+
+
+def test_every_route_exists_at_every_name_depth_and_invokes_its_function(template: dict[str, Any]) -> None:
+    # Given the dev template and the route table
+    functions = {logical_id: name for name, logical_id in _functions_by_name(template).items()}
+    methods = _methods(template)
+    # When each route is expanded to names of one to eight segments
+    expected = {(route.method, path): route.function for route in ROUTES for path in _expected_paths(route.path)}
+    # Then exactly those methods exist, each a Lambda proxy to the route's function
+    assert set(methods) == set(expected)
+    for key, function in expected.items():
+        assert methods[key]["Integration"]["Type"] == "AWS_PROXY", key
+        assert functions[_integration_target(methods[key])] == function, key
+
+
+def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[str, Any]) -> None:
+    # Given the dev template
+    rest_api_id, _ = _only(template, "AWS::ApiGateway::RestApi")
+    # When the Lambda permissions are read
+    permissions = [p["Properties"] for p in _resources(template, "AWS::Lambda::Permission").values()]
+    # Then there is one per function, for API Gateway, limited to this API
+    assert sorted(p["FunctionName"]["Fn::GetAtt"][0] for p in permissions) == sorted(
+        _functions_by_name(template).values()
+    )
+    for permission in permissions:
+        assert permission["Principal"] == "apigateway.amazonaws.com"
+        assert {"Ref": rest_api_id} in permission["SourceArn"]["Fn::Join"][1]
+
+
+def test_stage_is_named_after_the_stage_and_logs_traces_and_throttles(template: dict[str, Any]) -> None:
+    # Given the dev template
+    log_groups = _resources(template, "AWS::Logs::LogGroup")
+    # When the API stage is read
+    stage = _only(template, "AWS::ApiGateway::Stage")[1]["Properties"]
+    # Then it is "dev", traced, with JSON access logs to a log group, metrics, and throttling
+    assert stage["StageName"] == "dev"
+    assert stage["TracingEnabled"] is True
+    destination = stage["AccessLogSetting"]["DestinationArn"]["Fn::Join"][1]
+    assert any(isinstance(part, dict) and part.get("Ref") in log_groups for part in destination)
+    assert json.loads(stage["AccessLogSetting"]["Format"])["requestId"] == "$context.requestId"
+    (settings,) = stage["MethodSettings"]
+    assert settings["MetricsEnabled"] is True
+    assert settings["ThrottlingRateLimit"] > 0
+    assert settings["ThrottlingBurstLimit"] >= settings["ThrottlingRateLimit"]
+
+
+def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the gateway responses are read
+    responses = {
+        response["Properties"]["ResponseType"]: response["Properties"]["ResponseTemplates"]["application/json"]
+        for response in _resources(template, "AWS::ApiGateway::GatewayResponse").values()
+    }
+    # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}
+    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX"}
+    for body in responses.values():
+        assert body.startswith('{"error": {')
+        assert '"code": "$context.error.responseType"' in body
+        assert '"message": $context.error.messageString' in body
+        assert '"request_id": "$context.requestId"' in body
+
+
+def test_outputs_name_everything_a_client_needs() -> None:
+    # Given the dev template
+    # When its outputs are read
+    # Then the API URL, the table, the bucket and the three functions are published
+    for output in (
+        "ApiUrl",
+        "TableName",
+        "BucketName",
+        "PublishFunctionName",
+        "AliasFunctionName",
+        "ResolveFunctionName",
+    ):
+        _synth("dev")[1].has_output(output, {"Value": Match.any_value()})
+
+
+def test_template_stays_within_cloudformation_and_api_gateway_limits(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When its size and resources are counted
+    size = len(json.dumps(template, separators=(",", ":")))
+    api_resources = _resources(template, "AWS::ApiGateway::Resource")
+    # Then it stays under CloudFormation's 500 resources and 1 MB (S3-uploaded) template, and API Gateway's
+    # default 300 resources per API, with headroom for a few more routes
+    assert len(template["Resources"]) <= 400
+    assert size <= 500_000
+    assert len(api_resources) <= 250
+    assert len(template.get("Outputs", {})) <= 200
+
+
+def test_cdk_nag_reports_no_unsuppressed_findings() -> None:
+    # Given the dev and prod stacks with the AWS Solutions checks attached
+    for stage in ("dev", "prod"):
+        stack, _ = _synth(stage)
+        # When their annotations are read
+        annotations = Annotations.from_stack(stack)
+        # Then no AwsSolutions rule reports an error or a warning
+        assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
+        assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
