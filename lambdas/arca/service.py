@@ -132,7 +132,7 @@ class Registry:
             self._verify(name, content)
         for attempt in self._attempts():
             latest = self._latest(name)
-            if content is None and latest is None:
+            if content is None and (latest is None or latest.get("purged")):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
             snapshot = content or Content(**{f: latest[f] for f in CONTENT_FIELDS})  # type: ignore[index]
             newest = int((latest or {}).get("newest", 0))
@@ -354,7 +354,7 @@ class Registry:
         return self._set_deleted(name, version, deleted=False)
 
     def _set_deleted(self, name: str, version: int, *, deleted: bool) -> dict[str, Any]:
-        self._live_latest(name)
+        validate_name(name)
         key = keys.version_key(name, version)
         now = now_iso(self.clock)
         condition = "attribute_exists(pk) AND deleted = :was"
@@ -390,7 +390,10 @@ class Registry:
                     field="version",
                     details={"aliases": aliases},
                 ) from None
-            raise ConflictError(f"artifact {name!r} changed concurrently ({cancelled}); retry") from None
+            latest = cancelled.failed("latest")
+            if latest is not None and (latest.item is None or latest.item.get("purged")):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            raise ConflictError(f"artifact {name!r} is being purged; retry") from None
         return self.get_version(name, version)
 
     def prune(self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool) -> dict[str, Any]:

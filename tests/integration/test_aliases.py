@@ -212,8 +212,7 @@ def test_resolve_canary_is_deterministic_per_key_and_shares_traffic(app: Handler
     put_alias(app, "prod", version=1, secondary_version=2, secondary_version_weight=30)
     # When
     routes = [
-        app.call("GET", "/artifacts/team/app/resolve/prod", query={"routing_key": f"user-{i}"}).body
-        for i in range(200)
+        app.call("GET", "/artifacts/team/app/resolve/prod", query={"routing_key": f"user-{i}"}).body for i in range(200)
     ]
     again = [
         app.call("GET", "/artifacts/team/app/resolve/prod", query={"routing_key": f"user-{i}"}).body["route"]

@@ -246,3 +246,33 @@ def test_unknown_route_is_404_and_wrong_method_is_405(api: HandlerApi) -> None:
     # Then
     assert unknown.status == 404 and unknown.error["code"] == "NotFoundError"
     assert wrong.status == 405 and "POST" in wrong.headers["Allow"]
+
+
+def test_publish_snapshot_of_a_purged_artifact_is_404(api: HandlerApi) -> None:
+    # Given
+    api.publish("app", b"a")
+    api.call("DELETE", "/artifacts/app")
+    # When
+    reply = api.publish("app")
+    deleted = api.call("DELETE", "/artifacts/app/versions/1")
+    # Then
+    assert reply.status == 404
+    assert deleted.status == 404
+
+
+def test_purge_is_safe_to_rerun_after_a_crash_midway(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a purge that crashed after marking LATEST and deleting the blobs
+    from arca import wiring
+
+    api.publish("team/app", b"a")
+    registry = wiring.registry()
+    registry.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
+    registry.blobs.delete_prefix("artifacts/team/app/_blobs/")
+    blocked = api.publish("team/app", b"b")
+    # When it runs again
+    again = api.call("DELETE", "/artifacts/team/app")
+    # Then it finishes, and the artifact can be made anew with the next number
+    assert blocked.status == 409
+    assert again.status == 204
+    assert api.call("GET", "/artifacts", query={"prefix": "team/"}).body["artifacts"] == []
+    assert api.publish("team/app", b"c").body["version"] == 2
