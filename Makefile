@@ -36,6 +36,7 @@ lint: install
 
 typecheck: install
 	$(VENV)/bin/mypy lambdas/arca
+	MYPYPATH=client $(VENV)/bin/mypy --strict -p arca_client
 
 synth: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet -c stage=$(STAGE)

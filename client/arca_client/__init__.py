@@ -1,0 +1,75 @@
+"""Arca's Python SDK and command-line client.
+
+from arca_client import Client
+
+with Client() as arca:  # $ARCA_ENDPOINT, or the local server; SigV4-signed when remote
+    published = arca.publish("my-app", "build/app.zip", metadata={"commit": "abc123"})
+    arca.set_alias("my-app", "prod", published.version.version)
+    arca.download("my-app", "prod", "app.zip")
+"""
+
+from arca_client._version import __version__
+from arca_client.errors import (
+    AccessDeniedError,
+    ArcaError,
+    ChecksumMismatchError,
+    ConflictError,
+    CredentialsError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PreconditionFailedError,
+    ServerError,
+    ThrottledError,
+    TransportError,
+    ValidationError,
+)
+from arca_client.models import (
+    LATEST,
+    Alias,
+    AliasRevision,
+    ArtifactSummary,
+    BlobRef,
+    Downloaded,
+    ListEntry,
+    Page,
+    Promotion,
+    PruneResult,
+    Published,
+    Resolution,
+    UploadTarget,
+    Version,
+)
+from arca_client.sdk import Client
+from arca_client.transport import RetryPolicy
+
+__all__ = [
+    "LATEST",
+    "AccessDeniedError",
+    "Alias",
+    "AliasRevision",
+    "ArcaError",
+    "ArtifactSummary",
+    "BlobRef",
+    "ChecksumMismatchError",
+    "Client",
+    "ConflictError",
+    "CredentialsError",
+    "Downloaded",
+    "ListEntry",
+    "NotFoundError",
+    "Page",
+    "PayloadTooLargeError",
+    "PreconditionFailedError",
+    "Promotion",
+    "PruneResult",
+    "Published",
+    "Resolution",
+    "RetryPolicy",
+    "ServerError",
+    "ThrottledError",
+    "TransportError",
+    "UploadTarget",
+    "ValidationError",
+    "Version",
+    "__version__",
+]

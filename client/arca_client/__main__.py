@@ -1,0 +1,7 @@
+"""`python -m arca_client ...` runs the `arca` command."""
+
+import sys
+
+from arca_client.cli import main
+
+sys.exit(main())

@@ -1,0 +1,302 @@
+"""Typed results of the SDK.
+
+Each result keeps the JSON it was read from in `raw` (the CLI's `--json` prints it unchanged), and reads
+fields leniently: a field the server adds later is ignored, a missing optional one is None. That keeps
+an older client working against a newer server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+Ref = int | str  # a version number, "LATEST", or an alias name
+LATEST = "LATEST"
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _target(value: Any) -> int | str | None:
+    """A version field: a number, or "LATEST" for what follows the working copy."""
+    if value is None or value == LATEST:
+        return value  # type: ignore[no-any-return]
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing; `next_token` is None on the last page."""
+
+    items: list[T]
+    next_token: str | None
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class UploadTarget:
+    """Where to upload a blob: nothing to do when `exists`, else a presigned PUT with the headers to send."""
+
+    exists: bool
+    sha256: str
+    size: int
+    url: str | None = None
+    method: str = "PUT"
+    headers: dict[str, str] = field(default_factory=dict)
+    expires_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> UploadTarget:
+        upload = data.get("upload") or {}
+        return cls(
+            exists=bool(data.get("exists")),
+            sha256=str(data.get("sha256", "")),
+            size=int(data.get("size", 0)),
+            url=upload.get("url"),
+            method=str(upload.get("method", "PUT")),
+            headers=dict(upload.get("headers") or {}),
+            expires_at=upload.get("expires_at"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Version:
+    """A numbered version, or LATEST (`version == "LATEST"`, with `updated_at` and `newest_version`)."""
+
+    name: str
+    version: int | str
+    sha256: str | None
+    size: int | None
+    content_type: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    created_at: str | None = None
+    deleted: bool = False
+    deleted_at: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    updated_at: str | None = None
+    newest_version: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Version:
+        return cls(
+            name=str(data.get("name", "")),
+            version=_target(data.get("version")) or LATEST,
+            sha256=data.get("sha256"),
+            size=_int(data.get("size")),
+            content_type=data.get("content_type"),
+            metadata=dict(data.get("metadata") or {}),
+            created_at=data.get("created_at"),
+            deleted=bool(data.get("deleted")),
+            deleted_at=data.get("deleted_at"),
+            aliases=list(data.get("aliases") or []),
+            updated_at=data.get("updated_at"),
+            newest_version=_int(data.get("newest_version")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Published:
+    """The outcome of a publish: the version, whether it is an existing one (same content), whether bytes moved."""
+
+    version: Version
+    deduplicated: bool
+    uploaded: bool = False
+
+
+@dataclass(frozen=True)
+class Counts:
+    versions: int = 0
+    deleted_versions: int = 0
+    aliases: int = 0
+
+
+@dataclass(frozen=True)
+class ArtifactSummary:
+    name: str
+    latest: Version
+    newest_version: int | None
+    counts: Counts
+    created_at: str | None = None
+    updated_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArtifactSummary:
+        counts = data.get("counts") or {}
+        return cls(
+            name=str(data.get("name", "")),
+            latest=Version.from_dict(data.get("latest") or {}),
+            newest_version=_int(data.get("newest_version")),
+            counts=Counts(
+                versions=int(counts.get("versions", 0)),
+                deleted_versions=int(counts.get("deleted_versions", 0)),
+                aliases=int(counts.get("aliases", 0)),
+            ),
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class ListEntry:
+    """One row of an artifact listing: an artifact name, or a prefix ending in "/" (with a delimiter)."""
+
+    name: str
+    is_prefix: bool = False
+
+
+@dataclass(frozen=True)
+class Alias:
+    """An alias as it stands: its target, optional canary (secondary and weight %), and revision."""
+
+    name: str
+    alias: str
+    version: int | str | None
+    secondary_version: int | str | None = None
+    secondary_version_weight: int | None = None
+    description: str | None = None
+    revision: int | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    updated_by: str | None = None
+    reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, name: str = "", alias: str = "", etag: str | None = None) -> Alias:
+        revision = _int(data.get("revision"))
+        if revision is None and etag:
+            revision = _revision_from_etag(etag)
+        return cls(
+            name=str(data.get("name") or name),
+            alias=str(data.get("alias") or alias),
+            version=_target(data.get("version")),
+            secondary_version=_target(data.get("secondary_version")),
+            secondary_version_weight=_int(data.get("secondary_version_weight")),
+            description=data.get("description"),
+            revision=revision,
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            updated_by=data.get("updated_by"),
+            reason=data.get("reason"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What `promote` did: `alias` now points where `source` pointed; `previous` is None if it was created."""
+
+    source: Alias
+    previous: Alias | None
+    alias: Alias
+    changed: bool
+
+
+@dataclass(frozen=True)
+class AliasRevision:
+    """One entry of an alias's history, newest first. `action` is set, rollback or delete; a deletion has
+    `deleted` set and no target."""
+
+    revision: int | None
+    version: int | str | None
+    action: str | None = None
+    secondary_version: int | str | None = None
+    secondary_version_weight: int | None = None
+    updated_at: str | None = None
+    updated_by: str | None = None
+    reason: str | None = None
+    description: str | None = None
+    deleted: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AliasRevision:
+        return cls(
+            revision=_int(data.get("revision")),
+            version=_target(data.get("version")),
+            action=data.get("action"),
+            secondary_version=_target(data.get("secondary_version")),
+            secondary_version_weight=_int(data.get("secondary_version_weight")),
+            updated_at=data.get("updated_at"),
+            updated_by=data.get("updated_by"),
+            reason=data.get("reason"),
+            description=data.get("description"),
+            deleted=bool(data.get("deleted")) or data.get("action") == "delete",
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A ref turned into one concrete version and a short-lived download URL."""
+
+    name: str
+    ref: str
+    version: int | str  # "LATEST" when the ref is LATEST (or an alias pointing at it): the working copy
+    sha256: str
+    size: int
+    download_url: str
+    content_type: str | None = None
+    expires_at: str | None = None
+    route: str = "primary"
+    alias_revision: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Resolution:
+        return cls(
+            name=str(data.get("name", "")),
+            ref=str(data.get("ref", "")),
+            version=_target(data["version"]) or LATEST,
+            sha256=str(data["sha256"]),
+            size=int(data["size"]),
+            download_url=str(data["download_url"]),
+            content_type=data.get("content_type"),
+            expires_at=data.get("expires_at"),
+            route=str(data.get("route") or "primary"),
+            alias_revision=_int(data.get("alias_revision")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    resolution: Resolution
+    path: str | None  # None when written to a file object
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    name: str
+    dry_run: bool
+    deleted: list[int]
+    skipped: list[dict[str, Any]]  # {"version": n, "aliases": [...]}: pinned, so kept
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PruneResult:
+        return cls(
+            name=str(data.get("name", "")),
+            dry_run=bool(data.get("dry_run")),
+            deleted=[int(v) for v in data.get("deleted") or []],
+            skipped=list(data.get("skipped") or []),
+            raw=data,
+        )
+
+
+def _revision_from_etag(etag: str) -> int | None:
+    text = etag.removeprefix("W/").strip('"')
+    return int(text) if text.isdigit() else None

@@ -1,0 +1,607 @@
+"""The Python SDK: `Client`, one method per API operation plus the publish and download workflows.
+
+Content is never held in memory: files are hashed in 1 MiB chunks, uploaded as a streamed body with a
+Content-Length straight to the presigned S3 URL, and downloaded chunk by chunk into a temporary file that
+replaces the destination only once its sha256 and size are verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, TypeVar
+from urllib.parse import quote
+
+import requests
+from botocore.credentials import Credentials
+from botocore.session import Session as BotocoreSession
+
+from arca_client._version import __version__
+from arca_client.errors import ArcaError, ChecksumMismatchError, NotFoundError, TransportError
+from arca_client.models import (
+    LATEST,
+    Alias,
+    AliasRevision,
+    ArtifactSummary,
+    BlobRef,
+    Downloaded,
+    ListEntry,
+    Page,
+    Promotion,
+    PruneResult,
+    Published,
+    Ref,
+    Resolution,
+    UploadTarget,
+    Version,
+)
+from arca_client.transport import RetryPolicy, Signer, Transport, encode_query, region_for, should_sign
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:3000"
+CHUNK = 1024 * 1024
+# (phase, bytes done, bytes total); phases are "hash", "upload" and "download".
+ProgressFn = Callable[[str, int, int], None]
+Source = str | os.PathLike[str] | IO[bytes]
+T = TypeVar("T")
+
+
+class Client:
+    """A client of one Arca API.
+
+    `endpoint` defaults to $ARCA_ENDPOINT, then the local server. Requests are SigV4-signed (service
+    execute-api, the standard AWS credential chain) unless the endpoint is this machine; `sign` or
+    ARCA_SIGN=1/0 forces either way. Every method raises an `ArcaError` subclass on failure.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        sign: bool | None = None,
+        region: str | None = None,
+        profile: str | None = None,
+        credentials: Credentials | None = None,
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | tuple[float, float] = (10.0, 120.0),
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[float], float] | None = None,
+    ) -> None:
+        self.endpoint = (endpoint or os.environ.get("ARCA_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+        self.signed = should_sign(self.endpoint, sign)
+        signer = None
+        if self.signed:
+            botocore_session = BotocoreSession(profile=profile) if profile else BotocoreSession()
+            signer = Signer(
+                region_for(self.endpoint, region, botocore_session),
+                credentials=credentials,
+                session=botocore_session,
+            )
+        self.session = session or requests.Session()
+        extra = {"jitter": jitter} if jitter is not None else {}
+        self.transport = Transport(
+            session=self.session,
+            signer=signer,
+            retry=retry or RetryPolicy(),
+            timeout=timeout,
+            sleep=sleep,
+            user_agent=f"arca-client/{__version__}",
+            **extra,
+        )
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- plumbing -----------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        idempotent: bool | None = None,
+    ) -> tuple[Any, requests.structures.CaseInsensitiveDict[str]]:
+        """One API call: JSON in, JSON out (None for an empty answer), with the response headers."""
+        url = self.endpoint + path
+        encoded = encode_query(query)
+        if encoded:
+            url += "?" + encoded
+        send_headers = {"Accept": "application/json", **(headers or {})}
+        data = None
+        if body is not None:
+            data = json.dumps(body, separators=(",", ":")).encode()
+            send_headers["Content-Type"] = "application/json"
+        response = self.transport.send(method, url, headers=send_headers, body=data, idempotent=idempotent)
+        if not response.content:
+            return None, response.headers
+        try:
+            return response.json(), response.headers
+        except ValueError:
+            raise ArcaError(
+                f"{method} {path}: the answer is not JSON (HTTP {response.status_code})",
+                code="BadResponse",
+                status=response.status_code,
+            ) from None
+
+    def _get(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
+        return self._call("GET", path, query=query)[0]
+
+    def _pages(
+        self, path: str, key: str, parse: Callable[[dict[str, Any]], T], query: Mapping[str, Any]
+    ) -> Iterator[T]:
+        """Follow next_token to the end, one page at a time (lazily: stop iterating, stop fetching)."""
+        token: str | None = None
+        while True:
+            data = self._get(path, {**query, "next_token": token})
+            for item in data.get(key) or []:
+                yield parse(item)
+            new = data.get("next_token")
+            if not new:
+                return
+            if new == token:
+                raise ArcaError(f"GET {path} returned the same next_token twice", code="PaginationLoop")
+            token = new
+
+    # ---- artifacts ----------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        return dict(self._get("/health"))
+
+    def get_artifact(self, name: str) -> ArtifactSummary:
+        """LATEST, the newest version number and counts. NotFoundError if there is no such artifact."""
+        return ArtifactSummary.from_dict(self._get(_artifact(name)))
+
+    def list_artifacts(
+        self, prefix: str = "", *, delimiter: str | None = "/", limit: int | None = None, next_token: str | None = None
+    ) -> Page[ListEntry]:
+        """One page of names under `prefix`; with delimiter "/", deeper names come back as prefixes ("a/")."""
+        data = self._get(
+            "/artifacts", {"prefix": prefix, "delimiter": delimiter, "limit": limit, "next_token": next_token}
+        )
+        return Page(_entries(data), data.get("next_token"))
+
+    def iter_artifacts(
+        self, prefix: str = "", *, delimiter: str | None = "/", page_size: int | None = None
+    ) -> Iterator[ListEntry]:
+        """Every artifact (and, with a delimiter, every prefix) under `prefix`, across pages."""
+        token: str | None = None
+        while True:
+            page = self.list_artifacts(prefix, delimiter=delimiter, limit=page_size, next_token=token)
+            yield from page.items
+            if not page.next_token or page.next_token == token:
+                return
+            token = page.next_token
+
+    def purge(self, name: str, *, force: bool = False) -> None:
+        """Delete the artifact, its versions, aliases and content. ConflictError while aliases exist unless `force`."""
+        self._call("DELETE", _artifact(name), query={"force": True} if force else None)
+
+    # ---- content: upload, LATEST, publish -----------------------------------------------------
+
+    def create_upload(self, name: str, sha256: str, size: int) -> UploadTarget:
+        """Where to upload a blob (`exists` when it is stored already). Safe to repeat."""
+        data, _ = self._call("POST", _artifact(name, "uploads"), body={"sha256": sha256, "size": size}, idempotent=True)
+        return UploadTarget.from_dict(data)
+
+    def upload(self, name: str, source: Source, *, progress: ProgressFn | None = None) -> tuple[BlobRef, bool]:
+        """Hash `source` and upload it unless stored already; (blob, whether bytes were sent)."""
+        with _opened(source, progress) as (stream, start, blob):
+            return blob, self._upload_blob(name, stream, start, blob, progress)
+
+    def _upload_blob(
+        self, name: str, stream: IO[bytes], start: int, blob: BlobRef, progress: ProgressFn | None
+    ) -> bool:
+        target = self.create_upload(name, blob.sha256, blob.size)
+        if target.exists:
+            return False
+        if not target.url:
+            raise ArcaError("the upload answer has no URL", code="BadResponse")
+        size = blob.size
+
+        def body() -> Any:
+            # A fresh, rewound body per attempt: a retried PUT must send every byte again.
+            stream.seek(start)
+            return _ChunkReader(stream, size, progress) if size else b""
+
+        headers = {**target.headers, "Content-Length": str(size)}
+        self.transport.send(target.method, target.url, headers=headers, body_factory=body, sign=False, idempotent=True)
+        return True
+
+    def set_latest(
+        self,
+        name: str,
+        sha256: str,
+        size: int,
+        *,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> Version:
+        """Point LATEST at an uploaded blob (creates the artifact). ConflictError if the blob is not uploaded."""
+        body = _content(sha256, size, content_type, metadata)
+        data, _ = self._call("PUT", _artifact(name, "latest"), body=body)
+        return Version.from_dict(data)
+
+    def publish(
+        self,
+        name: str,
+        source: Source,
+        *,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> Published:
+        """Hash, upload (skipped when the blob is stored), and publish in one step: a new version, or the newest
+        one with `deduplicated` when its content is the same (unless `force`).
+
+        `source` is a path or a binary file object (read from its current position; a non-seekable one is
+        spooled to a temporary file while it is hashed).
+        """
+        with _opened(source, progress) as (stream, start, blob):
+            uploaded = self._upload_blob(name, stream, start, blob, progress)
+        body = _content(blob.sha256, blob.size, content_type, metadata)
+        if force:
+            body["force"] = True
+        # Without force a repeat is deduplicated onto the version the first attempt made: safe to retry.
+        data, _ = self._call("POST", _artifact(name, "versions"), body=body, idempotent=not force)
+        return Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=uploaded)
+
+    def publish_latest(self, name: str, *, force: bool = False) -> Published:
+        """Snapshot LATEST as a new version (deduplicated like `publish`). NotFoundError if there is no LATEST."""
+        data, _ = self._call(
+            "POST", _artifact(name, "versions"), body={"force": True} if force else None, idempotent=not force
+        )
+        return Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")))
+
+    # ---- versions -----------------------------------------------------------------------------
+
+    def get_version(self, name: str, version: int | str = LATEST) -> Version:
+        return Version.from_dict(self._get(_artifact(name, "versions", str(version))))
+
+    def list_versions(
+        self,
+        name: str,
+        *,
+        order: str = "desc",
+        include_deleted: bool = False,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> Page[Version]:
+        data = self._get(
+            _artifact(name, "versions"),
+            {"order": order, "include_deleted": include_deleted, "limit": limit, "next_token": next_token},
+        )
+        return Page([Version.from_dict(v) for v in data.get("versions") or []], data.get("next_token"))
+
+    def iter_versions(
+        self, name: str, *, order: str = "desc", include_deleted: bool = False, page_size: int | None = None
+    ) -> Iterator[Version]:
+        """Every version, newest first by default, fetched a page at a time."""
+        query = {"order": order, "include_deleted": include_deleted, "limit": page_size}
+        return self._pages(_artifact(name, "versions"), "versions", Version.from_dict, query)
+
+    def delete_version(self, name: str, version: int) -> Version:
+        """Soft-delete (idempotent). ConflictError (code VersionPinnedError, details["aliases"]) while aliased."""
+        return Version.from_dict(self._call("DELETE", _artifact(name, "versions", str(version)))[0])
+
+    def restore_version(self, name: str, version: int) -> Version:
+        """Undo a soft delete (idempotent)."""
+        path = _artifact(name, "versions", str(version), "restore")
+        return Version.from_dict(self._call("POST", path, idempotent=True)[0])
+
+    def prune(
+        self, name: str, *, keep_last: int, older_than_days: int | None = None, dry_run: bool = False
+    ) -> PruneResult:
+        """Soft-delete old versions, never the newest `keep_last` nor an aliased one; what it deleted (or would)."""
+        body: dict[str, Any] = {"keep_last": keep_last, "dry_run": dry_run}
+        if older_than_days is not None:
+            body["older_than_days"] = older_than_days
+        data, _ = self._call("POST", _artifact(name, "prune"), body=body, idempotent=True)
+        return PruneResult.from_dict(data)
+
+    # ---- aliases ------------------------------------------------------------------------------
+
+    def set_alias(
+        self,
+        name: str,
+        alias: str,
+        version: int | str,
+        *,
+        secondary_version: int | str | None = None,
+        secondary_version_weight: int | None = None,
+        description: str | None = None,
+        reason: str | None = None,
+        expected_version: int | str | None = None,
+        if_revision: int | None = None,
+        create_only: bool = False,
+    ) -> Alias:
+        """Create or move an alias (a new revision). `secondary_version_weight` is the % routed to the secondary.
+
+        Conditional forms raise PreconditionFailedError when they do not hold: `if_revision` (If-Match),
+        `create_only` (If-None-Match: *), `expected_version` (the alias still points at that version).
+        """
+        body: dict[str, Any] = {"version": version}
+        optional = {
+            "secondary_version": secondary_version,
+            "secondary_version_weight": secondary_version_weight,
+            "description": description,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
+        headers: dict[str, str] = {}
+        if if_revision is not None:
+            headers["If-Match"] = f'"{if_revision}"'
+        if create_only:
+            headers["If-None-Match"] = "*"
+        data, response_headers = self._call("PUT", _alias(name, alias), body=body, headers=headers)
+        return Alias.from_dict(data or {}, name=name, alias=alias, etag=response_headers.get("ETag"))
+
+    def get_alias(self, name: str, alias: str) -> Alias:
+        data, headers = self._call("GET", _alias(name, alias))
+        return Alias.from_dict(data, name=name, alias=alias, etag=headers.get("ETag"))
+
+    def list_aliases(self, name: str, *, limit: int | None = None, next_token: str | None = None) -> Page[Alias]:
+        data = self._get(_artifact(name, "aliases"), {"limit": limit, "next_token": next_token})
+        return Page([Alias.from_dict(a, name=name) for a in data.get("aliases") or []], data.get("next_token"))
+
+    def iter_aliases(self, name: str, *, page_size: int | None = None) -> Iterator[Alias]:
+        return self._pages(
+            _artifact(name, "aliases"), "aliases", lambda a: Alias.from_dict(a, name=name), {"limit": page_size}
+        )
+
+    def delete_alias(self, name: str, alias: str, *, if_revision: int | None = None) -> None:
+        """Delete an alias (the deletion is kept in its history)."""
+        headers = {"If-Match": f'"{if_revision}"'} if if_revision is not None else None
+        self._call("DELETE", _alias(name, alias), headers=headers)
+
+    def alias_history(
+        self, name: str, alias: str, *, limit: int | None = None, next_token: str | None = None
+    ) -> Page[AliasRevision]:
+        data = self._get(_alias(name, alias, "history"), {"limit": limit, "next_token": next_token})
+        return Page([AliasRevision.from_dict(r) for r in data.get("history") or []], data.get("next_token"))
+
+    def iter_alias_history(self, name: str, alias: str, *, page_size: int | None = None) -> Iterator[AliasRevision]:
+        """Every revision of the alias, newest first."""
+        return self._pages(_alias(name, alias, "history"), "history", AliasRevision.from_dict, {"limit": page_size})
+
+    def rollback_alias(
+        self, name: str, alias: str, *, to_revision: int | None = None, reason: str | None = None
+    ) -> Alias:
+        """A new revision with the target of `to_revision` (default: the revision before the current one)."""
+        body: dict[str, Any] = {}
+        if to_revision is not None:
+            body["to_revision"] = to_revision
+        if reason is not None:
+            body["reason"] = reason
+        # Not retried on a lost connection: a repeated default rollback would step back once more.
+        data, headers = self._call("POST", _alias(name, alias, "rollback"), body=body, idempotent=False)
+        return Alias.from_dict(data or {}, name=name, alias=alias, etag=headers.get("ETag"))
+
+    def promote(self, name: str, source: str, target: str, *, reason: str | None = None) -> Promotion:
+        """Point `target` at the version `source` points at (its primary; a canary on `source` is not copied).
+
+        The write is conditional on `target` being unchanged since it was read (If-Match on its revision, or
+        create-only when it does not exist yet), so a concurrent change is a PreconditionFailedError rather
+        than a silent overwrite. Nothing is written when `target` already points there without a canary.
+        """
+        src = self.get_alias(name, source)
+        if src.version is None:
+            raise ArcaError(f"alias {source!r} points at nothing", code="BadResponse")
+        try:
+            previous: Alias | None = self.get_alias(name, target)
+        except NotFoundError:
+            previous = None
+        if previous is not None and previous.version == src.version and previous.secondary_version is None:
+            return Promotion(source=src, previous=previous, alias=previous, changed=False)
+        expected = previous.version if previous is not None and previous.revision is None else None
+        alias = self.set_alias(
+            name,
+            target,
+            src.version,
+            description=previous.description if previous is not None else None,
+            reason=reason or f"promoted from {source} (version {src.version})",
+            if_revision=previous.revision if previous is not None else None,
+            expected_version=expected,
+            create_only=previous is None,
+        )
+        return Promotion(source=src, previous=previous, alias=alias, changed=True)
+
+    # ---- resolve and download -----------------------------------------------------------------
+
+    def resolve(
+        self, name: str, ref: Ref = LATEST, *, routing_key: str | None = None, at: datetime | str | None = None
+    ) -> Resolution:
+        """One concrete version and a short-lived download URL for a version number, LATEST or an alias.
+
+        With `routing_key` the canary choice is deterministic; `at` resolves an alias as it stood then.
+        """
+        if isinstance(at, datetime):
+            at = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(UTC).isoformat().replace("+00:00", "Z")
+        data = self._get(_artifact(name, "resolve", str(ref)), {"routing_key": routing_key, "at": at})
+        return Resolution.from_dict(data)
+
+    def download(
+        self,
+        name: str,
+        ref: Ref = LATEST,
+        dest: str | os.PathLike[str] | IO[bytes] | None = None,
+        *,
+        routing_key: str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Downloaded:
+        """Resolve `ref` and download it to `dest` (a path, a directory, or a binary file object; default: the
+        name's last segment in the current directory), verifying size and sha256.
+
+        A path is written through a temporary file in the same directory and renamed over `dest` only once
+        verified, so a failed download never leaves a partial or wrong file. ChecksumMismatchError on mismatch.
+        """
+        resolution = self.resolve(name, ref, routing_key=routing_key)
+        return self.download_resolved(resolution, dest, progress=progress)
+
+    def download_resolved(
+        self,
+        resolution: Resolution,
+        dest: str | os.PathLike[str] | IO[bytes] | None = None,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> Downloaded:
+        if dest is not None and not isinstance(dest, str | os.PathLike):
+            self._fetch(resolution, dest, progress)
+            return Downloaded(resolution, None)
+        path = Path(dest) if dest is not None else Path(resolution.name.rsplit("/", 1)[-1])
+        if path.is_dir():
+            path = path / resolution.name.rsplit("/", 1)[-1]
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+        # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                self._fetch(resolution, out, progress)
+            os.replace(partial, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                partial.unlink()
+            raise
+        return Downloaded(resolution, str(path))
+
+    def _fetch(self, resolution: Resolution, out: IO[bytes], progress: ProgressFn | None) -> None:
+        response = self.transport.send("GET", resolution.download_url, sign=False, stream=True)
+        digest = hashlib.sha256()
+        done = 0
+        total = resolution.size
+        if progress:
+            progress("download", 0, total)
+        try:
+            with response:
+                for chunk in response.iter_content(CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress("download", done, total)
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, requests.Timeout) as lost:
+            raise TransportError(
+                f"download of {resolution.name} version {resolution.version} broke off after {done} bytes: {lost}",
+                code="ConnectionError",
+            ) from lost
+        if done != total or digest.hexdigest() != resolution.sha256:
+            raise ChecksumMismatchError(
+                f"downloaded {done} bytes with sha256 {digest.hexdigest()}, expected {total} bytes with sha256 "
+                f"{resolution.sha256}",
+                code="ChecksumMismatch",
+            )
+
+
+class _ChunkReader:
+    """A streamed request body: iterates `size` bytes of a file in 1 MiB chunks and reports progress.
+
+    `__len__` lets requests send a Content-Length (S3 refuses chunked uploads to presigned URLs).
+    """
+
+    def __init__(self, stream: IO[bytes], size: int, progress: ProgressFn | None) -> None:
+        self.stream = stream
+        self.size = size
+        self.progress = progress
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[bytes]:
+        sent = 0
+        if self.progress:
+            self.progress("upload", 0, self.size)
+        while sent < self.size:
+            chunk = self.stream.read(min(CHUNK, self.size - sent))
+            if not chunk:
+                raise ArcaError(f"the file shrank while uploading ({sent} of {self.size} bytes)", code="SourceChanged")
+            sent += len(chunk)
+            if self.progress:
+                self.progress("upload", sent, self.size)
+            yield chunk
+
+
+@contextlib.contextmanager
+def _opened(source: Source, progress: ProgressFn | None) -> Iterator[tuple[IO[bytes], int, BlobRef]]:
+    """Open `source`, hash it in chunks, and yield (seekable stream, start offset, blob) for the upload."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as stream:
+            total = os.fstat(stream.fileno()).st_size
+            yield stream, 0, _hash(stream, total, progress)
+        return
+    if _seekable(source):
+        start = source.tell()
+        total = source.seek(0, os.SEEK_END) - start
+        source.seek(start)
+        yield source, start, _hash(source, total, progress)
+        return
+    # A pipe can be read once: spool it to disk (not memory) while hashing, then upload from the spool.
+    with tempfile.TemporaryFile() as spool:
+        digest = hashlib.sha256()
+        size = 0
+        for chunk in iter(lambda: source.read(CHUNK), b""):
+            digest.update(chunk)
+            spool.write(chunk)
+            size += len(chunk)
+        yield spool, 0, BlobRef(digest.hexdigest(), size)
+
+
+def _hash(stream: IO[bytes], total: int | None, progress: ProgressFn | None) -> BlobRef:
+    digest = hashlib.sha256()
+    size = 0
+    for chunk in iter(lambda: stream.read(CHUNK), b""):
+        digest.update(chunk)
+        size += len(chunk)
+        if progress and total:
+            progress("hash", size, total)
+    return BlobRef(digest.hexdigest(), size)
+
+
+def _seekable(stream: IO[bytes]) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _content(sha256: str, size: int, content_type: str | None, metadata: Mapping[str, str] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"sha256": sha256, "size": size}
+    if content_type is not None:
+        body["content_type"] = content_type
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
+    return body
+
+
+def _artifact(name: str, *suffix: str) -> str:
+    # Names keep their slashes in paths (the API reads them from the right); other parts are one segment.
+    return "/".join((f"/artifacts/{quote(name, safe='/')}", *(quote(s, safe="") for s in suffix)))
+
+
+def _alias(name: str, alias: str, *suffix: str) -> str:
+    return _artifact(name, "aliases", alias, *suffix)
+
+
+def _entries(data: dict[str, Any]) -> list[ListEntry]:
+    """Artifacts and prefixes of one page, merged in name order (as a directory listing shows them)."""
+    entries = [ListEntry(str(a["name"] if isinstance(a, dict) else a)) for a in data.get("artifacts") or []]
+    entries += [ListEntry(str(p), is_prefix=True) for p in data.get("prefixes") or []]
+    return sorted(entries, key=lambda e: (e.name, e.is_prefix))
