@@ -67,13 +67,13 @@ def api_event(
         multiValueQueryStringParameters=dict(query) if query else None,
         pathParameters=path_parameters or None,
     )
-    if body is not None and body != b"":
-        if isinstance(body, bytes):
-            try:
-                body = body.decode()
-            except UnicodeDecodeError:
-                event["isBase64Encoded"] = True
-                body = base64.b64encode(body).decode()
+    if isinstance(body, bytes) and body:
+        try:
+            event["body"] = body.decode()
+        except UnicodeDecodeError:
+            event["isBase64Encoded"] = True
+            event["body"] = base64.b64encode(body).decode()
+    elif isinstance(body, str) and body:
         event["body"] = body
     context = event["requestContext"]
     context.update(

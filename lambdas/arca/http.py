@@ -160,6 +160,7 @@ class Function:
         operation = self.operations[route.operation]
 
         def endpoint(**params: str) -> Response[Any]:
+            count_request(route.operation)
             event = self.app.current_event
             body: Any = None
             if event.body:
@@ -176,7 +177,6 @@ class Function:
                 identity=identity.user_arn or identity.caller or identity.cognito_identity_id,
                 request_id=event.request_context.request_id,
             )
-            count_request(route.operation)
             return self._reply(operation(request))
 
         endpoint.__name__ = route.operation

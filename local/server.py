@@ -1,0 +1,317 @@
+"""`python -m local.server [--port N]`: the Arca HTTP API on this machine, served by the real Lambda handlers.
+
+Each request is matched with arca.routes (the table the CDK API is built from), turned into the API
+Gateway REST proxy event that the deployed API would send, and passed to `handler(event, context)` of
+arca.handlers.<function>; the proxy response is written back as API Gateway would write it.
+
+As on AWS, a warm function serves one request at a time: invocations of the same function are
+serialized (Powertools' resolver keeps the current event on a module-level object), while the three
+functions and S3 run concurrently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import importlib
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from arca.routes import FUNCTIONS, NoRouteError, match
+from local.events import api_event, lambda_context
+from local.services import HOST, ServiceStartError, running_services
+
+log = logging.getLogger("arca.local")
+
+Event = dict[str, Any]
+Handler = Callable[[Event, Any], Any]
+HandlerLoader = Callable[[str], Handler]
+
+CALLER_ARN = "arn:aws:iam::000000000000:user/local"
+MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway refuses larger request bodies with 413
+
+
+def load_handler(function: str) -> Handler:
+    handler: Handler = importlib.import_module(f"arca.handlers.{function}").handler
+    return handler
+
+
+def reset_lambda_state() -> None:
+    """Forget what warm containers cache (settings, clients), so that it is rebuilt from the current env.
+
+    Other tests in the same process may have run the handlers against another environment (moto in
+    process), and must not inherit clients pointing at services this module is about to stop.
+    """
+    wiring = sys.modules.get("arca.wiring")
+    if wiring is not None:
+        wiring.reset()
+
+
+def preload_handlers(load: HandlerLoader = load_handler) -> None:
+    """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
+    reset_lambda_state()
+    for function in FUNCTIONS:
+        load(function)
+
+
+def _header(headers: dict[str, list[str]], name: str) -> str | None:
+    return next((values[-1] for key, values in headers.items() if key.lower() == name.lower()), None)
+
+
+def request_event(
+    method: str, target: str, headers: list[tuple[str, str]], body: bytes, *, source_ip: str, request_id: str
+) -> dict[str, Any]:
+    """The proxy event for a request: local.events builds it; the request adds what only it knows.
+
+    api_event knows one value per header over the base event's defaults; API Gateway passes exactly
+    what the client sent, repeated headers included, and adds X-Forwarded-* and a trace id. Query
+    values are decoded with `+` as a space, as API Gateway does.
+    """
+    url = urlsplit(target)
+    multi: dict[str, list[str]] = {}
+    for name, value in headers:
+        multi.setdefault(name, []).append(value)
+    now = datetime.now(UTC)
+    added_by_api_gateway = {
+        "X-Forwarded-For": source_ip,
+        "X-Forwarded-Proto": "http",
+        "X-Amzn-Trace-Id": f"Root=1-{int(now.timestamp()):08x}-{secrets.token_hex(12)}",
+    }
+    for name, value in added_by_api_gateway.items():
+        if _header(multi, name) is None:
+            multi[name] = [value]
+    query: dict[str, list[str]] = {}
+    for key, value in parse_qsl(url.query, keep_blank_values=True):
+        query.setdefault(key, []).append(value)
+
+    event, _ = api_event(method, unquote(url.path), body=body, query=query, identity=CALLER_ARN)
+    event["headers"] = {name: values[-1] for name, values in multi.items()}
+    event["multiValueHeaders"] = multi
+    context = event["requestContext"]
+    context["requestId"] = context["extendedRequestId"] = request_id
+    context["requestTime"] = now.strftime("%d/%b/%Y:%H:%M:%S +0000")
+    context["requestTimeEpoch"] = int(now.timestamp() * 1000)
+    context["domainName"] = _header(multi, "Host") or HOST
+    context["identity"].update(sourceIp=source_ip, userAgent=_header(multi, "User-Agent"))
+    return event
+
+
+class _ReplyError(Exception):
+    """Answer now with the spec's error shape (the request never reached a function)."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+class ArcaServer(ThreadingHTTPServer):
+    """Binds its port on creation, so a busy port fails before any service is started."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int = 0, load: HandlerLoader = load_handler) -> None:
+        super().__init__((HOST, port), _RequestHandler)
+        self.load = load
+        self.locks = {function: threading.Lock() for function in FUNCTIONS}
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}"
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as API Gateway; every reply carries Content-Length
+    # Headers and body leave in two writes; with Nagle on, a keep-alive client waited ~40 ms for each
+    # reply (delayed ACK).
+    disable_nagle_algorithm = True
+    server_version = "arca-local"
+    server: ArcaServer
+
+    def do_GET(self) -> None:
+        started = time.perf_counter()
+        request_id = str(uuid.uuid4())
+        status = 500
+        try:
+            status = self._serve(request_id)
+        except _ReplyError as reply:
+            status = reply.status
+            self._send_error(reply, request_id)
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            log.info("%s %s %d %.0f ms", self.command, self.path, status, elapsed)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def _serve(self, request_id: str) -> int:
+        body = self._read_body()
+        path = unquote(urlsplit(self.path).path)
+        try:
+            route, _ = match(self.command, path)
+        except NoRouteError as error:
+            if error.allowed:
+                allow = ", ".join(sorted(set(error.allowed)))
+                raise _ReplyError(
+                    405, "MethodNotAllowed", f"{self.command} is not allowed on {path}", {"Allow": allow}
+                ) from None
+            raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
+        headers = list(self.headers.items())
+        event = request_event(
+            self.command, self.path, headers, body, source_ip=self.client_address[0], request_id=request_id
+        )
+        with self.server.locks[route.function]:
+            try:
+                response = self.server.load(route.function)(event, lambda_context(route.function))
+            except Exception:
+                # API Gateway's answer to a failed invocation; the traceback is the function's log.
+                log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
+                raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
+        return self._send_proxy_response(response, request_id, route.function)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return self._read_chunked()
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            raise _ReplyError(400, "ValidationError", "Content-Length is not a number") from None
+        if length > MAX_PAYLOAD_BYTES:
+            self.close_connection = True  # the unread body is still on the socket
+            raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            total += size
+            if total > MAX_PAYLOAD_BYTES:
+                self.close_connection = True
+                raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers
+            pass
+        return b"".join(chunks)
+
+    def _send_proxy_response(self, response: Any, request_id: str, function: str) -> int:
+        """Write a proxy response; `headers` and `multiValueHeaders` merge as in API Gateway."""
+        if not isinstance(response, dict) or not isinstance(response.get("statusCode"), int):
+            log.error("arca.handlers.%s returned a malformed proxy response: %r", function, response)
+            raise _ReplyError(502, "InternalError", "malformed Lambda proxy response")
+        multi = {name: [str(v) for v in values] for name, values in (response.get("multiValueHeaders") or {}).items()}
+        in_multi = {name.lower() for name in multi}
+        headers = [(name, value) for name, values in multi.items() for value in values]
+        headers += [(n, str(v)) for n, v in (response.get("headers") or {}).items() if n.lower() not in in_multi]
+        body = response.get("body") or ""
+        payload = base64.b64decode(body) if response.get("isBase64Encoded") else body.encode("utf-8")
+        self._write(response["statusCode"], headers, payload, request_id)
+        return int(response["statusCode"])
+
+    def _send_error(self, reply: _ReplyError, request_id: str) -> None:
+        body = {"error": {"code": reply.code, "message": reply.message, "request_id": request_id}}
+        headers = [("Content-Type", "application/json"), *reply.headers.items()]
+        self._write(reply.status, headers, json.dumps(body).encode(), request_id)
+
+    def _write(self, status: int, headers: list[tuple[str, str]], payload: bytes, request_id: str) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("x-amzn-RequestId", request_id)
+        if status >= 200 and status != 204:
+            self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and status != 204:
+            self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence http.server's access log; do_GET logs one line per request instead."""
+
+
+@contextlib.contextmanager
+def serving(server: ArcaServer) -> Iterator[ArcaServer]:
+    """Serve in a background thread until exit; then stop accepting, finish, and close the socket."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@contextlib.contextmanager
+def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[str]:
+    """The whole local stack (services, environment, HTTP server); yields the base URL."""
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(ArcaServer(port, load))
+        stack.callback(reset_lambda_state)
+        stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
+        stack.enter_context(serving(server))
+        yield server.url
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # one shutdown path for Ctrl-C and `kill`
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m local.server", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")), help="default: $PORT or 3000")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)  # our one line per request; botocore and friends stay at WARNING
+    # Set SIGINT too: a shell starts background jobs with SIGINT ignored, and Python keeps it ignored.
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    started = time.perf_counter()
+    try:
+        server = ArcaServer(args.port)
+    except OSError as error:
+        log.error(
+            "cannot listen on %s:%d: %s (choose another with --port or PORT)", HOST, args.port, error.strerror or error
+        )
+        return 1
+    try:
+        with server, contextlib.ExitStack() as stack:
+            stack.callback(reset_lambda_state)
+            services = stack.enter_context(running_services(warm_up=preload_handlers))
+            stack.enter_context(serving(server))
+            dynamodb_port = services.dynamodb_endpoint.rsplit(":", 1)[1]
+            s3_port = services.s3_endpoint.rsplit(":", 1)[1]
+            log.info("started in %.1f s", time.perf_counter() - started)
+            print(
+                f"Arca is running at {server.url} (DynamoDB Local on :{dynamodb_port}, S3 on :{s3_port}). "
+                "Ctrl-C stops.",
+                flush=True,
+            )
+            while True:
+                time.sleep(3600)
+    except KeyboardInterrupt:
+        log.info("stopped")
+        return 0
+    except ServiceStartError as error:
+        log.error("cannot start: %s", error)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Publishing over HTTP against the local server: the handlers on DynamoDB Local and moto's S3 server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import requests
+
+from tests.helpers import sha256
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import ArcaHttp
+
+BLOB_SIZES = [pytest.param(11_000, id="11KB"), pytest.param(3 * 1024 * 1024, id="3MB")]
+
+
+def test_health_answers_ok(arca: ArcaHttp) -> None:
+    # When
+    reply = arca.get("/health")
+    # Then
+    assert reply.status_code == 200
+    assert reply.json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize("size", BLOB_SIZES)
+def test_published_version_downloads_byte_identical(arca: ArcaHttp, unique: str, size: int) -> None:
+    # Given LATEST pointing at an uploaded blob (PUT latest checks the stored bytes against the sha256)
+    name = f"{unique}/app"
+    data = os.urandom(size)
+    latest = arca.set_latest(name, data, content_type="application/zip")
+    assert latest.status_code == 200, latest.text
+    assert latest.json()["sha256"] == sha256(data)
+    # When
+    published = arca.post(f"/artifacts/{name}/versions")
+    resolved = arca.get(f"/artifacts/{name}/resolve/1")
+    # Then
+    assert published.status_code == 201, published.text
+    assert published.json()["version"] == 1
+    assert resolved.status_code == 200, resolved.text
+    assert (resolved.json()["version"], resolved.json()["sha256"]) == (1, sha256(data))
+    download = requests.get(resolved.json()["download_url"], timeout=60)
+    assert download.status_code == 200
+    assert download.headers["Content-Type"] == "application/zip"
+    assert download.content == data
+
+
+def test_content_of_latest_redirects_to_its_bytes(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    name = f"{unique}/site"
+    data = b"<html>hello</html>"
+    assert arca.set_latest(name, data, content_type="text/html").status_code == 200
+    # When
+    redirect = arca.get(f"/artifacts/{name}/resolve/LATEST/content", allow_redirects=False)
+    # Then
+    assert redirect.status_code == 302, redirect.text
+    download = requests.get(redirect.headers["Location"], timeout=60)
+    assert download.content == data
+
+
+def test_upload_of_stored_blob_says_exists(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    name = f"{unique}/app"
+    data = b"already here"
+    arca.upload(name, data)
+    # When
+    reply = arca.post(f"/artifacts/{name}/uploads", json={"sha256": sha256(data), "size": len(data)})
+    # Then
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["exists"] is True
+
+
+def test_listing_with_delimiter_folds_nested_names_into_prefixes(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    for name in (f"{unique}/team/app/server", f"{unique}/team/app/client", f"{unique}/team/web", f"{unique}/solo"):
+        assert arca.set_latest(name, name.encode()).status_code == 200
+        assert arca.post(f"/artifacts/{name}/versions").status_code == 201
+    # When
+    top = arca.get("/artifacts", params={"prefix": f"{unique}/", "delimiter": "/"})
+    team = arca.get("/artifacts", params={"prefix": f"{unique}/team/", "delimiter": "/"})
+    # Then
+    assert top.status_code == 200, top.text
+    assert [a["name"] for a in top.json()["artifacts"]] == [f"{unique}/solo"]
+    assert top.json()["prefixes"] == [f"{unique}/team/"]
+    assert [a["name"] for a in team.json()["artifacts"]] == [f"{unique}/team/web"]
+    assert team.json()["prefixes"] == [f"{unique}/team/app/"]
+
+
+def test_unknown_path_is_404_in_the_error_shape(arca: ArcaHttp) -> None:
+    # When
+    reply = arca.get("/no/such/thing")
+    # Then
+    assert reply.status_code == 404
+    error = reply.json()["error"]
+    assert error["code"] == "NotFoundError"
+    assert error["request_id"] == reply.headers["x-amzn-RequestId"]
+
+
+def test_wrong_method_is_405_naming_the_allowed_ones(arca: ArcaHttp, unique: str) -> None:
+    # When
+    reply = arca.request("PATCH", f"/artifacts/{unique}/app/versions")
+    # Then
+    assert reply.status_code == 405
+    assert set(reply.headers["Allow"].split(", ")) == {"GET", "POST"}
+    assert reply.json()["error"]["code"] == "MethodNotAllowed"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param(b'{"sha256": ', "body", id="not-json"),
+        pytest.param(b'{"sha256": "not-hex", "size": 1}', "sha256", id="bad-sha256"),
+        pytest.param(b'{"sha256": "' + b"a" * 64 + b'", "size": "1"}', "size", id="size-as-text"),
+    ],
+)
+def test_bad_body_is_400_naming_the_field(arca: ArcaHttp, unique: str, body: bytes, field: str) -> None:
+    # When
+    reply = arca.post(f"/artifacts/{unique}/app/uploads", data=body, headers={"Content-Type": "application/json"})
+    # Then
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "ValidationError"
+    assert error["field"] == field
+    assert field in error["message"]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_presigned_upload_works_with_curl(arca: ArcaHttp, unique: str, tmp_path: Path) -> None:
+    # Given the upload instructions for a 1 MB file
+    name = f"{unique}/app"
+    data = os.urandom(1024 * 1024)
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(data)
+    reply = arca.post(f"/artifacts/{name}/uploads", json={"sha256": sha256(data), "size": len(data)})
+    assert reply.status_code == 201, reply.text
+    upload = reply.json()["upload"]
+    # When the file is sent the way the README tells users to
+    headers = [arg for key, value in upload["headers"].items() for arg in ("-H", f"{key}: {value}")]
+    curl = subprocess.run(
+        ["curl", "-sS", "--fail-with-body", "-X", "PUT", "--data-binary", f"@{blob}", *headers, upload["url"]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # Then S3 holds every byte: PUT latest hashes the stored blob against the declared sha256
+    assert curl.returncode == 0, curl.stdout + curl.stderr
+    latest = arca.put(f"/artifacts/{name}/latest", json={"sha256": sha256(data), "size": len(data)})
+    assert latest.status_code == 200, latest.text
