@@ -264,28 +264,14 @@ class AliasService:
         if spec is not None:
             writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
         new, before = _numbers(item), _numbers(old)
-        for number in sorted(new - before):
-            writes.append(
-                Write(
-                    f"v{number}",
-                    "Update",
-                    keys.version_key(name, number),
-                    update="ADD pinned_by :me",
-                    condition="attribute_exists(pk) AND deleted = :no",
-                    values={":me": {alias}, ":no": False},
-                )
-            )
-        for number in sorted(before - new):
-            writes.append(
-                Write(
-                    f"v{number}",
-                    "Update",
-                    keys.version_key(name, number),
-                    update="DELETE pinned_by :me",
-                    condition="attribute_exists(pk)",
-                    values={":me": {alias}},
-                )
-            )
+        # Net deltas: pin what is new (only on a live version), release what is left, leave what is kept.
+        pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new - before)]
+        pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - new)]
+        for number, verb, condition in pins:
+            values: dict[str, Any] = {":me": {alias}, **({":no": False} if verb == "ADD" else {})}
+            update = f"{verb} pinned_by :me"
+            key = keys.version_key(name, number)
+            writes.append(Write(f"v{number}", "Update", key, update=update, condition=condition, values=values))
         try:
             self.table.transact(writes)
         except TransactionCancelled as cancelled:

@@ -134,6 +134,7 @@ class Function:
         try:
             route, params = match(event.get("httpMethod", ""), event.get("path", ""))
         except NoRouteError as missing:
+            count_request("no_route")
             return _no_route(event, missing)
         return self.app.resolve({**event, "path": canonical_path(route, params)}, context)
 
@@ -141,6 +142,7 @@ class Function:
         """Direct invocation: the same operation and validation; errors propagate with their code."""
         operation = event["operation"]
         route = self.routes.get(operation)
+        count_request(operation if route is not None else "invalid_operation")
         if route is None:
             raise ValidationError(
                 f"operation must be one of {sorted(self.routes)} for function {self.name}", field="operation"
@@ -153,7 +155,6 @@ class Function:
         rest = {k: v for k, v in event.items() if k != "operation" and k not in params}
         headers = {DIRECT_HEADERS[k]: str(rest.pop(k)) for k in list(rest) if k in DIRECT_HEADERS}
         request = Request(params, rest, rest, headers, event.get("identity"), request_id, direct=True)
-        count_request(operation)
         return self.operations[operation](request).body or {}
 
     def _endpoint(self, route: Route) -> Callable[..., Response[Any]]:
