@@ -191,11 +191,12 @@ class AliasService:
             if record.get("deleted"):
                 raise ConflictError(f"revision {to_revision} is the alias's deletion", field="to_revision")
             return record
-        start = keys.history_key(name, alias, current)
+        # Only revisions before the current one, newest first, a few at a time: usually the first page holds it.
+        below = (keys.history_key(name, alias, 0)["sk"], keys.history_key(name, alias, current - 1)["sk"])
         for record in self.table.query_all(
-            keys.history_pk(name), sk_prefix=keys.history_prefix(alias), forward=False, consistent=True
+            keys.history_pk(name), sk_between=below, forward=False, consistent=True, limit=5
         ):
-            if record["sk"] < start["sk"] and not record.get("deleted"):
+            if not record.get("deleted"):
                 return record
         raise ConflictError(f"alias {alias!r} has no earlier revision to roll back to")
 
@@ -301,7 +302,8 @@ class AliasService:
         version = record["version"] if route == PRIMARY else record["secondary_version"]
         content: Item = record.get(route) or {}
         if version == LATEST:
-            content = {f: self.registry._live_latest(name)[f] for f in TARGET_FIELDS}
+            latest = self.registry._live_latest(name)
+            content = {f: latest[f] for f in TARGET_FIELDS}
         return self._resolved(name, ref, version, content, route, record["revision"])
 
     def _resolve_version(self, name: str, ref: str) -> dict[str, Any]:

@@ -33,6 +33,8 @@ from arca.domain.names import validate_name
 from arca.domain.versions import LATEST, MAX_VERSION
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata")
+# Versions pruned per transaction: with LATEST's update, TransactWriteItems' limit of 100 items.
+PRUNE_BATCH = 99
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
 LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
@@ -111,12 +113,18 @@ class Registry:
     def _set_latest(self, name: str, content: Content) -> dict[str, Any]:
         for attempt in self._attempts():
             latest = self._latest(name)
+            writes = self._latest_writes(name, latest, content, publish_as=None)
             try:
-                self.table.transact(self._latest_writes(name, latest, content, publish_as=None))
+                self.table.transact(writes)
             except TransactionCancelled as lost:
                 self._raise_unless_race(lost, attempt)
                 continue
-            return version_view(self.table.get(keys.latest_key(name)) or {})
+            written = writes[0].item or {
+                **(latest or {}),
+                **content.model_dump(),
+                "updated_at": writes[0].values[":now"],
+            }
+            return version_view({**written, **keys.latest_key(name)})
         raise AssertionError("unreachable")
 
     # ---- publish ------------------------------------------------------------------------------
@@ -355,30 +363,11 @@ class Registry:
 
     def _set_deleted(self, name: str, version: int, *, deleted: bool) -> dict[str, Any]:
         validate_name(name)
-        key = keys.version_key(name, version)
-        now = now_iso(self.clock)
-        condition = "attribute_exists(pk) AND deleted = :was"
-        update = "SET deleted = :now_deleted REMOVE deleted_at"
-        values: dict[str, Any] = {":was": not deleted, ":now_deleted": deleted}
-        if deleted:
-            condition += " AND attribute_not_exists(pinned_by)"
-            update = "SET deleted = :now_deleted, deleted_at = :at"
-            values[":at"] = now
-        writes = [
-            Write("version", "Update", key, update=update, condition=condition, values=values),
-            Write(
-                "latest",
-                "Update",
-                keys.latest_key(name),
-                update="ADD deleted_count :delta SET updated_at = :at2",
-                condition=LIVE_LATEST,
-                values={":delta": 1 if deleted else -1, ":at2": now},
-            ),
-        ]
+        writes = self._deletion_writes(name, [version], deleted=deleted)
         try:
             self.table.transact(writes)
         except TransactionCancelled as cancelled:
-            failed = cancelled.failed("version")
+            failed = cancelled.failed(f"v{version}")
             if failed is not None:
                 if failed.item is None:
                     raise NotFoundError(f"artifact {name!r} has no version {version}") from None
@@ -409,21 +398,65 @@ class Registry:
         cutoff = None if older_than_days is None else now_iso(lambda: self.clock() - timedelta(days=older_than_days))
         deleted: list[int] = []
         skipped: list[dict[str, Any]] = []
+        doomed: list[int] = []
         for item in live[keep_last:]:
             if cutoff is not None and item["created_at"] >= cutoff:
                 continue
-            number = int(item["sk"])
             if item.get("pinned_by"):
-                skipped.append({"version": number, "aliases": sorted(item["pinned_by"])})
+                skipped.append({"version": int(item["sk"]), "aliases": sorted(item["pinned_by"])})
+            else:
+                doomed.append(int(item["sk"]))
+        if dry_run:
+            return {"name": name, "dry_run": True, "deleted": doomed, "skipped": skipped}
+        # One transaction per PRUNE_BATCH versions (100 items at most, with LATEST's count). If one of them was
+        # pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one.
+        for start in range(0, len(doomed), PRUNE_BATCH):
+            batch = doomed[start : start + PRUNE_BATCH]
+            try:
+                self.table.transact(self._deletion_writes(name, batch))
+                deleted.extend(batch)
                 continue
-            if not dry_run:
+            except TransactionCancelled:
+                pass
+            for number in batch:
                 try:
                     self.delete_version(name, number)
                 except VersionPinnedError as pinned:
                     skipped.append({"version": number, "aliases": pinned.details["aliases"]})
                     continue
-            deleted.append(number)
-        return {"name": name, "dry_run": dry_run, "deleted": deleted, "skipped": skipped}
+                deleted.append(number)
+        return {"name": name, "dry_run": False, "deleted": deleted, "skipped": skipped}
+
+    def _deletion_writes(self, name: str, numbers: list[int], *, deleted: bool = True) -> list[Write]:
+        """Soft-delete (or restore) versions and count them on LATEST, in one transaction.
+
+        Items are named `v<n>`. A delete holds only for a live version no alias pins; a restore only for
+        a deleted one, so that a repeat fails its condition and the caller can answer idempotently.
+        """
+        now = now_iso(self.clock)
+        if deleted:
+            update = "SET deleted = :yes, deleted_at = :at"
+            condition = "attribute_exists(pk) AND deleted = :no AND attribute_not_exists(pinned_by)"
+        else:
+            update = "SET deleted = :no REMOVE deleted_at"
+            condition = "attribute_exists(pk) AND deleted = :yes"
+        values = {":yes": True, ":no": False, **({":at": now} if deleted else {})}
+        writes = [
+            Write(f"v{n}", "Update", keys.version_key(name, n), update=update, condition=condition, values=values)
+            for n in numbers
+        ]
+        count = len(numbers) if deleted else -len(numbers)
+        writes.append(
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update="ADD deleted_count :n SET updated_at = :now",
+                condition=LIVE_LATEST,
+                values={":n": count, ":now": now},
+            )
+        )
+        return writes
 
     # ---- purge --------------------------------------------------------------------------------
 

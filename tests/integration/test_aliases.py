@@ -266,3 +266,52 @@ def test_purge_with_force_removes_aliases_too(app: HandlerApi) -> None:
     assert app.call("GET", "/artifacts/team/app/aliases/prod").status == 404
     assert app.publish("team/app", b"again").body["version"] == 4
     assert app.call("GET", "/artifacts/team/app/aliases").body == {"aliases": []}
+
+
+def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: HandlerApi) -> None:
+    # Given versions 1..3, and prune's plan made before an alias pins version 1
+    from arca import wiring
+
+    registry = wiring.registry()
+    planned = registry._deletion_writes("team/app", [1, 2])
+    put_alias(app, "prod", version=1)
+    # When the planned batch is tried, and prune runs for real
+    from arca.adapters.dynamo import TransactionCancelled
+
+    with pytest.raises(TransactionCancelled):
+        registry.table.transact(planned)
+    pruned = app.call("POST", "/artifacts/team/app/prune", {"keep_last": 1})
+    # Then nothing of the cancelled batch was written, and the real prune skipped the pinned version
+    assert pruned.body["deleted"] == [2]
+    assert pruned.body["skipped"] == [{"version": 1, "aliases": ["prod"]}]
+    assert app.call("GET", "/artifacts/team/app").body["counts"]["deleted_versions"] == 1
+
+
+def test_prune_falls_back_to_one_by_one_when_an_alias_pins_a_version_mid_prune(
+    app: HandlerApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an alias write that lands between prune's plan and its batch
+    from arca import wiring
+
+    table = wiring.registry().table
+    original = table.transact
+    raced: list[bool] = []
+
+    def transact(writes: list[object], **kwargs: object) -> None:
+        if not raced and len(writes) > 2:
+            raced.append(True)
+            assert put_alias(app, "prod", version=1).status == 201  # type: ignore[attr-defined]
+        original(writes, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table, "transact", transact)
+    # When
+    pruned = app.call("POST", "/artifacts/team/app/prune", {"keep_last": 1})
+    # Then the batch was cancelled whole, and the fallback deleted what it could and reported the pin
+    assert raced
+    assert pruned.body["deleted"] == [2]
+    assert pruned.body["skipped"] == [{"version": 1, "aliases": ["prod"]}]
+    assert app.call("GET", "/artifacts/team/app").body["counts"] == {
+        "versions": 2,
+        "deleted_versions": 1,
+        "aliases": 1,
+    }

@@ -1,0 +1,483 @@
+"""What is measured: the groups of rows, the state each starts from, and the derived tables.
+
+Each row is one `Case(label, arca_step, versioned_step_or_None, ...)`; a step takes the iteration index.
+Each group is built by a function of (World, Config) that first creates the state its rows need, in a
+world of its own (fresh moto tables and buckets: under moto a transaction's cost grows with the table,
+so one group's data must not slow the next). Rows of a group run in order; a row that needs LATEST
+changed, a version restored, or versions to prune says so in its setup, which runs untimed and uncounted
+before each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.harness import BenchFailure, Case, Group, Pair, publish_check
+from bench.world import KIB, MIB, Blob, World, blob, blob_key
+
+# Arca's artifacts (one to eight segments) and the library's (flat: it keeps names as S3 "folders").
+A_APP, V_APP = "bench/app", "bench-app"
+A_BIG, V_BIG = "bench/big", "bench-big"
+A_PUT, V_PUT = "bench/put", "bench-put"
+A_LIST, V_LIST = "bench/list", "bench-list"
+A_DELETE, V_DELETE = "bench/delete", "bench-delete"
+A_PRUNE, V_PRUNE = "bench/pruned", "bench-pruned"
+A_ALIAS, V_ALIAS = "bench/aliased", "bench-aliased"
+A_UPLOADS = "bench/incoming"
+A_TREE = ("bench/tree/a", "bench/tree/b/c", "bench/tree/b/d", "bench/zeta")
+ALIAS_GROUP = "Aliases and resolve"
+
+Step = Callable[[int], Any]
+
+
+@dataclass(frozen=True)
+class Config:
+    iterations: int = 30  # measured calls per row (after `warmup` unmeasured ones)
+    big_iterations: int = 15  # rows at `big_size`, and the rows measured in turn with them
+    big_put_iterations: int = 2  # rows that upload `big_size` bytes (moto takes seconds per upload)
+    write_iterations: int = 10  # rows whose every call needs several writes first (prune)
+    small_size: int = KIB
+    big_size: int = 64 * MIB
+    list_versions: int = 120  # versions of the artifact listed page by page
+    page: int = 100
+    prune_batch: int = 5  # versions each prune call deletes
+    max_publish_ratio: float | None = 2.0  # fail when publish at big_size is slower than this times small_size
+    warmup: int | None = None  # unmeasured calls before each row; None: the row's own (1)
+    isolate_groups: bool = True  # a fresh moto world per group; the smoke test shares one to stay fast
+
+    @property
+    def small_label(self) -> str:
+        return size_label(self.small_size)
+
+    @property
+    def big_label(self) -> str:
+        return size_label(self.big_size)
+
+
+def size_label(size: int) -> str:
+    if size >= MIB and size % MIB == 0:
+        return f"{size // MIB} MiB"
+    if size >= KIB and size % KIB == 0:
+        return f"{size // KIB} KiB"
+    return f"{size} B"
+
+
+# Content tags (bench.world.blob): each row draws its fresh blobs from its own range.
+T_PAIR = (0, 1)  # the two blobs LATEST alternates between, so that a publish is never deduplicated
+T_NEW_UPLOAD = 10_000
+T_PUT_SMALL = 20_000
+T_PUT_BIG = 30_000
+MOTO_HASH = "under moto S3 keeps no checksum, so the blob is read back and hashed (on AWS: HeadObject only)"
+
+
+def pair(size: int) -> tuple[Blob, Blob]:
+    return blob(size, T_PAIR[0]), blob(size, T_PAIR[1])
+
+
+def bare_transaction_case(w: World) -> Case:
+    return Case(
+        "bare TransactWriteItems, 2 Puts (Arca's client, no handler): moto's floor",
+        w.arca.bare_transaction,
+        key="bare_transaction",
+    )
+
+
+def bare_get_item_case(w: World, name: str) -> Case:
+    return Case("bare GetItem (Arca's client, no handler)", lambda i: w.arca.bare_get_item(name), key="bare_get_item")
+
+
+# ---- groups ---------------------------------------------------------------------------------------
+
+
+def uploads_group(w: World, cfg: Config) -> Group:
+    a, v = w.arca, w.versioned
+    small, big = pair(cfg.small_size), pair(cfg.big_size)
+    s, b = cfg.small_label, cfg.big_label
+    a.ensure_uploaded(A_UPLOADS, small[0])
+    a.create(A_APP, small[0])
+    a.ensure_uploaded(A_APP, small[1])
+    for item in big:
+        a.ensure_uploaded(A_BIG, item)
+    a.create(A_BIG, big[0])
+
+    def new_upload(i: int) -> Any:
+        fresh = blob(cfg.small_size, T_NEW_UPLOAD + i)
+        return a.call("POST", f"/artifacts/{A_UPLOADS}/uploads", _ref(fresh), expect=201)
+
+    def arca_put_artifact(item: Blob) -> Any:
+        a.upload(A_PUT, item)
+        return a.put_latest(A_PUT, item)
+
+    return Group(
+        "Uploads and LATEST",
+        [
+            Case("create upload (new blob)", new_upload),
+            Case(
+                "create upload (blob already stored)",
+                lambda i: a.call("POST", f"/artifacts/{A_UPLOADS}/uploads", _ref(small[0])),
+            ),
+            Case(f"PUT latest ({s})", lambda i: a.put_latest(A_APP, a.other(A_APP, small)), key="put_latest.small"),
+            Case(
+                f"PUT latest ({b})",
+                lambda i: a.put_latest(A_BIG, a.other(A_BIG, big)),
+                n=cfg.big_iterations,
+                warmup=0,
+                key="put_latest.big",
+            ),
+            Case(
+                f"put artifact, new content ({s}): Arca upload + PUT latest | versioned put_artifact",
+                lambda i: arca_put_artifact(blob(cfg.small_size, T_PUT_SMALL + i)),
+                lambda i: v.put(V_PUT, blob(cfg.small_size, T_PUT_SMALL + i)),
+                arca_setup=lambda i: _make(cfg.small_size, T_PUT_SMALL + i),
+                key="put.small",
+                note="Arca's client PUTs the bytes to a presigned URL (counted, though botocore does not see it)",
+            ),
+            Case(
+                "put artifact, unchanged content",
+                lambda i: arca_put_artifact(small[0]),
+                lambda i: v.put(V_PUT, small[0]),
+                arca_setup=lambda i: a.ensure_uploaded(A_PUT, small[0]),
+                versioned_setup=lambda i: v.ensure_latest(V_PUT, small[0]),
+            ),
+            Case(
+                f"put artifact, new content ({b})",
+                lambda i: arca_put_artifact(blob(cfg.big_size, T_PUT_BIG + i)),
+                lambda i: v.put(V_PUT, blob(cfg.big_size, T_PUT_BIG + i)),
+                arca_setup=lambda i: _make(cfg.big_size, T_PUT_BIG + i),
+                versioned_setup=lambda i: _make(cfg.big_size, T_PUT_BIG + i),
+                n=cfg.big_put_iterations,
+                warmup=0,
+                key="put.big",
+            ),
+        ],
+        note=f"PUT latest: {MOTO_HASH}.",
+    )
+
+
+def publish_group(w: World, cfg: Config) -> Group:
+    a, v = w.arca, w.versioned
+    small, big = pair(cfg.small_size), pair(cfg.big_size)
+    s, b = cfg.small_label, cfg.big_label
+    a.ensure_uploaded(A_APP, small[1])
+    a.create(A_APP, small[0], versions=1)
+    for item in big:
+        a.ensure_uploaded(A_BIG, item)
+    a.create(A_BIG, big[0], versions=1)
+    v.create(V_APP, small[0], versions=1)
+
+    def arca_publish_with_body(name: str, pair_: tuple[Blob, Blob]) -> Step:
+        return lambda i: a.publish(name, a.unpublished(name, pair_))
+
+    def versioned_put_and_publish(i: int) -> Any:
+        v.put(V_APP, small[1] if v.latest.get(V_APP) == small[0].sha256 else small[0])
+        return v.publish(V_APP)
+
+    def ensure_deduplicable(i: int) -> None:
+        if a.newest.get(A_APP) != a.latest.get(A_APP):
+            a.publish(A_APP)
+
+    return Group(
+        "Publish",
+        [
+            bare_transaction_case(w),
+            Pair(
+                Case(
+                    f"publish snapshot, empty body ({s} LATEST) | versioned publish_artifact_version",
+                    lambda i: a.publish(A_APP),
+                    lambda i: v.publish(V_APP),
+                    arca_setup=lambda i: a.put_latest(A_APP, a.unpublished(A_APP, small)),
+                    check=publish_check,
+                    key="publish.small",
+                ),
+                Case(
+                    f"publish snapshot, empty body ({b} LATEST)",
+                    lambda i: a.publish(A_BIG),
+                    lambda i: v.publish(V_BIG),
+                    arca_setup=lambda i: a.put_latest(A_BIG, a.unpublished(A_BIG, big)),
+                    versioned_setup=lambda i: v.ensure_latest(V_BIG, big[0]),
+                    check=publish_check,
+                    key="publish.big",
+                ),
+                n=cfg.big_iterations,
+            ),
+            Pair(
+                Case(
+                    f"one-step publish with body ({s}) | versioned put_artifact + publish",
+                    arca_publish_with_body(A_APP, small),
+                    versioned_put_and_publish,
+                    check=publish_check,
+                    key="publish_body.small",
+                ),
+                Case(
+                    f"one-step publish with body ({b})",
+                    arca_publish_with_body(A_BIG, big),
+                    check=publish_check,
+                    key="publish_body.big",
+                ),
+                n=cfg.big_iterations,
+            ),
+            Case(
+                "publish deduplicated (empty body, LATEST unchanged)",
+                lambda i: a.publish(A_APP, expect=200),
+                arca_setup=ensure_deduplicable,
+            ),
+            Case(
+                "publish deduplicated (same body as newest)",
+                lambda i: a.publish(A_APP, a.current(A_APP, small), expect=200),
+                arca_setup=ensure_deduplicable,
+            ),
+        ],
+        note="each publish row at two sizes is measured in turn with the other, call by call (same table, same "
+        "noise). versioned copies LATEST's bytes to a new S3 object on every publish (CopyObject) and has no "
+        "deduplication; its one-step equivalent is put_artifact followed by publish_artifact_version. "
+        f"One-step publish: {MOTO_HASH}.",
+    )
+
+
+def reads_group(w: World, cfg: Config) -> Group:
+    a, v = w.arca, w.versioned
+    small = pair(cfg.small_size)
+    a.create(A_APP, small[0], versions=1)
+    a.create(A_LIST, small[0], versions=cfg.list_versions)
+    for name in A_TREE:
+        a.create(name, small[0])
+    v.create(V_APP, small[0], versions=1)
+    v.create(V_LIST, small[0], versions=cfg.list_versions)
+    for name in ("bench-tree-a", "bench-zeta"):
+        v.create(name, small[0])
+
+    def page_of_versions(i: int) -> Any:
+        body = a.call("GET", f"/artifacts/{A_LIST}/versions", query={"limit": str(cfg.page)})
+        if len(body["versions"]) != min(cfg.page, cfg.list_versions):
+            raise BenchFailure(f"Arca list versions returned {len(body['versions'])} versions, expected {cfg.page}")
+        return body
+
+    return Group(
+        "Reads",
+        [
+            bare_get_item_case(w, A_APP),
+            Case("bare HeadObject (Arca's client, no handler)", lambda i: a.bare_head_object(A_APP, small[0])),
+            Case(
+                "get version (number)",
+                lambda i: a.call("GET", f"/artifacts/{A_APP}/versions/1"),
+                lambda i: v.repo.get_artifact_version(V_APP, 1),
+                key="get_version",
+            ),
+            Case(
+                "get version (LATEST)",
+                lambda i: a.call("GET", f"/artifacts/{A_APP}/versions/LATEST"),
+                lambda i: v.repo.get_artifact_version(V_APP),
+            ),
+            Case("artifact summary", lambda i: a.call("GET", f"/artifacts/{A_APP}")),
+            Case(
+                f"list versions, page of {cfg.page} of {cfg.list_versions} | versioned: all, unpaged",
+                page_of_versions,
+                lambda i: v.repo.list_artifact_versions(V_LIST),
+            ),
+            Case(
+                "list artifacts with delimiter | versioned list_artifact_names",
+                lambda i: a.call("GET", "/artifacts", query={"prefix": "bench/", "delimiter": "/"}),
+                lambda i: v.repo.list_artifact_names(),
+            ),
+        ],
+    )
+
+
+def deletes_group(w: World, cfg: Config) -> Group:
+    a, v = w.arca, w.versioned
+    small = pair(cfg.small_size)
+    a.create(A_DELETE, small[0], versions=2)
+    a.create(A_PRUNE, small[0], versions=cfg.prune_batch)
+    v.create(V_DELETE, small[0], versions=2)
+    v.create(V_PRUNE, small[0], versions=cfg.prune_batch)
+
+    def arca_prune(i: int) -> Any:
+        reply = a.call("POST", f"/artifacts/{A_PRUNE}/prune", {"keep_last": cfg.prune_batch})
+        if len(reply["deleted"]) != cfg.prune_batch:
+            raise BenchFailure(f"Arca prune deleted {reply['deleted']}, expected {cfg.prune_batch} versions")
+        return reply
+
+    def versioned_prune(i: int) -> Any:
+        _, deleted = v.repo.purge_artifact_versions(V_PRUNE, keep_last_n=cfg.prune_batch, purge_older_than_secs=0)
+        if len(deleted) != cfg.prune_batch:
+            raise BenchFailure(f"versioned purge_artifact_versions deleted {len(deleted)}, expected {cfg.prune_batch}")
+        return deleted
+
+    def publish_batch(side_publish: Callable[[], Any]) -> Step:
+        return lambda i: [side_publish() for _ in range(cfg.prune_batch)]
+
+    return Group(
+        "Delete, restore, prune",
+        [
+            bare_transaction_case(w),
+            Case(
+                "delete version",
+                lambda i: a.set_deleted(A_DELETE, 1, True),
+                lambda i: v.repo.delete_artifact_version(V_DELETE, 1),
+                arca_setup=lambda i: a.set_deleted(A_DELETE, 1, False) if (A_DELETE, 1) in a.deleted else None,
+            ),
+            Case(
+                "restore version",
+                lambda i: a.set_deleted(A_DELETE, 1, False),
+                arca_setup=lambda i: a.set_deleted(A_DELETE, 1, True) if (A_DELETE, 1) not in a.deleted else None,
+            ),
+            Case(
+                f"prune: keep {cfg.prune_batch}, delete {cfg.prune_batch} | versioned purge_artifact_versions",
+                arca_prune,
+                versioned_prune,
+                arca_setup=publish_batch(lambda: a.publish(A_PRUNE, force=True)),
+                versioned_setup=publish_batch(lambda: v.publish(V_PRUNE)),
+                n=cfg.write_iterations,
+            ),
+        ],
+        note="versioned has no restore; its delete is one unconditional UpdateItem.",
+    )
+
+
+ALIASES: dict[str, dict[str, Any]] = {
+    "prod": {"version": 1},
+    "canary": {"version": 1, "secondary_version": 2, "secondary_version_weight": 10},
+    "edge": {"version": "LATEST"},
+}
+
+
+def alias_group(w: World, cfg: Config) -> Group | None:
+    """Aliases and resolve on an artifact of three versions: `prod` (single), `canary` (1 + 2 at 10%), `edge`
+    (LATEST). Each versioned row is the library's nearest equivalent (it has no history, rollback or keyed
+    routing; its "resolve" is get_alias + random_artifact, or get_artifact_version for a number).
+    None (no group) while the alias routes answer 501."""
+    a, v = w.arca, w.versioned
+    small = pair(cfg.small_size)
+    a.create(A_ALIAS, small[0], versions=3)
+    if a.api.call("GET", f"/artifacts/{A_ALIAS}/aliases/prod").status == 501:
+        return None
+    v.create(V_ALIAS, small[0], versions=3)
+    aliases = f"/artifacts/{A_ALIAS}/aliases"
+    resolve = f"/artifacts/{A_ALIAS}/resolve"
+    for alias, spec in ALIASES.items():
+        a.call("PUT", f"{aliases}/{alias}", spec, expect=201)
+        v.repo.put_alias(V_ALIAS, alias, **{k: None if x == "LATEST" else x for k, x in spec.items()})
+    before_moves = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def canary(i: int) -> dict[str, Any]:
+        return {**ALIASES["canary"], "secondary_version_weight": 10 + 10 * (i % 2)}
+
+    return Group(
+        ALIAS_GROUP,
+        [
+            bare_get_item_case(w, A_ALIAS),
+            bare_transaction_case(w),
+            Case(
+                "alias set, single (moves between versions 1 and 2)",
+                lambda i: a.call("PUT", f"{aliases}/prod", {"version": 2 - i % 2}),
+                lambda i: v.repo.put_alias(V_ALIAS, "prod", version=2 - i % 2),
+            ),
+            Case(
+                "alias set, canary (1 + 2, weight 10 or 20)",
+                lambda i: a.call("PUT", f"{aliases}/canary", canary(i)),
+                lambda i: v.repo.put_alias(V_ALIAS, "canary", **canary(i)),
+            ),
+            Case(
+                "get alias",
+                lambda i: a.call("GET", f"{aliases}/prod"),
+                lambda i: v.repo.get_alias(V_ALIAS, "prod"),
+            ),
+            Case(
+                "list aliases (3)",
+                lambda i: a.call("GET", aliases),
+                lambda i: v.repo.list_aliases(V_ALIAS),
+            ),
+            Case(
+                "resolve alias, canary, no routing key | versioned get_alias + random_artifact",
+                lambda i: a.call("GET", f"{resolve}/canary"),
+                lambda i: v.repo.get_alias(V_ALIAS, "canary").random_artifact(),
+                key="resolve.alias",
+            ),
+            Case(
+                "resolve alias, canary, with routing key",
+                lambda i: a.call("GET", f"{resolve}/canary", query={"routing_key": f"user-{i}"}),
+                key="resolve.alias.key",
+            ),
+            Case(
+                "resolve alias pointing at LATEST | versioned get_alias + random_artifact",
+                lambda i: a.call("GET", f"{resolve}/edge"),
+                lambda i: v.repo.get_alias(V_ALIAS, "edge").random_artifact(),
+                key="resolve.alias.latest",
+            ),
+            Case(
+                "resolve version number | versioned get_artifact_version",
+                lambda i: a.call("GET", f"{resolve}/2"),
+                lambda i: v.repo.get_artifact_version(V_ALIAS, 2),
+                key="resolve.number",
+            ),
+            Case(
+                "resolve LATEST | versioned get_artifact_version",
+                lambda i: a.call("GET", f"{resolve}/LATEST"),
+                lambda i: v.repo.get_artifact_version(V_ALIAS),
+                key="resolve.latest",
+            ),
+            Case(
+                "presign a download URL (Arca's S3 client, no call)",
+                lambda i: a.registry.blobs.presign_download(
+                    blob_key(A_ALIAS, small[0].sha256), content_type="application/octet-stream", filename="x"
+                ),
+            ),
+            Case(
+                "resolve content (302 to the download URL)",
+                lambda i: a.call("GET", f"{resolve}/prod/content", expect=302),
+            ),
+            Case(
+                "resolve alias as it stood before the moves (at=)",
+                lambda i: a.call("GET", f"{resolve}/prod", query={"at": before_moves}),
+                note="reads the alias's history newest first back to that moment: grows with the revisions since",
+            ),
+            Case("alias history, first page (up to 100 revisions)", lambda i: a.call("GET", f"{aliases}/prod/history")),
+            Case(
+                "rollback (to the revision before the current one)",
+                lambda i: a.call("POST", f"{aliases}/prod/rollback", {}),
+            ),
+        ],
+        note="versioned has no alias history, rollback, time travel or keyed routing; its alias and version "
+        "reads return an s3:// URI, Arca's resolve a presigned download URL (signed locally, no call).",
+    )
+
+
+# The groups in order; each runs in a fresh world. A builder returning None is reported as not measured.
+GROUPS: tuple[Callable[[World, Config], Group | None], ...] = (
+    uploads_group,
+    publish_group,
+    reads_group,
+    deletes_group,
+    alias_group,
+)
+
+
+def _make(size: int, tag: int) -> None:
+    """Build (and hash) a blob before the timed call: content creation is not what is measured."""
+    blob(size, tag)
+
+
+def _ref(item: Blob) -> dict[str, Any]:
+    return {"sha256": item.sha256, "size": item.size}
+
+
+# Derived tables: (label, case key at the small size, case key at the big size), for both sides.
+SIZES = (
+    ("publish snapshot | versioned publish_artifact_version", "publish.small", "publish.big"),
+    ("one-step publish with body", "publish_body.small", "publish_body.big"),
+    ("PUT latest (moto: blob read back and hashed)", "put_latest.small", "put_latest.big"),
+    ("put artifact, new content", "put.small", "put.big"),
+)
+# (label, case key, baseline case key), within one group, both without setup: Arca's handler time over one
+# bare call of the same client, measured interleaved (bench.__main__._overhead).
+RATIOS = (
+    ("get version (resolve function) / bare GetItem", "get_version", "bare_get_item"),
+    ("resolve alias, no routing key / bare GetItem", "resolve.alias", "bare_get_item"),
+    ("resolve alias, with routing key / bare GetItem", "resolve.alias.key", "bare_get_item"),
+    ("resolve version number / bare GetItem", "resolve.number", "bare_get_item"),
+    ("resolve LATEST / bare GetItem", "resolve.latest", "bare_get_item"),
+    ("resolve alias pointing at LATEST / bare GetItem", "resolve.alias.latest", "bare_get_item"),
+)

@@ -1,0 +1,53 @@
+"""`make bench` cannot rot: the whole harness, every group and table, at one call per row and tiny sizes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bench.__main__ import run
+from bench.cases import Config
+from bench.harness import publish_check
+from bench.world import KIB
+
+TINY = Config(
+    iterations=1,
+    big_iterations=1,
+    big_put_iterations=1,
+    write_iterations=1,
+    big_size=64 * KIB,
+    list_versions=3,
+    page=2,
+    prune_batch=2,
+    max_publish_ratio=None,  # one call per size says nothing about a ratio
+    warmup=0,
+    isolate_groups=False,  # one moto world for all groups: each new one costs about a second of client setup
+)
+
+
+def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
+    # When
+    outcome = run(TINY, progress=lambda line: None)
+    # Then
+    assert outcome.failures == [], outcome.failures
+    for title in ("Uploads and LATEST", "Publish", "Reads", "Delete, restore, prune", "Handler overhead"):
+        assert f"## {title}" in outcome.text
+    assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
+    publish = outcome.results["publish.small"].arca
+    assert publish is not None
+    assert publish.count("DynamoDB", "TransactWriteItems") == (1, 1)
+    assert "S3 writes 0" in outcome.text
+    versioned = outcome.results["publish.big"].versioned
+    assert versioned is not None
+    assert versioned.count("S3", "CopyObject") == (1, 1)
+
+
+def test_publish_check_names_what_a_publish_must_not_do() -> None:
+    # Given
+    two_transactions_and_a_copy = Counter({("DynamoDB", "TransactWriteItems"): 2, ("S3", "CopyObject"): 1})
+    # When
+    problem = publish_check(two_transactions_and_a_copy)
+    # Then
+    assert problem is not None
+    assert "exactly one DynamoDB TransactWriteItems, made 2" in problem
+    assert "CopyObject" in problem
+    assert publish_check(Counter({("DynamoDB", "TransactWriteItems"): 1, ("DynamoDB", "GetItem"): 1})) is None
