@@ -76,8 +76,6 @@ class AliasService:
         self.blobs = registry.blobs
         self.clock: Callable[[], datetime] = registry.clock
 
-    # ---- reads --------------------------------------------------------------------------------
-
     def _alias(self, name: str, alias: str) -> Item | None:
         validate_name(name)
         validate_alias(alias)
@@ -93,14 +91,14 @@ class AliasService:
         return alias_view(self._live_alias(name, alias))
 
     def list(self, name: str) -> dict[str, Any]:
-        self.registry._live_latest(name)
+        self.registry.live_latest(name)
         items = self.table.query_all(keys.alias_pk(name), consistent=True)
         return {"aliases": [alias_view(i) for i in items if not i.get("deleted")]}
 
     def history(self, name: str, alias: str, *, limit: int, token: str | None) -> dict[str, Any]:
         if self._alias(name, alias) is None:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
-        items, next_token = self.registry._page(
+        items, next_token = self.registry.query_page(
             keys.history_pk(name),
             f"history:{name}:{alias}",
             limit=limit,
@@ -110,8 +108,6 @@ class AliasService:
             forward=False,
         )
         return {"history": [history_view(i) for i in items], "next_token": next_token}
-
-    # ---- writes -------------------------------------------------------------------------------
 
     def set(
         self,
@@ -125,7 +121,7 @@ class AliasService:
     ) -> tuple[dict[str, Any], bool]:
         """Create or move an alias; returns (alias, created). 412 when a precondition does not hold."""
         spec = body.model_dump(include=set(SPEC_FIELDS))
-        for attempt in self.registry._attempts():
+        for attempt in self.registry.attempts():
             old = self._alias(name, alias)
             live = old is not None and not old.get("deleted")
             if create_only and live:
@@ -141,14 +137,14 @@ class AliasService:
             except _Moved:
                 if if_match is not None or create_only or body.expected_version is not None:
                     raise PreconditionFailedError(f"alias {alias!r} changed concurrently", field="If-Match") from None
-                self.registry._pause(attempt)
+                self.registry.pause(attempt)
                 continue
             return alias_view(item), not live
         raise AssertionError("unreachable")
 
     def delete(self, name: str, alias: str, *, if_match: int | None = None, identity: str | None = None) -> None:
         """Delete an alias; the deletion is a revision in its history, and its versions are released."""
-        for attempt in self.registry._attempts():
+        for attempt in self.registry.attempts():
             old = self._live_alias(name, alias)
             if if_match is not None and old["revision"] != if_match:
                 raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
@@ -157,7 +153,7 @@ class AliasService:
             except _Moved:
                 if if_match is not None:
                     raise PreconditionFailedError(f"alias {alias!r} changed concurrently", field="If-Match") from None
-                self.registry._pause(attempt)
+                self.registry.pause(attempt)
                 continue
             return
         raise AssertionError("unreachable")
@@ -166,7 +162,7 @@ class AliasService:
         self, name: str, alias: str, *, to_revision: int | None, reason: str | None, identity: str | None
     ) -> dict[str, Any]:
         """A new revision with the targets of `to_revision` (default: the last one before the current)."""
-        for attempt in self.registry._attempts():
+        for attempt in self.registry.attempts():
             old = self._alias(name, alias)
             if old is None:
                 raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
@@ -176,7 +172,7 @@ class AliasService:
             try:
                 item = self._write(name, alias, spec, old, action="rollback", reason=why, identity=identity)
             except _Moved:
-                self.registry._pause(attempt)
+                self.registry.pause(attempt)
                 continue
             return alias_view(item)
         raise AssertionError("unreachable")
@@ -209,7 +205,7 @@ class AliasService:
                 continue
             item = self.table.get(keys.version_key(name, number))
             if item is None:
-                self.registry._live_latest(name)
+                self.registry.live_latest(name)
                 raise ConflictError(f"version {number} does not exist", field=field)
             if item.get("deleted"):
                 raise ConflictError(f"version {number} is deleted; restore it first", field=field)
@@ -279,13 +275,11 @@ class AliasService:
             if cancelled.failed("alias") or cancelled.failed("history"):
                 raise _Moved from None
             if cancelled.failed("artifact"):
-                self.registry._live_latest(name)
+                self.registry.live_latest(name)
                 raise ConflictError(f"artifact {name!r} is being purged") from None
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return {**item, **alias_key}
-
-    # ---- resolve ------------------------------------------------------------------------------
 
     def resolve(
         self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None
@@ -302,14 +296,14 @@ class AliasService:
         version = record["version"] if route == PRIMARY else record["secondary_version"]
         content: Item = record.get(route) or {}
         if version == LATEST:
-            latest = self.registry._live_latest(name)
+            latest = self.registry.live_latest(name)
             content = {f: latest[f] for f in TARGET_FIELDS}
         return self._resolved(name, ref, version, content, route, record["revision"])
 
     def _resolve_version(self, name: str, ref: str) -> dict[str, Any]:
         target = parse_target(ref, field="ref")
         if target == LATEST:
-            item: Item | None = self.registry._live_latest(name)
+            item: Item | None = self.registry.live_latest(name)
         else:
             item = self.table.get(keys.version_key(name, int(target)))
         if item is None or item.get("deleted"):

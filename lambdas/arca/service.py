@@ -87,8 +87,6 @@ class Registry:
         self.max_attempts = max_attempts
         self._sleep = sleep
 
-    # ---- uploads and LATEST -------------------------------------------------------------------
-
     def create_upload(self, name: str, blob: BlobRef) -> dict[str, Any]:
         """Where to upload a blob: `{exists: true}` when stored already, else a presigned PUT."""
         validate_name(name)
@@ -111,7 +109,7 @@ class Registry:
         return self._set_latest(name, content)
 
     def _set_latest(self, name: str, content: Content) -> dict[str, Any]:
-        for attempt in self._attempts():
+        for attempt in self.attempts():
             latest = self._latest(name)
             writes = self._latest_writes(name, latest, content, publish_as=None)
             try:
@@ -127,8 +125,6 @@ class Registry:
             return version_view({**written, **keys.latest_key(name)})
         raise AssertionError("unreachable")
 
-    # ---- publish ------------------------------------------------------------------------------
-
     def publish(self, name: str, content: Content | None, *, force: bool = False) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
 
@@ -138,7 +134,7 @@ class Registry:
         validate_name(name)
         if content is not None:
             self._verify(name, content)
-        for attempt in self._attempts():
+        for attempt in self.attempts():
             latest = self._latest(name)
             if content is None and (latest is None or latest.get("purged")):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
@@ -238,24 +234,24 @@ class Registry:
         """
         if lost.failed("latest") is None:
             raise ConflictError(f"concurrent change: {lost}")
-        self._pause(attempt)
+        self.pause(attempt)
 
-    def _pause(self, attempt: int) -> None:
+    def pause(self, attempt: int) -> None:
         """Before retrying a lost race: a short jittered pause, or a 409 once attempts are spent."""
         if attempt >= self.max_attempts:
             raise ConflictError("too many concurrent writers on this artifact; retry")
         self._sleep(random.uniform(0, 0.002 * min(attempt, 20)))
 
-    def _attempts(self) -> Iterator[int]:
+    def attempts(self) -> Iterator[int]:
+        """Attempt numbers for a compare-and-set loop; `pause` ends it with a 409 when they run out."""
         return iter(range(1, self.max_attempts + 1))
-
-    # ---- reads --------------------------------------------------------------------------------
 
     def _latest(self, name: str) -> Item | None:
         """LATEST as stored (tombstones included), read strongly consistent."""
         return self.table.get(keys.latest_key(name))
 
-    def _live_latest(self, name: str) -> Item:
+    def live_latest(self, name: str) -> Item:
+        """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise."""
         validate_name(name)
         latest = self._latest(name)
         if latest is None or latest.get("purged"):
@@ -263,7 +259,7 @@ class Registry:
         return latest
 
     def summary(self, name: str) -> dict[str, Any]:
-        latest = self._live_latest(name)
+        latest = self.live_latest(name)
         aliases = sum(1 for a in self.table.query_all(keys.alias_pk(name)) if not a.get("deleted"))
         return {
             "name": name,
@@ -280,7 +276,7 @@ class Registry:
 
     def get_version(self, name: str, version: int | str) -> dict[str, Any]:
         if version == LATEST:
-            return version_view(self._live_latest(name))
+            return version_view(self.live_latest(name))
         validate_name(name)
         item = self.table.get(keys.version_key(name, int(version)))
         if item is None:
@@ -290,9 +286,9 @@ class Registry:
     def list_versions(
         self, name: str, *, limit: int, token: str | None, order: str, include_deleted: bool
     ) -> dict[str, Any]:
-        self._live_latest(name)
+        self.live_latest(name)
         scope = f"versions:{name}:{order}:{include_deleted}"
-        items, next_token = self._page(
+        items, next_token = self.query_page(
             name,
             scope,
             limit=limit,
@@ -303,7 +299,7 @@ class Registry:
         )
         return {"versions": [version_view(i) for i in items], "next_token": next_token}
 
-    def _page(
+    def query_page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
     ) -> tuple[list[Item], str | None]:
         """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end)."""
@@ -332,12 +328,12 @@ class Registry:
             raise ValidationError("prefix may only contain a-z, 0-9, '.', '_', '-' and '/'", field="prefix")
         scope = f"artifacts:{prefix}:{delimiter}"
         if delimiter is None:
-            items, next_token = self._page(
+            items, next_token = self.query_page(
                 keys.NAMES_PK, scope, limit=limit, token=token, keep=lambda i: True, sk_prefix=prefix
             )
             return {"artifacts": [{"name": i["sk"]} for i in items], "prefixes": [], "next_token": next_token}
         parent = prefix[: prefix.rfind("/") + 1]
-        items, next_token = self._page(
+        items, next_token = self.query_page(
             keys.dir_pk(parent),
             scope,
             limit=limit,
@@ -350,8 +346,6 @@ class Registry:
             "prefixes": [parent + i["sk"] for i in items if i["sk"].endswith("/")],
             "next_token": next_token,
         }
-
-    # ---- delete, restore, prune ---------------------------------------------------------------
 
     def delete_version(self, name: str, version: int) -> dict[str, Any]:
         """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it."""
@@ -387,7 +381,7 @@ class Registry:
 
     def prune(self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool) -> dict[str, Any]:
         """Soft-delete old live versions, never the newest `keep_last` and never a pinned one."""
-        self._live_latest(name)
+        self.live_latest(name)
         live = [
             v
             for v in self.table.query_all(
@@ -458,15 +452,13 @@ class Registry:
         )
         return writes
 
-    # ---- purge --------------------------------------------------------------------------------
-
     def purge(self, name: str, *, force: bool) -> None:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
         Refused (409) while aliases exist unless `force`. Safe to re-run after a crash: the `purging`
         mark is set first and cleared only by the final transaction, and every step is idempotent.
         """
-        latest = self._live_latest(name)
+        latest = self.live_latest(name)
         self._refuse_aliases(name, force)
         if not latest.get("purging"):
             try:
