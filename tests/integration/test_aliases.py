@@ -315,3 +315,27 @@ def test_prune_falls_back_to_one_by_one_when_an_alias_pins_a_version_mid_prune(
         "deleted_versions": 1,
         "aliases": 1,
     }
+
+
+def test_resolves_emit_a_metric_per_artifact_alias_and_route(
+    app: HandlerApi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a canary
+    put_alias(app, "prod", version=1, secondary_version=2, secondary_version_weight=50)
+    capsys.readouterr()
+    # When keys land on both sides
+    routes = {
+        app.call("GET", "/artifacts/team/app/resolve/prod", query={"routing_key": f"k{i}"}).body["route"]
+        for i in range(20)
+    }
+    # Then each resolve is one EMF data point with the artifact, alias and route as dimensions
+    import json
+
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"Resolves"' in line]
+    assert routes == {"primary", "secondary"}
+    assert len(emitted) == 20
+    assert {(m["artifact"], m["alias"], m["route"]) for m in emitted} == {
+        ("team/app", "prod", "primary"),
+        ("team/app", "prod", "secondary"),
+    }
+    assert emitted[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["artifact", "alias", "route", "service"]]
