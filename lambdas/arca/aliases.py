@@ -92,8 +92,7 @@ class AliasService:
 
     def list(self, name: str) -> dict[str, Any]:
         self.registry.live_latest(name)
-        items = self.table.query_all(keys.alias_pk(name), consistent=True)
-        return {"aliases": [alias_view(i) for i in items if not i.get("deleted")]}
+        return {"aliases": [alias_view(i) for i in self.registry.live_aliases(name)]}
 
     def history(self, name: str, alias: str, *, limit: int, token: str | None) -> dict[str, Any]:
         if self._alias(name, alias) is None:

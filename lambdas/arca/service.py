@@ -258,9 +258,13 @@ class Registry:
             raise NotFoundError(f"artifact {name!r} does not exist")
         return latest
 
+    def live_aliases(self, name: str) -> list[Item]:
+        """The artifact's aliases, without the tombstones of deleted ones (strongly consistent)."""
+        return [a for a in self.table.query_all(keys.alias_pk(name), consistent=True) if not a.get("deleted")]
+
     def summary(self, name: str) -> dict[str, Any]:
         latest = self.live_latest(name)
-        aliases = sum(1 for a in self.table.query_all(keys.alias_pk(name)) if not a.get("deleted"))
+        aliases = len(self.live_aliases(name))
         return {
             "name": name,
             "latest": version_view(latest),
@@ -511,7 +515,7 @@ class Registry:
             raise NotFoundError(f"artifact {name!r} was purged concurrently") from None
 
     def _refuse_aliases(self, name: str, force: bool) -> None:
-        live = [a["sk"] for a in self.table.query_all(keys.alias_pk(name), consistent=True) if not a.get("deleted")]
+        live = [a["sk"] for a in self.live_aliases(name)]
         if live and not force:
             raise ConflictError(
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
