@@ -11,6 +11,7 @@ import copy
 import json
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,14 +32,17 @@ def api_event(
     path: str,
     *,
     body: bytes | str | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str | Sequence[str]] | None = None,
     query: dict[str, list[str]] | None = None,
     identity: str | None = "arca:local",
+    request_id: str | None = None,
 ) -> tuple[dict[str, Any], str | None]:
     """The proxy event for one request, and the function the API would send it to (None: no route).
 
     `resource` and `pathParameters` are those of the API Gateway resource the CDK API creates for
-    this path (a name of depth d is d parameters {n1}…{nd}).
+    this path (a name of depth d is d parameters {n1}…{nd}). `headers` are what the client sent, a
+    header sent several times as a list (API Gateway keeps every value in multiValueHeaders); without
+    them, the base event's typical client headers stand.
     """
     event = copy.deepcopy(_base())
     try:
@@ -55,14 +59,16 @@ def api_event(
         path_parameters = {k: v for k, v in params.items() if k != "name"}
         if name:
             path_parameters.update({f"n{i}": s for i, s in enumerate(name.split("/"), 1)})
-    all_headers = {**event["headers"], **(headers or {})}
-    request_id = str(uuid.uuid4())
+    multi = event["multiValueHeaders"]
+    if headers is not None:
+        multi = {k: [v] if isinstance(v, str) else list(v) for k, v in headers.items()}
+    request_id = request_id or str(uuid.uuid4())
     event.update(
         resource=resource,
         path=path,
         httpMethod=method.upper(),
-        headers=all_headers,
-        multiValueHeaders={k: [v] for k, v in all_headers.items()},
+        headers={k: v[-1] for k, v in multi.items()},
+        multiValueHeaders=multi,
         queryStringParameters={k: v[-1] for k, v in query.items()} if query else None,
         multiValueQueryStringParameters=dict(query) if query else None,
         pathParameters=path_parameters or None,

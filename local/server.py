@@ -77,9 +77,8 @@ def request_event(
 ) -> dict[str, Any]:
     """The proxy event for a request: local.events builds it; the request adds what only it knows.
 
-    api_event knows one value per header over the base event's defaults; API Gateway passes exactly
-    what the client sent, repeated headers included, and adds X-Forwarded-* and a trace id. Query
-    values are decoded with `+` as a space, as API Gateway does.
+    API Gateway passes exactly the headers the client sent, repeated ones included, and adds
+    X-Forwarded-* and a trace id. Query values are decoded with `+` as a space, as API Gateway does.
     """
     url = urlsplit(target)
     multi: dict[str, list[str]] = {}
@@ -98,13 +97,12 @@ def request_event(
     for key, value in parse_qsl(url.query, keep_blank_values=True):
         query.setdefault(key, []).append(value)
 
-    event, _ = api_event(method, unquote(url.path), body=body, query=query, identity=CALLER_ARN)
-    event["headers"] = {name: values[-1] for name, values in multi.items()}
-    event["multiValueHeaders"] = multi
+    event, _ = api_event(
+        method, unquote(url.path), body=body, headers=multi, query=query, identity=CALLER_ARN, request_id=request_id
+    )
     context = event["requestContext"]
-    context["requestId"] = context["extendedRequestId"] = request_id
+    context["extendedRequestId"] = request_id
     context["requestTime"] = now.strftime("%d/%b/%Y:%H:%M:%S +0000")
-    context["requestTimeEpoch"] = int(now.timestamp() * 1000)
     context["domainName"] = _header(multi, "Host") or HOST
     context["identity"].update(sourceIp=source_ip, userAgent=_header(multi, "User-Agent"))
     return event
