@@ -69,6 +69,12 @@ def _numbers(spec: Item | None) -> set[int]:
     return {v for v in (spec.get("version"), spec.get("secondary_version")) if isinstance(v, int)}
 
 
+def _require_revision(alias: str, old: Item | None, if_match: int | None) -> None:
+    """If-Match: the alias must exist (not as a tombstone) at exactly that revision; 412 otherwise."""
+    if if_match is not None and (old is None or old.get("deleted") or old["revision"] != if_match):
+        raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
+
+
 class AliasService:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
@@ -125,8 +131,7 @@ class AliasService:
             live = old is not None and not old.get("deleted")
             if create_only and live:
                 raise PreconditionFailedError(f"alias {alias!r} exists (If-None-Match: *)", field="If-None-Match")
-            if if_match is not None and (not live or old["revision"] != if_match):  # type: ignore[index]
-                raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
+            _require_revision(alias, old, if_match)
             if body.expected_version is not None and (not live or old["version"] != body.expected_version):  # type: ignore[index]
                 raise PreconditionFailedError(
                     f"alias {alias!r} does not point at version {body.expected_version}", field="expected_version"
@@ -145,8 +150,7 @@ class AliasService:
         """Delete an alias; the deletion is a revision in its history, and its versions are released."""
         for attempt in self.registry.attempts():
             old = self._live_alias(name, alias)
-            if if_match is not None and old["revision"] != if_match:
-                raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
+            _require_revision(alias, old, if_match)
             try:
                 self._write(name, alias, None, old, action="delete", reason=None, identity=identity)
             except _Moved:
