@@ -1,11 +1,6 @@
 """CDK entry point: `cdk synth -c stage=<stage>` (default dev); account and region from CDK_DEFAULT_*."""
 
 import os
-import sys
-from pathlib import Path
-
-# The route table (arca.routes) is plain data shared with the functions; infra reads it from the asset root.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lambdas"))
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks

@@ -3,7 +3,7 @@
 `World` sets the fake AWS environment, starts `mock_aws`, creates Arca's table (from infra/schema.py,
 like tests/integration/conftest.py) and bucket, bootstraps the `versioned` library's own table and
 bucket, and undoes all of it on exit. `ArcaSide` drives Arca only through its real Lambda handlers
-(API Gateway proxy events, tests/helpers.HandlerApi); `VersionedSide` calls the library's
+(API Gateway proxy events, local.events.HandlerApi); `VersionedSide` calls the library's
 S3+DynamoDB `Repository`, as its users do.
 """
 
@@ -20,7 +20,6 @@ from functools import cache
 from typing import Any
 from unittest import mock
 
-import bench  # noqa: F401  (puts lambdas/ on sys.path)
 from bench.counting import install
 from bench.harness import BenchFailure
 
@@ -71,18 +70,18 @@ class ArcaSide:
         import requests
 
         from arca import wiring
-        from tests.helpers import HandlerApi
+        from local.events import HandlerApi
 
         self._requests = requests
         self.api = HandlerApi()
-        self.registry = wiring.registry()
+        self.services = wiring.services()
         self.latest: dict[str, str] = {}  # name -> sha256 of LATEST
         self.newest: dict[str, str] = {}  # name -> sha256 of the newest version
         self.deleted: set[tuple[str, int]] = set()
         self._stored: set[tuple[str, str]] = set()
         self.counter = install()
-        self.counter.attach(self.registry.table.client)
-        self.counter.attach(self.registry.blobs.client)
+        self.counter.attach(self.services.repository.table.client)
+        self.counter.attach(self.services.blobs.client)
 
     def call(
         self, method: str, path: str, body: Any = None, *, expect: int | tuple[int, ...] = 200, **kwargs: Any
@@ -159,14 +158,14 @@ class ArcaSide:
 
     def bare_get_item(self, name: str) -> Any:
         """One GetItem through Arca's own client, without the handler: the floor of any read."""
-        client = self.registry.table.client
+        client = self.services.repository.table.client
         return client.get_item(
             TableName=ARCA_TABLE, Key={"pk": {"S": name}, "sk": {"S": "LATEST"}}, ConsistentRead=True
         )
 
     def bare_transaction(self, index: int) -> Any:
         """One TransactWriteItems of two unconditional Puts through Arca's client: moto's cost of a transaction."""
-        client = self.registry.table.client
+        client = self.services.repository.table.client
         items = [
             {"Put": {"TableName": ARCA_TABLE, "Item": {"pk": {"S": "__bench-scratch"}, "sk": {"S": sk}}}}
             for sk in ("a", "b")
@@ -174,7 +173,7 @@ class ArcaSide:
         return client.transact_write_items(TransactItems=items)
 
     def bare_head_object(self, name: str, item: Blob) -> Any:
-        return self.registry.blobs.client.head_object(Bucket=ARCA_BUCKET, Key=blob_key(name, item.sha256))
+        return self.services.blobs.client.head_object(Bucket=ARCA_BUCKET, Key=blob_key(name, item.sha256))
 
 
 class VersionedSide:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib
 import json
 import time
 import uuid
@@ -128,3 +129,41 @@ def response_headers(response: dict[str, Any]) -> dict[str, str]:
     for key, values in (response.get("multiValueHeaders") or {}).items():
         headers[key] = ", ".join(values)
     return headers
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        return self.body["error"]  # type: ignore[no-any-return]
+
+
+class HandlerApi:
+    """Calls the real handlers in this process with the proxy events the deployed API would send."""
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        json_body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+        query: dict[str, str] | None = None,
+    ) -> Reply:
+        body = raw if raw is not None else (None if json_body is None else json.dumps(json_body))
+        event, function = api_event(
+            method,
+            path,
+            body=body,
+            headers={"Content-Type": "application/json", **(headers or {})},
+            query={k: [v] for k, v in (query or {}).items()},
+        )
+        module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
+        response = module.handler(event, lambda_context(function or "resolve"))
+        data = response_body(response)
+        return Reply(response["statusCode"], json.loads(data) if data else None, response_headers(response))

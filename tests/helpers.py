@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
-import json
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 import requests
 
-from local.events import api_event, lambda_context, response_body, response_headers
+from local import events
+from local.events import Reply
 
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -30,42 +28,8 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass
-class Reply:
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def error(self) -> dict[str, Any]:
-        return self.body["error"]  # type: ignore[no-any-return]
-
-
-class HandlerApi:
-    """Calls the real handlers with the API Gateway proxy events the deployed API would send."""
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        json_body: Any = None,
-        *,
-        raw: bytes | str | None = None,
-        headers: dict[str, str] | None = None,
-        query: dict[str, str] | None = None,
-    ) -> Reply:
-        body = raw if raw is not None else (None if json_body is None else json.dumps(json_body))
-        event, function = api_event(
-            method,
-            path,
-            body=body,
-            headers={"Content-Type": "application/json", **(headers or {})},
-            query={k: [v] for k, v in (query or {}).items()},
-        )
-        module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
-        response = module.handler(event, lambda_context(function or "resolve"))
-        data = response_body(response)
-        return Reply(response["statusCode"], json.loads(data) if data else None, response_headers(response))
+class HandlerApi(events.HandlerApi):
+    """The in-process handler client, plus the client-side steps of uploading and publishing."""
 
     def upload(self, name: str, data: bytes) -> str:
         """POST …/uploads then PUT the bytes to the presigned URL with the headers it names."""

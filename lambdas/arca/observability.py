@@ -1,11 +1,26 @@
-"""Powertools Logger, Tracer and Metrics shared by the three functions (service name from the env)."""
+"""Powertools Logger and Metrics shared by the functions (service name from the env), and tracing for the writers."""
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics(namespace="Arca")
+
+
+def traced(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """The handler under Powertools' Tracer (X-Ray subsegments for each AWS call).
+
+    Responses are never captured: they carry presigned URLs, which are bearer tokens. The Tracer loads the
+    X-Ray SDK (~190 ms of cold start), so only the write functions use it; see docs/decisions.md.
+    """
+    from aws_lambda_powertools import Tracer
+
+    return Tracer().capture_lambda_handler(handler, capture_response=False)
 
 
 def count_request(operation: str) -> None:

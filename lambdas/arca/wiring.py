@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from functools import cache
 
 import boto3
 from botocore.config import Config
 
 from arca.adapters.dynamo import Table
+from arca.adapters.repository import Repository
 from arca.adapters.s3 import Blobs
-from arca.aliases import AliasService
-from arca.service import Registry
+from arca.services.aliases import Aliases
+from arca.services.publishing import Publishing
+from arca.services.reading import Reading
+from arca.services.retry import Policy
 from arca.settings import settings
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
@@ -20,36 +23,57 @@ DYNAMODB_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, 
 S3_CONFIG = Config(signature_version="s3v4", retries={"mode": "standard", "max_attempts": 3})
 
 
-def clock() -> datetime:
-    return datetime.now(UTC)
+@dataclass(frozen=True)
+class Services:
+    """The three use-case services over one repository and one bucket."""
+
+    repository: Repository
+    blobs: Blobs
+    reading: Reading
+    publishing: Publishing
+    aliases: Aliases
 
 
-@cache
-def registry() -> Registry:
-    return build_registry()
-
-
-def build_registry() -> Registry:
-    """A registry with clients of its own (one per Lambda instance; tests build one per thread)."""
+def build(policy: Policy | None = None) -> Services:
+    """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
     config = settings()
-    table = Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name)
+    policy = policy or Policy()
+    repository = Repository(Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
     blobs = Blobs(
         boto3.client("s3", config=S3_CONFIG),
         config.bucket_name,
-        clock=clock,
+        clock=policy.clock,
         upload_ttl=config.upload_url_ttl,
         download_ttl=config.download_url_ttl,
     )
-    return Registry(table, blobs, clock=clock)
+    reading = Reading(repository, blobs)
+    return Services(
+        repository=repository,
+        blobs=blobs,
+        reading=reading,
+        publishing=Publishing(repository, blobs, reading, policy),
+        aliases=Aliases(repository, reading, policy),
+    )
 
 
 @cache
-def aliases() -> AliasService:
-    return AliasService(registry())
+def services() -> Services:
+    return build()
+
+
+def reading() -> Reading:
+    return services().reading
+
+
+def publishing() -> Publishing:
+    return services().publishing
+
+
+def aliases() -> Aliases:
+    return services().aliases
 
 
 def reset() -> None:
     """Forget built clients (tests change the environment between cases)."""
-    aliases.cache_clear()
-    registry.cache_clear()
+    services.cache_clear()
     settings.cache_clear()

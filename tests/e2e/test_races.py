@@ -13,10 +13,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from arca.aliases import AliasService
 from arca.domain.errors import ConflictError, PreconditionFailedError, VersionPinnedError
 from arca.domain.models import AliasBody, Content
-from arca.wiring import build_registry
+from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
 from tests.helpers import sha256
 
@@ -45,13 +44,13 @@ def test_concurrent_publishers_number_versions_one_to_two_hundred(arca: ArcaHttp
 
     # When they all publish at once
     def publisher(t: int) -> list[tuple[int, str]]:
-        registry = build_registry()
+        registry = build().publishing
         numbers = []
         for i in range(25):
             data = blobs[(t, i)]
             published = registry.publish(name, Content(sha256=sha256(data), size=len(data)))
-            assert published.created
-            numbers.append((published.version["version"], sha256(data)))
+            assert not published.deduplicated
+            numbers.append((published.version, sha256(data)))
         return numbers
 
     results = race(publisher)
@@ -83,7 +82,7 @@ def test_if_match_race_has_exactly_one_winner(arca: ArcaHttp, unique: str) -> No
 
     # When 8 writers move it, each to its own version, all conditional on revision 1
     def writer(t: int) -> str:
-        aliases = AliasService(build_registry())
+        aliases = build().aliases
         try:
             aliases.set(name, "prod", AliasBody(version=t + 2), if_match=1, identity=f"writer-{t}")
         except PreconditionFailedError:
@@ -110,8 +109,8 @@ def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(arca: Arca
     # When movers and deleters interleave freely
     def worker(t: int) -> dict[str, int]:
         rng = random.Random(seed * 100 + t)
-        registry = build_registry()
-        aliases = AliasService(registry)
+        services = build()
+        registry, aliases = services.publishing, services.aliases
         tally: dict[str, int] = {}
         for _ in range(15):
             outcome = "ok"

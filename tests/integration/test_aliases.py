@@ -272,14 +272,14 @@ def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: Handle
     # Given versions 1..3, and prune's plan made before an alias pins version 1
     from arca import wiring
 
-    registry = wiring.registry()
-    planned = registry._deletion_writes("team/app", [1, 2])
+    table = wiring.services().repository.table
+    planned = wiring.services().repository._deletion_writes("team/app", [1, 2], deleted=True, now="2026-01-01")
     put_alias(app, "prod", version=1)
     # When the planned batch is tried, and prune runs for real
     from arca.adapters.dynamo import TransactionCancelled
 
     with pytest.raises(TransactionCancelled):
-        registry.table.transact(planned)
+        table.transact(planned)
     pruned = app.call("POST", "/artifacts/team/app/prune", {"keep_last": 1})
     # Then nothing of the cancelled batch was written, and the real prune skipped the pinned version
     assert pruned.body["deleted"] == [2]
@@ -293,7 +293,7 @@ def test_prune_falls_back_to_one_by_one_when_an_alias_pins_a_version_mid_prune(
     # Given an alias write that lands between prune's plan and its batch
     from arca import wiring
 
-    table = wiring.registry().table
+    table = wiring.services().repository.table
     original = table.transact
     raced: list[bool] = []
 

@@ -128,12 +128,12 @@ def test_throttling_reaches_the_caller_as_503_with_the_error_shape(
     api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a registry whose DynamoDB always throttles
-    registry = wiring.registry()
+    repository = wiring.services().repository
     client = boto3.client("dynamodb")
     stub = Stubber(client)
-    for _ in range(registry.table.max_attempts):
+    for _ in range(repository.table.max_attempts):
         stub.add_client_error("get_item", "ThrottlingException", http_status_code=400)
-    monkeypatch.setattr(registry, "table", Table(client, aws.table, sleep=lambda _: None))
+    monkeypatch.setattr(repository, "table", Table(client, aws.table, sleep=lambda _: None))
     # When
     with stub:
         reply = api.call("GET", "/artifacts/app")
@@ -152,7 +152,7 @@ def test_unexpected_error_is_500_with_request_id_and_logged(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(wiring.registry(), "summary", broken)
+    monkeypatch.setattr(wiring.reading(), "summary", broken)
     # When
     reply = api.call("GET", "/artifacts/app")
     # Then

@@ -265,9 +265,9 @@ def test_purge_is_safe_to_rerun_after_a_crash_midway(api: HandlerApi, aws: Simpl
     from arca import wiring
 
     api.publish("team/app", b"a")
-    registry = wiring.registry()
-    registry.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
-    registry.blobs.delete_prefix("artifacts/team/app/_blobs/")
+    services = wiring.services()
+    services.repository.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
+    services.blobs.delete_prefix("artifacts/team/app/_blobs/")
     blocked = api.publish("team/app", b"b")
     # When it runs again
     again = api.call("DELETE", "/artifacts/team/app")

@@ -195,16 +195,6 @@ class Table:
         response = self._call("get_item", TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
         return deserialize(response.get("Item"))
 
-    def batch_get(self, keys: Sequence[Mapping[str, str]], *, consistent: bool = True) -> list[Item]:
-        """Up to 100 keys; unprocessed keys are fetched again until none remain."""
-        pending: dict[str, Any] = {self.name: {"Keys": [serialize(k) for k in keys], "ConsistentRead": consistent}}
-        found: list[Item] = []
-        while pending:
-            response = self._call("batch_get_item", RequestItems=pending)
-            found.extend(deserialize(i) or {} for i in response.get("Responses", {}).get(self.name, []))
-            pending = response.get("UnprocessedKeys") or {}
-        return found
-
     def query(
         self,
         pk: str,
@@ -286,15 +276,12 @@ class Table:
             kwargs["ExpressionAttributeValues"] = serialize(values)
         return deserialize(self._call("update_item", **kwargs).get("Attributes")) or {}
 
-    def transact(self, writes: Sequence[Write], *, token: str | None = None) -> None:
+    def transact(self, writes: Sequence[Write]) -> None:
         """One TransactWriteItems: all of `writes` or none. Raises TransactionCancelled by item name."""
         names = [w.name for w in writes]
         if len(set(names)) != len(names):
             raise ValueError(f"transaction item names must be unique: {names}")
-        kwargs: dict[str, Any] = {"TransactItems": [w.request(self.name) for w in writes]}
-        if token:
-            kwargs["ClientRequestToken"] = token
-        self._call("transact_write_items", names, **kwargs)
+        self._call("transact_write_items", names, TransactItems=[w.request(self.name) for w in writes])
 
     def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
         """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones."""

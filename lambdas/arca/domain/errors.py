@@ -1,7 +1,7 @@
 """One exception hierarchy; `code` is stable and is also the class name.
 
-The HTTP status of each class lives in one table (`arca.http.STATUS`); direct Lambda invocations
-let the exception propagate, so the invocation's ``errorType`` is the same code.
+The HTTP status of each class lives in one table (`arca.api.app.STATUS`); direct Lambda invocations
+raise the same class, so the invocation's ``errorType`` is the same code.
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ class ConflictError(RegistryError):
     """The request cannot be applied to the current state (exists, aliases present, contention)."""
 
 
+class ContentionError(ConflictError):
+    """What was read changed before the write (a lost compare-and-set): read again and retry.
+
+    The one compare-and-set helper (arca.services.retry) retries it; it reaches a caller as a 409 only
+    once the attempts are spent.
+    """
+
+
 class VersionPinnedError(ConflictError):
     """A version is the target of one or more aliases; `details["aliases"]` names them."""
 
@@ -53,3 +61,22 @@ class PayloadTooLargeError(RegistryError):
 
 class ThrottledError(RegistryError):
     """AWS kept throttling after our retries."""
+
+
+class MethodNotAllowedError(RegistryError):
+    """The path exists, with other methods."""
+
+
+class InternalError(RegistryError):
+    """An unexpected failure (a bug or an outage); logged with its traceback, answered as a 500."""
+
+
+def error_class(code: str) -> type[RegistryError]:
+    """The class whose `code` this is (RegistryError itself for an unknown code)."""
+    pending: list[type[RegistryError]] = [RegistryError]
+    while pending:
+        cls = pending.pop()
+        if cls.__name__ == code:
+            return cls
+        pending.extend(cls.__subclasses__())
+    return RegistryError

@@ -10,13 +10,30 @@ from arca.domain.versions import LATEST, MAX_VERSION
 # Words of the URL scheme. A name never contains one as a segment, which is what lets a path be
 # split into name and suffix unambiguously (arca.routes.match).
 RESERVED_SEGMENTS = frozenset(
-    {"versions", "aliases", "resolve", "uploads", "latest", "history", "content", "rollback", "prune"}
+    {
+        "versions",
+        "aliases",
+        "resolve",
+        "uploads",
+        "latest",
+        "history",
+        "content",
+        "rollback",
+        "prune",
+        "link",
+        "events",
+        "rollout",
+    }
 )
 MAX_NAME_LENGTH = 256
 MAX_SEGMENTS = 8
-_SEGMENT = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
+SEGMENT_PATTERN = r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?"
+_SEGMENT = re.compile(SEGMENT_PATTERN)
+# The whole grammar as one pattern, for the OpenAPI document (the reserved words are checked in code).
+NAME_PATTERN = rf"^{SEGMENT_PATTERN}(/{SEGMENT_PATTERN}){{0,{MAX_SEGMENTS - 1}}}$"
 # An alias starts with a letter, so it is never a version number, and is lower case, so never LATEST.
-_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+ALIAS_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+_ALIAS = re.compile(ALIAS_PATTERN)
 _VERSION = re.compile(r"[0-9]{1,6}")
 
 
@@ -30,6 +47,8 @@ def validate_name(name: object, field: str = "name") -> str:
     if len(segments) > MAX_SEGMENTS:
         raise ValidationError(f"{field} has more than {MAX_SEGMENTS} segments", field=field)
     for segment in segments:
+        if not segment:
+            raise ValidationError(f"{field} has an empty segment (a leading, trailing or double '/')", field=field)
         if segment in RESERVED_SEGMENTS:
             raise ValidationError(f"{field} segment {segment!r} is a reserved word", field=field)
         if not _SEGMENT.fullmatch(segment):

@@ -8,19 +8,22 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca.api import OPERATIONS
-from arca.http import Function
-from arca.observability import logger, metrics, tracer
+from arca.api.app import build_app, invoke, resolve_http
+from arca.api.routing import Router
+from arca.observability import logger, metrics
+
+Handler = Callable[[dict[str, Any], LambdaContext], Any]
 
 
-def entry_point(name: str) -> Callable[[dict[str, Any], LambdaContext], Any]:
-    """The handler of one function, with the Powertools logger, tracer and metrics around it."""
-    function = Function(name, OPERATIONS)
+def entry_point(router: Router) -> Handler:
+    """The handler of one function: API Gateway events and direct invocations, with logger and metrics."""
+    app = build_app(router)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-    @tracer.capture_lambda_handler
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> Any:
-        return function.handle(event, context)
+        if "operation" in event:
+            return invoke(app, router, event, context)
+        return resolve_http(app, event, context)
 
     return handler

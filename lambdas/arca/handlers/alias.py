@@ -1,5 +1,7 @@
-"""The `alias` function (its routes: arca.routes.ROUTES where function == "alias")."""
+"""The `alias` function (its routes: arca.api.aliases)."""
 
+from arca.api.aliases import router
 from arca.handlers import entry_point
+from arca.observability import traced
 
-handler = entry_point("alias")
+handler = traced(entry_point(router))

@@ -1,5 +1,7 @@
-"""The `publish` function (its routes: arca.routes.ROUTES where function == "publish")."""
+"""The `publish` function (its routes: arca.api.publishing)."""
 
+from arca.api.publishing import router
 from arca.handlers import entry_point
+from arca.observability import traced
 
-handler = entry_point("publish")
+handler = traced(entry_point(router))

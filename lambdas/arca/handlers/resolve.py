@@ -1,5 +1,6 @@
-"""The `resolve` function (its routes: arca.routes.ROUTES where function == "resolve")."""
+"""The `resolve` function (its routes: arca.api.reads). Not traced by the X-Ray SDK: see docs/decisions.md."""
 
+from arca.api.reads import router
 from arca.handlers import entry_point
 
-handler = entry_point("resolve")
+handler = entry_point(router)

@@ -1,0 +1,479 @@
+"""The repository: the only code that knows item shapes, expressions and keys (via arca.adapters.keys).
+
+It turns items into domain entities and entities into named, conditioned transaction items, so the
+services speak only in entities. Conditions and what their failure means:
+- LATEST is written under `rev = :seen` (or `attribute_not_exists(pk)` for a new artifact): a lost race
+  raises ContentionError, which the services' compare-and-set helper retries.
+- A version is put under `attribute_not_exists(pk)`; deleted only while live and unpinned.
+- An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)`, with a
+  ConditionCheck that the artifact is live and net pin deltas on its target versions.
+docs/access-patterns.md lists every access pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
+from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
+from arca.domain.models import Content
+
+CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata")
+TARGET_FIELDS = ("sha256", "size", "content_type")
+ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
+# LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
+LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
+VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
+# Versions soft-deleted per transaction: with LATEST's count, TransactWriteItems' limit of 100 items.
+DELETE_BATCH = 99
+
+
+def latest_entity(item: Item) -> Latest:
+    fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256")}
+    return Latest(
+        name=item["name"],
+        **fields,
+        newest_version=int(item.get("newest", 0)) or None,
+        rev=int(item.get("rev", 0)),
+        version_count=int(item.get("version_count", 0)),
+        deleted_count=int(item.get("deleted_count", 0)),
+        purging=item.get("purging"),
+        purged=item.get("purged"),
+    )
+
+
+def version_entity(item: Item) -> Version:
+    return Version(
+        name=item["name"],
+        version=int(item["sk"]),
+        **{f: item[f] for f in CONTENT_FIELDS},
+        created_at=item["created_at"],
+        deleted=bool(item.get("deleted")),
+        deleted_at=item.get("deleted_at"),
+        aliases=sorted(item.get("pinned_by") or ()),
+    )
+
+
+def _alias_state(item: Item) -> dict[str, Any]:
+    return {
+        **{f: item.get(f) for f in (*ALIAS_FIELDS, "updated_at", "updated_by", "reason")},
+        "revision": item["revision"],
+        "primary": item.get("primary"),
+        "secondary": item.get("secondary"),
+        "deleted": bool(item.get("deleted")),
+    }
+
+
+def alias_entity(item: Item) -> Alias:
+    return Alias(name=item["name"], alias=item["alias"], created_at=item.get("created_at"), **_alias_state(item))
+
+
+def revision_entity(item: Item) -> AliasRevision:
+    return AliasRevision(action=item["action"], **_alias_state(item))
+
+
+class Repository:
+    """Entities in, entities out, over one table (arca.adapters.dynamo.Table)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    # Reads. GetItem and the queries that decide a write are strongly consistent.
+
+    def latest(self, name: str) -> Latest | None:
+        """LATEST as stored, tombstones (purged) and marks (purging) included."""
+        item = self.table.get(keys.latest_key(name))
+        return None if item is None else latest_entity(item)
+
+    def version(self, name: str, number: int) -> Version | None:
+        item = self.table.get(keys.version_key(name, number))
+        return None if item is None else version_entity(item)
+
+    def alias(self, name: str, alias: str) -> Alias | None:
+        """The alias item, a deletion tombstone (`deleted`) included."""
+        item = self.table.get(keys.alias_key(name, alias))
+        return None if item is None else alias_entity(item)
+
+    def revision(self, name: str, alias: str, revision: int) -> AliasRevision | None:
+        item = self.table.get(keys.history_key(name, alias, revision))
+        return None if item is None else revision_entity(item)
+
+    def live_aliases(self, name: str) -> list[Alias]:
+        items = self.table.query_all(keys.alias_pk(name), consistent=True)
+        return [alias_entity(i) for i in items if not i.get("deleted")]
+
+    def versions_page(
+        self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
+    ) -> tuple[list[Version], str | None]:
+        scope = f"versions:{name}:{'desc' if newest_first else 'asc'}:{include_deleted}"
+        items, next_token = self._page(
+            name,
+            scope,
+            limit=limit,
+            token=token,
+            keep=lambda i: include_deleted or not i.get("deleted"),
+            sk_between=VERSIONS,
+            forward=not newest_first,
+        )
+        return [version_entity(i) for i in items], next_token
+
+    def names_page(self, prefix: str, *, limit: int, token: str | None) -> tuple[list[str], str | None]:
+        """Names from the flat `__names` partition, begins_with(prefix)."""
+        items, next_token = self._page(
+            keys.NAMES_PK, f"artifacts:{prefix}:None", limit=limit, token=token, keep=lambda i: True, sk_prefix=prefix
+        )
+        return [i["sk"] for i in items], next_token
+
+    def folder_page(self, prefix: str, *, limit: int, token: str | None) -> tuple[list[str], str | None]:
+        """Children of the prefix's folder (rows of seeds' hierarchical keys): names, and folders ending in `/`.
+
+        A folder row counts its children and is skipped once they are all purged.
+        """
+        parent = prefix[: prefix.rfind("/") + 1]
+        items, next_token = self._page(
+            keys.dir_pk(parent),
+            f"artifacts:{prefix}:/",
+            limit=limit,
+            token=token,
+            keep=lambda i: not i["sk"].endswith("/") or int(i.get("children", 0)) > 0,
+            sk_prefix=prefix[len(parent) :],
+        )
+        return [parent + i["sk"] for i in items], next_token
+
+    def history_page(
+        self, name: str, alias: str, *, limit: int, token: str | None
+    ) -> tuple[list[AliasRevision], str | None]:
+        items, next_token = self._page(
+            keys.history_pk(name),
+            f"history:{name}:{alias}",
+            limit=limit,
+            token=token,
+            keep=lambda i: True,
+            sk_prefix=keys.history_prefix(alias),
+            forward=False,
+        )
+        return [revision_entity(i) for i in items], next_token
+
+    def live_versions_newest_first(self, name: str) -> Iterator[Version]:
+        for item in self.table.query_all(name, sk_between=VERSIONS, forward=False, consistent=True):
+            if not item.get("deleted"):
+                yield version_entity(item)
+
+    def revision_before(self, name: str, alias: str, current: int) -> AliasRevision | None:
+        """The newest revision before `current` that is not a deletion (a few records a page)."""
+        below = (keys.history_key(name, alias, 0)["sk"], keys.history_key(name, alias, current - 1)["sk"])
+        for item in self.table.query_all(
+            keys.history_pk(name), sk_between=below, forward=False, consistent=True, limit=5
+        ):
+            if not item.get("deleted"):
+                return revision_entity(item)
+        return None
+
+    def revision_at(self, name: str, alias: str, moment: str) -> AliasRevision | None:
+        """The alias as it stood at `moment` (newest first, so the first record at or before it); None if deleted."""
+        for item in self.table.query_all(
+            keys.history_pk(name), sk_prefix=keys.history_prefix(alias), forward=False, consistent=True
+        ):
+            if item["updated_at"] <= moment:
+                return None if item.get("deleted") else revision_entity(item)
+        return None
+
+    def _page(
+        self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
+    ) -> tuple[list[Item], str | None]:
+        """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end)."""
+        start = keys.decode_token(token, scope) if token else None
+        kept: list[Item] = []
+        while True:
+            page = self.table.query(pk, start=start, limit=limit, **query)
+            for item in page.items:
+                if keep(item):
+                    kept.append(item)
+                    if len(kept) == limit:
+                        last = {"pk": item["pk"], "sk": item["sk"]}
+                        more = item is not page.items[-1] or page.last_key is not None
+                        return kept, keys.encode_token(last, scope) if more else None
+            if page.last_key is None:
+                return kept, None
+            start = page.last_key
+
+    # LATEST and publishing.
+
+    def write_latest(
+        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None = None
+    ) -> Latest | Version:
+        """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
+
+        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction. Returns the
+        new version when publishing, else LATEST as written. Raises ContentionError when LATEST moved since
+        it was read, ConflictError when the artifact is being purged.
+        """
+        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as)
+        version: Item | None = None
+        if publish_as is not None:
+            version = {
+                "kind": "version",
+                "name": name,
+                **content.model_dump(),
+                "created_at": now,
+                "deleted": False,
+                **keys.version_key(name, publish_as),
+            }
+            key = keys.version_key(name, publish_as)
+            writes.append(Write("version", "Put", key, item=version, condition="attribute_not_exists(pk)"))
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as lost:
+            # The loser of a publish race usually fails twice: the counter moved, and the winner's version
+            # exists. DynamoDB Local reports both reasons; moto stops at the first.
+            if lost.failed("latest") is None:
+                raise ConflictError(f"concurrent change: {lost}") from None
+            raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
+        if version is not None:
+            return version_entity(version)
+        if seen is None or seen.purged:
+            return latest_entity(dict(writes[0].item or {}))
+        return seen.model_copy(
+            update={**content.model_dump(), "updated_at": now, "rev": seen.rev + 1, "newest_sha256": seen.newest_sha256}
+        )
+
+    def _latest_writes(
+        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
+    ) -> list[Write]:
+        fields = content.model_dump()
+        if seen is None or seen.purged:
+            item = {
+                "kind": "latest",
+                "name": name,
+                **fields,
+                "created_at": now,
+                "updated_at": now,
+                "newest": publish_as or (seen.newest if seen else 0),
+                "version_count": 1 if publish_as else 0,
+                "deleted_count": 0,
+                "rev": (seen.rev if seen else 0) + 1,
+                **({"newest_sha256": content.sha256} if publish_as else {}),
+                **keys.latest_key(name),
+            }
+            condition = "attribute_not_exists(pk)" if seen is None else "attribute_exists(purged)"
+            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
+            return [latest, *_listing_rows(name)]
+        if seen.purging:
+            raise ConflictError(f"artifact {name!r} is being purged", field="name")
+        # `rev` advances on every write of LATEST: the condition on it makes each write a compare-and-set,
+        # so a publish never takes a number twice nor snapshots content that changed after it was read.
+        sets = ["updated_at = :now"]
+        adds = ["rev :one"]
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":now": now, ":one": 1, ":rev": seen.rev}
+        if fields != {f: getattr(seen, f) for f in fields}:
+            sets += [f"#{f} = :{f}" for f in fields]
+            names.update({f"#{f}": f for f in fields})
+            values.update({f":{f}": v for f, v in fields.items()})
+        if publish_as:
+            sets += ["newest = :next", "newest_sha256 = :sha"]
+            adds.append("version_count :one")
+            values.update({":next": publish_as, ":sha": content.sha256})
+        return [
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update=f"SET {', '.join(sets)} ADD {', '.join(adds)}",
+                condition=f"{LIVE_LATEST} AND rev = :rev",
+                names=names,
+                values=values,
+            )
+        ]
+
+    # Soft delete and restore.
+
+    def set_deleted(self, name: str, number: int, *, deleted: bool, now: str) -> Version | None:
+        """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
+
+        Returns None when written, or the version as it is when it was already in that state (idempotent).
+        Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
+        ConflictError while a purge runs.
+        """
+        try:
+            self.table.transact(self._deletion_writes(name, [number], deleted=deleted, now=now))
+        except TransactionCancelled as cancelled:
+            failed = cancelled.failed(f"v{number}")
+            if failed is not None:
+                if failed.item is None:
+                    raise NotFoundError(f"artifact {name!r} has no version {number}") from None
+                if bool(failed.item.get("deleted")) == deleted:
+                    return version_entity(failed.item)
+                aliases = sorted(failed.item.get("pinned_by") or ())
+                raise VersionPinnedError(
+                    f"version {number} is the target of alias(es) {', '.join(aliases)}",
+                    field="version",
+                    details={"aliases": aliases},
+                ) from None
+            latest = cancelled.failed("latest")
+            if latest is not None and (latest.item is None or latest.item.get("purged")):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            raise ConflictError(f"artifact {name!r} is being purged; retry") from None
+        return None
+
+    def delete_versions(self, name: str, numbers: list[int], *, now: str) -> bool:
+        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed."""
+        try:
+            self.table.transact(self._deletion_writes(name, numbers, deleted=True, now=now))
+        except TransactionCancelled:
+            return False
+        return True
+
+    def _deletion_writes(self, name: str, numbers: list[int], *, deleted: bool, now: str) -> list[Write]:
+        """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one."""
+        if deleted:
+            update = "SET deleted = :yes, deleted_at = :at"
+            condition = "attribute_exists(pk) AND deleted = :no AND attribute_not_exists(pinned_by)"
+        else:
+            update = "SET deleted = :no REMOVE deleted_at"
+            condition = "attribute_exists(pk) AND deleted = :yes"
+        values = {":yes": True, ":no": False, **({":at": now} if deleted else {})}
+        writes = [
+            Write(f"v{n}", "Update", keys.version_key(name, n), update=update, condition=condition, values=values)
+            for n in numbers
+        ]
+        writes.append(
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update="ADD deleted_count :n SET updated_at = :now",
+                condition=LIVE_LATEST,
+                values={":n": len(numbers) if deleted else -len(numbers), ":now": now},
+            )
+        )
+        return writes
+
+    # Purge.
+
+    def mark_purging(self, name: str, *, now: str) -> None:
+        """Set the `purging` mark (after it, alias writes and publishes fail). NotFoundError if purged meanwhile."""
+        try:
+            self.table.update(
+                keys.latest_key(name),
+                "SET purging = :now",
+                condition="attribute_exists(pk) AND attribute_not_exists(purged)",
+                values={":now": now},
+            )
+        except ConditionFailed:
+            raise NotFoundError(f"artifact {name!r} does not exist") from None
+
+    def clear_purging(self, name: str) -> None:
+        self.table.update(keys.latest_key(name), "REMOVE purging")
+
+    def delete_rows(self, name: str) -> None:
+        """Delete every alias, history and version item of the artifact (BatchWriteItem; idempotent)."""
+        for pk, bounds in ((keys.alias_pk(name), None), (keys.history_pk(name), None), (name, VERSIONS)):
+            items = self.table.query_all(pk, sk_between=bounds, projection="pk, sk", consistent=True)
+            self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in items])
+
+    def finish_purge(self, name: str, *, now: str) -> None:
+        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction."""
+        writes = [
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update="SET purged = :now, version_count = :zero, deleted_count = :zero "
+                "REMOVE purging, sha256, #size, content_type, metadata, newest_sha256",
+                condition="attribute_exists(purging)",
+                names={"#size": "size"},
+                values={":now": now, ":zero": 0},
+            ),
+            Write("name", "Delete", keys.name_key(name)),
+            *(
+                Write(f"dir{i}", "Update", key, update="ADD children :minus", values={":minus": -1})
+                if folder
+                else Write(f"dir{i}", "Delete", key)
+                for i, (key, folder) in enumerate(keys.dir_keys(name))
+            ),
+        ]
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled:
+            raise NotFoundError(f"artifact {name!r} was purged concurrently") from None
+
+    # Aliases.
+
+    def write_alias(self, new: Alias, old: Alias | None, *, action: str) -> Alias:
+        """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
+
+        Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
+        released ones, nothing for a target kept (DynamoDB refuses two actions on one item, and a version this
+        alias pins cannot have been deleted meanwhile). Raises ContentionError when the alias moved,
+        NotFoundError / ConflictError when the artifact is gone or being purged, ConflictError when a target
+        version was deleted meanwhile.
+        """
+        name, alias = new.name, new.alias
+        item = {
+            "kind": "alias",
+            **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
+            **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
+            "deleted": new.deleted,
+        }
+        history = {**item, "kind": "alias-history", "action": action}
+        alias_key = keys.alias_key(name, alias)
+        writes = [
+            Write(
+                "alias",
+                "Put",
+                alias_key,
+                item={**item, **alias_key},
+                condition="attribute_not_exists(pk)" if old is None else "revision = :seen",
+                values={} if old is None else {":seen": old.revision},
+            ),
+            Write(
+                "history",
+                "Put",
+                keys.history_key(name, alias, new.revision),
+                item=history,
+                condition="attribute_not_exists(pk)",
+            ),
+        ]
+        if not new.deleted:
+            writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
+        before = old.pinned if old else set()
+        pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]
+        pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - new.pinned)]
+        for number, verb, condition in pins:
+            values: dict[str, Any] = {":me": {alias}, **({":no": False} if verb == "ADD" else {})}
+            key = keys.version_key(name, number)
+            writes.append(
+                Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
+            )
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("alias") or cancelled.failed("history"):
+                raise ContentionError(f"alias {alias!r} changed concurrently") from None
+            artifact = cancelled.failed("artifact")
+            if artifact is not None:
+                if artifact.item is None or artifact.item.get("purged"):
+                    raise NotFoundError(f"artifact {name!r} does not exist") from None
+                raise ConflictError(f"artifact {name!r} is being purged") from None
+            number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
+            raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
+        return new
+
+
+def target_of(source: Latest | Version) -> Target:
+    return Target(sha256=str(source.sha256), size=int(source.size or 0), content_type=str(source.content_type))
+
+
+def _listing_rows(name: str) -> list[Write]:
+    """The name-index row and the folder rows that make a new artifact listable."""
+    writes = [Write("name", "Put", keys.name_key(name), item={"kind": "name"})]
+    for i, (key, folder) in enumerate(keys.dir_keys(name)):
+        if folder:
+            writes.append(Write(f"dir{i}", "Update", key, update="ADD children :one", values={":one": 1}))
+        else:
+            writes.append(Write(f"dir{i}", "Put", key, item={"kind": "artifact"}))
+    return writes

@@ -1,0 +1,1 @@
+"""The HTTP API: one Powertools router per Lambda function, each operation declared once with typed parameters."""

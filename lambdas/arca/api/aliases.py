@@ -1,0 +1,77 @@
+"""Routes of the `alias` function: alias writes and rollback."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from arca import wiring
+from arca.api.caller import identity
+from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, create_only, errors, revision_of
+from arca.api.routing import Router
+from arca.domain.entities import Alias
+from arca.domain.models import AliasBody, RollbackBody
+from arca.observability import metrics
+from arca.services.aliases import Aliases
+
+router = Router("alias")
+Service = Annotated[Aliases, Depends(wiring.aliases)]
+Caller = Annotated[str | None, Depends(identity)]
+JSON = "application/json"
+
+
+def with_etag(alias: Alias, status: int = 200) -> Response[Alias]:
+    return Response(status, JSON, alias, headers={"ETag": f'"{alias.revision}"'})
+
+
+@router.put("/artifacts/<name>/aliases/<alias>", responses=errors(400, 404, 409, 412, 503), tags=["aliases"])
+def set_alias(
+    name: Name,
+    alias: AliasName,
+    body: Annotated[AliasBody, Body()],
+    service: Service,
+    caller: Caller,
+    if_match: IfMatch = None,
+    if_none_match: IfNoneMatch = None,
+) -> Response[Alias]:
+    """Create (201) or move (200) an alias, optionally with a canary secondary. `ETag` is the revision."""
+    written, created = service.set(
+        name,
+        alias,
+        body,
+        if_match=revision_of(if_match),
+        create_only=create_only(if_none_match),
+        identity=caller,
+    )
+    metrics.add_metric(name="AliasChanges", unit="Count", value=1)
+    return with_etag(written, 201 if created else 200)
+
+
+@router.delete(
+    "/artifacts/<name>/aliases/<alias>", status_code=204, responses=errors(400, 404, 412, 503), tags=["aliases"]
+)
+def delete_alias(
+    name: Name, alias: AliasName, service: Service, caller: Caller, if_match: IfMatch = None
+) -> Response[None]:
+    """Delete an alias (kept in its history) and release its versions."""
+    service.delete(name, alias, if_match=revision_of(if_match), identity=caller)
+    metrics.add_metric(name="AliasChanges", unit="Count", value=1)
+    return Response(204, None, None)
+
+
+@router.post("/artifacts/<name>/aliases/<alias>/rollback", responses=errors(400, 404, 409, 503), tags=["aliases"])
+def rollback_alias(
+    name: Name,
+    alias: AliasName,
+    service: Service,
+    caller: Caller,
+    body: Annotated[RollbackBody | None, Body()] = None,
+) -> Response[Alias]:
+    """A new revision with the targets of `to_revision` (default: the one before the current)."""
+    body = body or RollbackBody()
+    rolled = service.rollback(name, alias, to_revision=body.to_revision, reason=body.reason, identity=caller)
+    metrics.add_metric(name="AliasRollbacks", unit="Count", value=1)
+    return with_etag(rolled)

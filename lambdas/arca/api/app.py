@@ -1,0 +1,189 @@
+"""One Powertools resolver per function: validation on, one error shape, and direct invocation.
+
+- Errors: one table from error class to status (MRO lookup), one function that builds the error body,
+  and handlers for the registry's errors, request validation, unknown routes and the unexpected.
+- Direct invocation, `{"operation": "...", ...fields}`, becomes the proxy event of that operation's route
+  and goes through the same resolver, so validation and behaviour are the HTTP API's; an error is raised
+  as the registry's exception of that code, so the invocation's errorType is the code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from arca.api.routing import Router, canonical_path
+from arca.domain.errors import (
+    ConflictError,
+    InternalError,
+    MethodNotAllowedError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PreconditionFailedError,
+    RegistryError,
+    ThrottledError,
+    ValidationError,
+    error_class,
+)
+from arca.observability import count_request, logger
+
+# The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
+STATUS: dict[type[RegistryError], int] = {
+    ValidationError: 400,
+    NotFoundError: 404,
+    ConflictError: 409,
+    PreconditionFailedError: 412,
+    PayloadTooLargeError: 413,
+    MethodNotAllowedError: 405,
+    ThrottledError: 503,
+}
+JSON = "application/json"
+# Direct invocations carry these headers as plain fields.
+DIRECT_HEADERS = {"if_match": "If-Match", "if_none_match": "If-None-Match"}
+_WITHOUT_BODY = frozenset({"GET", "DELETE", "HEAD"})
+
+
+def status_of(error: RegistryError) -> int:
+    return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
+
+
+def error_body(error: RegistryError, request_id: str) -> dict[str, Any]:
+    """The spec's error shape: `{"error": {code, message, request_id, field?, …details}}`."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message, "request_id": request_id}
+    if error.field:
+        body["field"] = error.field
+    body.update(error.details)
+    return {"error": body}
+
+
+def validation_error(errors: list[Any]) -> ValidationError:
+    """The first of pydantic's errors as the registry's ValidationError, naming the field as the client wrote it."""
+    first = errors[0]
+    loc = [str(p) for p in first["loc"]][1:]  # drop "body", "query", "path" or "header"
+    kind = first["type"]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if kind == "json_invalid":
+        return ValidationError("body is not valid JSON", field="body")
+    if loc[-1:] == ["[key]"]:  # a bad key of a map: name the map, quote the key
+        message = f"key {loc[-2]!r}: {message}"
+        loc = loc[:-2]
+    where = ".".join(loc) or "body"
+    if where == "body" and kind in ("model_attributes_type", "model_type", "dict_type"):
+        return ValidationError("body must be a JSON object", field="body")
+    if kind == "extra_forbidden":
+        message = "is not a known field"
+    elif kind == "missing":
+        message = "is required"
+    return ValidationError(f"{where}: {message}", field=where)
+
+
+def build_app(router: Router) -> APIGatewayRestResolver:
+    """The resolver of one function: its router, request counting, and the error handlers."""
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.include_router(router)
+    operations = {(r.method, r.path): r.operation for r in router.routes}
+
+    def request_id() -> str:
+        return str(app.current_event.request_context.request_id or "")
+
+    def reply(error: RegistryError) -> Response[Any]:
+        return Response(status_of(error), JSON, json.dumps(error_body(error, request_id())))
+
+    def count_requests(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        route = app.request.route.replace("<", "{").replace(">", "}")
+        count_request(operations.get((app.request.method, route), "unknown"))
+        return next_middleware(app)
+
+    app.use([count_requests])
+
+    def refused(error: RegistryError) -> Response[Any]:
+        logger.info("request refused", extra={"code": error.code, "status": status_of(error), "reason": error.message})
+        return reply(error)
+
+    def invalid(error: RequestValidationError) -> Response[Any]:
+        return refused(validation_error(list(error.errors())))
+
+    def no_route(_: Exception) -> Response[Any]:
+        """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
+        from arca.routes import NoRouteError, match  # the whole table, read only on this error path
+
+        event = app.current_event
+        path = unquote(event.path)
+        try:
+            match(event.http_method, path)
+            allowed: tuple[str, ...] = ()
+        except NoRouteError as missing:
+            allowed = missing.allowed
+        if not allowed:
+            return reply(NotFoundError(f"no route for {event.http_method} {path}"))
+        body = error_body(MethodNotAllowedError(f"{event.http_method} is not allowed on {path}"), request_id())
+        return Response(405, JSON, json.dumps(body), headers={"Allow": ", ".join(sorted(set(allowed)))})
+
+    def unexpected(error: Exception) -> Response[Any]:
+        logger.exception("unexpected error", extra={"request_id": request_id()})
+        return reply(InternalError("internal error"))
+
+    app.exception_handler(RegistryError)(refused)
+    app.exception_handler(RequestValidationError)(invalid)
+    app.not_found(no_route)
+    app.exception_handler(Exception)(unexpected)
+
+    return app
+
+
+def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """An API Gateway proxy event: the name folded into one parameter, then Powertools routes it once."""
+    return app.resolve({**event, "path": canonical_path(str(event.get("path") or "/"))}, context)
+
+
+def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:
+    """Direct invocation: the same route, validation and answer; an error is raised as its registry class."""
+    routes = {r.operation: r for r in router.routes}
+    route = routes.get(str(event["operation"]))
+    if route is None:
+        count_request("invalid_operation")
+        raise ValidationError(
+            f"operation must be one of {sorted(routes)} for function {router.function}", field="operation"
+        )
+    missing = [p for p in route.params if p not in event]
+    if missing:
+        raise ValidationError(f"{missing[0]}: is required", field=missing[0])
+    params = {p: str(event[p]) for p in route.params}
+    fields = {k: v for k, v in event.items() if k not in ("operation", "identity", *params)}
+    headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
+    query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
+    body = json.dumps(fields) if fields and route.method not in _WITHOUT_BODY else None
+    request_id = str(getattr(context, "aws_request_id", "") or "")
+    proxy = {
+        "resource": route.path,
+        "path": route.fill(params),
+        "httpMethod": route.method,
+        "headers": {"Content-Type": JSON, **headers},
+        "multiValueHeaders": {"Content-Type": [JSON], **{k: [v] for k, v in headers.items()}},
+        "queryStringParameters": query or None,
+        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} or None,
+        "pathParameters": None,
+        "body": body,
+        "isBase64Encoded": False,
+        "requestContext": {"requestId": request_id, "identity": {"userArn": event.get("identity")}},
+    }
+    response = resolve_http(app, proxy, context)
+    payload = json.loads(response["body"]) if response.get("body") else {}
+    if response["statusCode"] >= 400:
+        error = dict(payload["error"])
+        code, message, field = error.pop("code"), error.pop("message"), error.pop("field", None)
+        error.pop("request_id", None)
+        raise error_class(code)(message, field=field, details=error)
+    return payload
+
+
+def _text(value: Any) -> str:
+    """A query-string value as a client would write it (JSON booleans as true/false)."""
+    return json.dumps(value) if isinstance(value, bool) else str(value)

@@ -1,0 +1,88 @@
+"""Typed path, query and header parameters shared by the routers, and the documented error answers.
+
+Path parameters are checked by the domain's own grammar (arca.domain.names): its ValidationError names the
+field and passes through pydantic to the one error handler. The JSON schema each carries is what the
+OpenAPI document shows.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from pydantic import BeforeValidator, WithJsonSchema
+
+from arca.domain.entities import ErrorBody
+from arca.domain.errors import ValidationError
+from arca.domain.names import (
+    ALIAS_PATTERN,
+    MAX_NAME_LENGTH,
+    NAME_PATTERN,
+    parse_target,
+    parse_version,
+    validate_alias,
+    validate_name,
+)
+
+Name = Annotated[
+    str,
+    BeforeValidator(lambda v: validate_name(unquote(v))),
+    WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}),
+    Path(description="artifact name: one to eight segments joined by `/`"),
+]
+AliasName = Annotated[
+    str,
+    BeforeValidator(validate_alias),
+    WithJsonSchema({"type": "string", "pattern": ALIAS_PATTERN}),
+    Path(description="alias name"),
+]
+VersionNumber = Annotated[
+    int,
+    BeforeValidator(parse_version),
+    WithJsonSchema({"type": "string", "pattern": "^[0-9]{1,6}$"}),
+    Path(description="version number, 1 to 999999"),
+]
+VersionOrLatest = Annotated[
+    int | str,
+    BeforeValidator(lambda v: parse_target(v) if v == "LATEST" else parse_version(v)),
+    WithJsonSchema({"type": "string", "pattern": "^([0-9]{1,6}|LATEST)$"}),
+    Path(description="version number or LATEST"),
+]
+Ref = Annotated[str, Path(description="a version number, LATEST, or an alias name", min_length=1, max_length=64)]
+Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many items")]
+NextToken = Annotated[str | None, Query(description="from the previous page's `next_token`", max_length=2048)]
+IfMatch = Annotated[
+    str | None, Header(alias="If-Match", description="alias revision (the ETag), quoted or not", max_length=32)
+]
+IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", max_length=8)]
+
+
+def revision_of(if_match: str | None) -> int | None:
+    """`If-Match: <revision>`, quoted or not (ETag form); None when absent."""
+    if if_match is None:
+        return None
+    value = if_match.strip().removeprefix("W/").strip('"')
+    if not (value.isascii() and value.isdigit()):
+        raise ValidationError("If-Match must be an alias revision number", field="If-Match")
+    return int(value)
+
+
+def create_only(if_none_match: str | None) -> bool:
+    if if_none_match is not None and if_none_match.strip() != "*":
+        raise ValidationError("If-None-Match supports only *", field="If-None-Match")
+    return if_none_match is not None
+
+
+def errors(*statuses: int) -> dict[int, Any]:
+    """OpenAPI responses for these error statuses, each with the one error shape."""
+    described = {
+        400: "bad input: `field` names it",
+        404: "no such artifact, version or alias",
+        409: "conflicts with the current state",
+        412: "a precondition did not hold",
+        413: "too large",
+        503: "AWS kept throttling; retry",
+    }
+    shape = {"application/json": {"model": ErrorBody}}
+    return {status: {"description": described[status], "content": shape} for status in statuses}

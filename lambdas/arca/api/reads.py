@@ -1,0 +1,132 @@
+"""Routes of the `resolve` function: every read, resolve, and the OpenAPI document. It can write nothing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from pydantic import AwareDatetime
+
+from arca import wiring
+from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, errors
+from arca.api.routing import Router
+from arca.domain.entities import (
+    Alias,
+    AliasList,
+    ArtifactPage,
+    Health,
+    HistoryPage,
+    Latest,
+    Resolution,
+    Summary,
+    Version,
+    VersionPage,
+)
+from arca.observability import count_resolve
+from arca.services.reading import Reading
+
+router = Router("resolve")
+Service = Annotated[Reading, Depends(wiring.reading)]
+JSON = "application/json"
+
+
+@router.get("/health", tags=["reads"])
+def health() -> Health:
+    """Liveness."""
+    return Health()
+
+
+@router.get("/openapi.json", tags=["reads"])
+def openapi() -> Response[dict[str, Any]]:
+    """This API's OpenAPI 3 document, generated from the route declarations."""
+    from arca.api.openapi import document  # built on demand: not on the resolve path's cold start
+
+    return Response(200, JSON, document())
+
+
+@router.get("/artifacts", responses=errors(400, 503), tags=["reads"])
+def list_artifacts(
+    service: Service,
+    prefix: Annotated[str, Query(max_length=256, description="names that start with this")] = "",
+    delimiter: Annotated[Literal["/"] | None, Query(description="`/`: fold deeper names into `prefixes`")] = None,
+    limit: Limit = 100,
+    next_token: NextToken = None,
+) -> ArtifactPage:
+    """Artifact names under a prefix, in name order."""
+    return service.list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
+
+
+@router.get("/artifacts/<name>", responses=errors(400, 404, 503), tags=["reads"])
+def get_artifact(name: Name, service: Service) -> Summary:
+    """Summary: LATEST, the newest version number, counts."""
+    return service.summary(name)
+
+
+@router.get("/artifacts/<name>/versions", responses=errors(400, 404, 503), tags=["reads"])
+def list_versions(
+    name: Name,
+    service: Service,
+    limit: Limit = 100,
+    next_token: NextToken = None,
+    order: Annotated[Literal["asc", "desc"], Query(description="by version number")] = "desc",
+    include_deleted: Annotated[bool, Query(description="list soft-deleted versions too")] = False,
+) -> VersionPage:
+    """Versions, newest first by default."""
+    return service.list_versions(name, limit=limit, token=next_token, order=order, include_deleted=include_deleted)
+
+
+@router.get("/artifacts/<name>/versions/<version>", responses=errors(400, 404, 503), tags=["reads"])
+def get_version(name: Name, version: VersionOrLatest, service: Service) -> Version | Latest:
+    """One version, or LATEST."""
+    return service.version_or_latest(name, version)
+
+
+@router.get("/artifacts/<name>/aliases", responses=errors(400, 404, 503), tags=["reads"])
+def list_aliases(name: Name, service: Service) -> AliasList:
+    """The artifact's aliases."""
+    return service.list_aliases(name)
+
+
+@router.get("/artifacts/<name>/aliases/<alias>", responses=errors(400, 404, 503), tags=["reads"])
+def get_alias(name: Name, alias: AliasName, service: Service) -> Response[Alias]:
+    """One alias; `ETag` is its revision."""
+    found = service.live_alias(name, alias)
+    return Response(200, JSON, found, headers={"ETag": f'"{found.revision}"'})
+
+
+@router.get("/artifacts/<name>/aliases/<alias>/history", responses=errors(400, 404, 503), tags=["reads"])
+def alias_history(
+    name: Name, alias: AliasName, service: Service, limit: Limit = 100, next_token: NextToken = None
+) -> HistoryPage:
+    """The alias's revisions, newest first."""
+    return service.history(name, alias, limit=limit, token=next_token)
+
+
+RoutingKey = Annotated[
+    str | None, Query(min_length=1, max_length=256, description="the same key always lands on the same side")
+]
+At = Annotated[AwareDatetime | None, Query(description="ISO 8601 time: the alias as it stood then")]
+
+
+def _resolve(service: Reading, name: str, ref: str, routing_key: str | None, at: Any) -> Resolution:
+    resolution = service.resolve(name, ref, routing_key=routing_key, at=at)
+    if resolution.alias_revision is not None:
+        count_resolve(name, ref, resolution.route)
+    return resolution
+
+
+@router.get("/artifacts/<name>/resolve/<ref>", responses=errors(400, 404, 503), tags=["reads"])
+def resolve(name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None) -> Resolution:
+    """An alias, version number or LATEST as one concrete version and a short-lived download URL."""
+    return _resolve(service, name, ref, routing_key, at)
+
+
+@router.get("/artifacts/<name>/resolve/<ref>/content", responses=errors(400, 404, 503), tags=["reads"])
+def resolve_content(
+    name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None
+) -> Response[Resolution]:
+    """302 to the download URL (the body is the resolution)."""
+    resolution = _resolve(service, name, ref, routing_key, at)
+    return Response(302, JSON, resolution, headers={"Location": resolution.download_url})

@@ -1,0 +1,204 @@
+"""What the registry stores, as the API shows it: the response models of every operation.
+
+The repository (arca.adapters.repository) alone builds these from items. Fields marked `exclude=True` are
+state the services need (counters, pins, an alias's copied targets) and never reach a caller or the
+OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+VersionRef = int | Literal["LATEST"]
+
+
+class _Entity(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Health(_Entity):
+    status: Literal["ok"] = "ok"
+
+
+class Latest(_Entity):
+    """The artifact's mutable working copy (sort key LATEST)."""
+
+    name: str
+    version: Literal["LATEST"] = "LATEST"
+    sha256: str | None = None
+    size: int | None = None
+    content_type: str | None = None
+    metadata: dict[str, str] | None = None
+    updated_at: str | None = None
+    newest_version: int | None = None
+    created_at: str | None = Field(None, exclude=True)
+    rev: int = Field(0, exclude=True)  # compare-and-set counter advanced by every LATEST write
+    newest_sha256: str | None = Field(None, exclude=True)
+    version_count: int = Field(0, exclude=True)
+    deleted_count: int = Field(0, exclude=True)
+    purging: str | None = Field(None, exclude=True)
+    purged: str | None = Field(None, exclude=True)
+
+    @property
+    def newest(self) -> int:
+        return self.newest_version or 0
+
+
+class Version(_Entity):
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str
+    metadata: dict[str, str]
+    created_at: str
+    deleted: bool = False
+    deleted_at: str | None = None
+    aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
+
+
+class Published(Version):
+    deduplicated: bool = Field(description="true: the newest version already had this content; no version was made")
+
+
+class Counts(_Entity):
+    versions: int
+    deleted_versions: int
+    aliases: int
+
+
+class Summary(_Entity):
+    name: str
+    latest: Latest
+    newest_version: int | None
+    counts: Counts
+    created_at: str | None
+    updated_at: str | None
+
+
+class UploadTarget(_Entity):
+    url: str
+    method: Literal["PUT"] = "PUT"
+    headers: dict[str, str] = Field(description="send exactly these headers with the PUT")
+    expires_at: str
+
+
+class Upload(_Entity):
+    exists: bool = Field(description="true: the blob is stored already; nothing to upload")
+    sha256: str
+    size: int
+    upload: UploadTarget | None = None
+
+
+class ArtifactEntry(_Entity):
+    name: str
+
+
+class ArtifactPage(_Entity):
+    artifacts: list[ArtifactEntry]
+    prefixes: list[str]
+    next_token: str | None
+
+
+class VersionPage(_Entity):
+    versions: list[Version]
+    next_token: str | None
+
+
+class Skipped(_Entity):
+    version: int
+    aliases: list[str]
+
+
+class PruneResult(_Entity):
+    name: str
+    dry_run: bool
+    deleted: list[int]
+    skipped: list[Skipped]
+
+
+class Target(_Entity):
+    """The content of an alias's target, copied into the alias item (versions are immutable)."""
+
+    sha256: str
+    size: int
+    content_type: str
+
+
+class _AliasState(_Entity):
+    version: VersionRef | None = None
+    secondary_version: VersionRef | None = None
+    secondary_version_weight: int | None = None
+    description: str | None = None
+    revision: int
+    updated_at: str | None = None
+    updated_by: str | None = None
+    reason: str | None = None
+    primary: Target | None = Field(None, exclude=True)
+    secondary: Target | None = Field(None, exclude=True)
+
+    @property
+    def pinned(self) -> set[int]:
+        """The numbered versions this state points at (LATEST is never pinned: it cannot be deleted)."""
+        if getattr(self, "deleted", False):
+            return set()
+        return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
+
+
+class Alias(_AliasState):
+    name: str
+    alias: str
+    version: VersionRef | None = None
+    created_at: str | None = None
+    deleted: bool = Field(False, exclude=True)  # a tombstone keeps the revision counter after a delete
+
+
+class AliasRevision(_AliasState):
+    action: Literal["set", "delete", "rollback"]
+    deleted: bool = False
+
+
+class AliasList(_Entity):
+    aliases: list[Alias]
+
+
+class HistoryPage(_Entity):
+    history: list[AliasRevision]
+    next_token: str | None
+
+
+class Resolution(_Entity):
+    name: str
+    ref: str
+    version: VersionRef
+    sha256: str
+    size: int
+    content_type: str
+    download_url: str
+    expires_at: str
+    route: Literal["primary", "secondary"]
+    alias_revision: int | None = Field(None, description="present when `ref` is an alias")
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_revision(self, serialize: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = serialize(self)
+        if data.get("alias_revision") is None:
+            data.pop("alias_revision", None)
+        return data
+
+
+class ErrorDetail(_Entity):
+    model_config = ConfigDict(frozen=True, extra="allow")  # details such as `aliases` of a 409
+
+    code: str = Field(description="stable error code, e.g. ValidationError, NotFoundError")
+    message: str
+    request_id: str
+    field: str | None = Field(None, description="the input at fault, where there is one")
+
+
+class ErrorBody(_Entity):
+    """Every error answer has this shape."""
+
+    error: ErrorDetail

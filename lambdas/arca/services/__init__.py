@@ -1,0 +1,1 @@
+"""Use cases, as siblings over the repository: publishing, reading (and resolving), aliases."""

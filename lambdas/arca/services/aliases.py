@@ -1,0 +1,159 @@
+"""Aliases: set (with canary), delete, rollback. Each write is one transaction (Repository.write_alias).
+
+Version deletion conditions on `attribute_not_exists(pinned_by)` and an alias write pins its targets
+under `deleted = false`, so the two serialise on the version item: no interleaving leaves an alias on a
+deleted version. The alias item carries its targets' content, so an alias resolves with one GetItem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from arca.adapters.repository import Repository, target_of
+from arca.domain.entities import Alias, AliasRevision, Target
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PreconditionFailedError
+from arca.domain.models import AliasBody
+from arca.services.reading import Reading
+from arca.services.retry import Policy
+
+T = TypeVar("T")
+SPEC_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
+
+
+def _require_revision(alias: str, old: Alias | None, if_match: int | None) -> None:
+    """If-Match: the alias must exist (not as a tombstone) at exactly that revision; 412 otherwise."""
+    if if_match is not None and (old is None or old.deleted or old.revision != if_match):
+        raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
+
+
+class Aliases:
+    def __init__(self, repository: Repository, reading: Reading, policy: Policy) -> None:
+        self.repository = repository
+        self.reading = reading
+        self.policy = policy
+
+    def set(
+        self,
+        name: str,
+        alias: str,
+        body: AliasBody,
+        *,
+        if_match: int | None = None,
+        create_only: bool = False,
+        identity: str | None = None,
+    ) -> tuple[Alias, bool]:
+        """Create or move an alias; returns (alias, created). 412 when a precondition does not hold."""
+        conditional = if_match is not None or create_only or body.expected_version is not None
+        spec = body.model_dump(include=set(SPEC_FIELDS))
+
+        def attempt() -> tuple[Alias, bool]:
+            old = self.repository.alias(name, alias)
+            live = old is not None and not old.deleted
+            if create_only and live:
+                raise PreconditionFailedError(f"alias {alias!r} exists (If-None-Match: *)", field="If-None-Match")
+            _require_revision(alias, old, if_match)
+            if body.expected_version is not None and (not live or old.version != body.expected_version):  # type: ignore[union-attr]
+                raise PreconditionFailedError(
+                    f"alias {alias!r} does not point at version {body.expected_version}", field="expected_version"
+                )
+            written = self._write(name, alias, spec, old, action="set", reason=body.reason, identity=identity)
+            return written, not live
+
+        return self._retry(attempt, alias, precondition=conditional)
+
+    def delete(self, name: str, alias: str, *, if_match: int | None = None, identity: str | None = None) -> None:
+        """Delete an alias; the deletion is a revision in its history, and its versions are released."""
+
+        def attempt() -> None:
+            old = self.reading.live_alias(name, alias)
+            _require_revision(alias, old, if_match)
+            self._write(name, alias, None, old, action="delete", reason=None, identity=identity)
+
+        self._retry(attempt, alias, precondition=if_match is not None)
+
+    def rollback(
+        self, name: str, alias: str, *, to_revision: int | None, reason: str | None, identity: str | None
+    ) -> Alias:
+        """A new revision with the targets of `to_revision` (default: the last one before the current)."""
+
+        def attempt() -> Alias:
+            old = self.repository.alias(name, alias)
+            if old is None:
+                raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
+            record = self._rollback_target(name, alias, old.revision, to_revision)
+            spec = record.model_dump(include=set(SPEC_FIELDS))
+            why = reason or f"rollback to revision {record.revision}"
+            return self._write(name, alias, spec, old, action="rollback", reason=why, identity=identity)
+
+        return self._retry(attempt, alias, precondition=False)
+
+    def _retry(self, attempt: Callable[[], T], alias: str, *, precondition: bool) -> T:
+        """Retry lost races, except under a precondition: the caller's view is then stale (412)."""
+        if not precondition:
+            return self.policy.compare_and_set(attempt)
+        try:
+            return attempt()
+        except ContentionError:
+            raise PreconditionFailedError(f"alias {alias!r} changed concurrently", field="If-Match") from None
+
+    def _rollback_target(self, name: str, alias: str, current: int, to_revision: int | None) -> AliasRevision:
+        if to_revision is None:
+            found = self.repository.revision_before(name, alias, current)
+            if found is None:
+                raise ConflictError(f"alias {alias!r} has no earlier revision to roll back to")
+            return found
+        if to_revision >= current:
+            raise ConflictError(f"to_revision must be before the current revision {current}", field="to_revision")
+        record = self.repository.revision(name, alias, to_revision)
+        if record is None:
+            raise NotFoundError(f"alias {alias!r} has no revision {to_revision}", field="to_revision")
+        if record.deleted:
+            raise ConflictError(f"revision {to_revision} is the alias's deletion", field="to_revision")
+        return record
+
+    def _targets(self, name: str, spec: dict[str, object]) -> dict[str, Target | None]:
+        """Content of each numbered target (to carry in the alias item); 409 if missing or deleted."""
+        found: dict[str, Target | None] = {"primary": None, "secondary": None}
+        for side, field in (("primary", "version"), ("secondary", "secondary_version")):
+            number = spec.get(field)
+            if not isinstance(number, int):
+                continue
+            version = self.repository.version(name, number)
+            if version is None:
+                self.reading.live_latest(name)
+                raise ConflictError(f"version {number} does not exist", field=field)
+            if version.deleted:
+                raise ConflictError(f"version {number} is deleted; restore it first", field=field)
+            found[side] = target_of(version)
+        return found
+
+    def _write(
+        self,
+        name: str,
+        alias: str,
+        spec: dict[str, object] | None,
+        old: Alias | None,
+        *,
+        action: str,
+        reason: str | None,
+        identity: str | None,
+    ) -> Alias:
+        now = self.policy.now()
+        live_before = old is not None and not old.deleted
+        common = {
+            "name": name,
+            "alias": alias,
+            "revision": (old.revision if old else 0) + 1,
+            "updated_at": now,
+            "updated_by": identity,
+            "reason": reason,
+        }
+        if spec is None:  # deletion: a tombstone keeps the revision counter going
+            new = Alias(**common, deleted=True)
+        else:
+            if spec.get("secondary_version") is not None and spec.get("secondary_version_weight") is None:
+                spec = {**spec, "secondary_version_weight": 0}
+            created = old.created_at if live_before and old else now
+            new = Alias(**common, **spec, **self._targets(name, spec), created_at=created)
+        return self.repository.write_alias(new, old, action=action)

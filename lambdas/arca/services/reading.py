@@ -1,0 +1,161 @@
+"""Reading: summaries, versions, listings, aliases and their history, and resolve (alias, number or LATEST).
+
+Resolve is at the physical limit: an alias item carries its targets' content, so resolving an alias is
+one GetItem (a second only for an alias on LATEST, which is mutable) and no S3 call.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from arca.adapters import keys
+from arca.adapters.repository import Repository, target_of
+from arca.adapters.s3 import Blobs
+from arca.domain.entities import (
+    Alias,
+    AliasList,
+    ArtifactEntry,
+    ArtifactPage,
+    Counts,
+    HistoryPage,
+    Latest,
+    Resolution,
+    Summary,
+    Target,
+    Version,
+    VersionPage,
+)
+from arca.domain.errors import NotFoundError, ValidationError
+from arca.domain.names import parse_target, validate_alias
+from arca.domain.routing import PRIMARY, choose_route
+from arca.domain.versions import LATEST
+from arca.services.retry import now_iso
+
+_PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
+
+
+class Reading:
+    def __init__(self, repository: Repository, blobs: Blobs) -> None:
+        self.repository = repository
+        self.blobs = blobs
+
+    def live_latest(self, name: str) -> Latest:
+        """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise."""
+        latest = self.repository.latest(name)
+        if latest is None or latest.purged:
+            raise NotFoundError(f"artifact {name!r} does not exist")
+        return latest
+
+    def summary(self, name: str) -> Summary:
+        latest = self.live_latest(name)
+        return Summary(
+            name=name,
+            latest=latest,
+            newest_version=latest.newest_version,
+            counts=Counts(
+                versions=latest.version_count - latest.deleted_count,
+                deleted_versions=latest.deleted_count,
+                aliases=len(self.repository.live_aliases(name)),
+            ),
+            created_at=latest.created_at,
+            updated_at=latest.updated_at,
+        )
+
+    def version(self, name: str, number: int) -> Version:
+        found = self.repository.version(name, number)
+        if found is None:
+            raise NotFoundError(f"artifact {name!r} has no version {number}")
+        return found
+
+    def version_or_latest(self, name: str, ref: int | str) -> Version | Latest:
+        return self.live_latest(name) if ref == LATEST else self.version(name, int(ref))
+
+    def list_versions(
+        self, name: str, *, limit: int, token: str | None, order: str, include_deleted: bool
+    ) -> VersionPage:
+        self.live_latest(name)
+        versions, next_token = self.repository.versions_page(
+            name, limit=limit, token=token, newest_first=order == "desc", include_deleted=include_deleted
+        )
+        return VersionPage(versions=versions, next_token=next_token)
+
+    def list_artifacts(self, *, prefix: str, delimiter: str | None, limit: int, token: str | None) -> ArtifactPage:
+        """Names under `prefix`; with delimiter "/", deeper names fold into `prefixes` (as S3 does)."""
+        if len(prefix) > 256 or not set(prefix) <= _PREFIX_CHARS:
+            raise ValidationError("prefix may only contain a-z, 0-9, '.', '_', '-' and '/'", field="prefix")
+        if delimiter is None:
+            names, next_token = self.repository.names_page(prefix, limit=limit, token=token)
+            return ArtifactPage(artifacts=[ArtifactEntry(name=n) for n in names], prefixes=[], next_token=next_token)
+        children, next_token = self.repository.folder_page(prefix, limit=limit, token=token)
+        return ArtifactPage(
+            artifacts=[ArtifactEntry(name=c) for c in children if not c.endswith("/")],
+            prefixes=[c for c in children if c.endswith("/")],
+            next_token=next_token,
+        )
+
+    def live_alias(self, name: str, alias: str) -> Alias:
+        found = self.repository.alias(name, alias)
+        if found is None or found.deleted:
+            raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
+        return found
+
+    def list_aliases(self, name: str) -> AliasList:
+        self.live_latest(name)
+        return AliasList(aliases=self.repository.live_aliases(name))
+
+    def history(self, name: str, alias: str, *, limit: int, token: str | None) -> HistoryPage:
+        if self.repository.alias(name, alias) is None:
+            raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
+        history, next_token = self.repository.history_page(name, alias, limit=limit, token=token)
+        return HistoryPage(history=history, next_token=next_token)
+
+    def resolve(self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None) -> Resolution:
+        """Turn a version number, LATEST or an alias (optionally as it stood `at`) into a download."""
+        if ref == LATEST or ref.isdigit():
+            target = parse_target(ref, field="ref")
+            source = self.version_or_latest(name, target)
+            if isinstance(source, Version) and source.deleted:
+                raise NotFoundError(f"artifact {name!r} has no live version {target}")
+            return self._resolved(name, ref, target, target_of(source), PRIMARY, None)
+        validate_alias(ref, field="ref")
+        record = self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
+        route = PRIMARY
+        if record.secondary_version is not None:
+            route = choose_route(record.secondary_version_weight or 0, name, ref, routing_key)
+        version = record.version if route == PRIMARY else record.secondary_version
+        content = record.primary if route == PRIMARY else record.secondary
+        if version == LATEST or content is None:
+            content = target_of(self.live_latest(name))
+        assert version is not None
+        return self._resolved(name, ref, version, content, route, record.revision)
+
+    def _as_of(self, name: str, alias: str, at: datetime) -> Alias:
+        moment = now_iso(at)
+        record = self.repository.revision_at(name, alias, moment)
+        if record is None:
+            raise NotFoundError(f"alias {alias!r} of {name!r} did not exist at {moment}", field="at")
+        return Alias(
+            name=name,
+            alias=alias,
+            **record.model_dump(exclude={"action", "deleted"}),
+            primary=record.primary,
+            secondary=record.secondary,
+        )
+
+    def _resolved(
+        self, name: str, ref: str, version: int | str, target: Target, route: str, revision: int | None
+    ) -> Resolution:
+        filename = f"{name.rsplit('/', 1)[-1]}-{version}"
+        url, expires_at = self.blobs.presign_download(
+            keys.blob_key(name, target.sha256), content_type=target.content_type, filename=filename
+        )
+        return Resolution(
+            name=name,
+            ref=ref,
+            version=version,
+            **target.model_dump(),
+            download_url=url,
+            expires_at=expires_at,
+            route=route,
+            alias_revision=revision,
+        )

@@ -1,0 +1,45 @@
+"""The one compare-and-set loop: every write that reads, decides and writes under a condition retries here."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from arca.domain.errors import ConflictError, ContentionError
+
+T = TypeVar("T")
+
+
+def now_iso(moment: datetime) -> str:
+    """The one ISO-8601 form of stored times: UTC, milliseconds, `Z`."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Policy:
+    """How long to keep trying when a compare-and-set loses a race, and the clock the services share."""
+
+    max_attempts: int = 100
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    def now(self) -> str:
+        return now_iso(self.clock())
+
+    def compare_and_set(self, attempt: Callable[[], T]) -> T:
+        """Run `attempt` (read, decide, conditional write) until it does not raise ContentionError.
+
+        Between tries a short jittered pause; once `max_attempts` are spent, a 409 ConflictError.
+        """
+        for number in range(1, self.max_attempts + 1):
+            try:
+                return attempt()
+            except ContentionError:
+                if number == self.max_attempts:
+                    raise ConflictError("too many concurrent writers on this artifact; retry") from None
+                self.sleep(random.uniform(0, 0.002 * min(number, 20)))
+        raise AssertionError("unreachable")
