@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.routes import FUNCTIONS, NoRouteError, match
+from local import docs
 from local.events import api_event, lambda_context
 from local.services import HOST, ServiceStartError, running_services
 
@@ -152,11 +153,21 @@ class _RequestHandler(BaseHTTPRequestHandler):
             elapsed = (time.perf_counter() - started) * 1000
             log.info("%s %s %d %.0f ms", self.command, self.path, status, elapsed)
 
+    # Every method reaches the route table, which answers 404 or 405 (with Allow) as API Gateway would.
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other method (TRACE, QUERY, …) reaches the route table too, for its 404 or 405."""
+        if name.startswith("do_"):
+            return self.do_GET
+        raise AttributeError(name)
 
     def _serve(self, request_id: str) -> int:
         body = self._read_body()
         path = unquote(urlsplit(self.path).path)
+        if path == docs.PATH and self.command in ("GET", "HEAD"):
+            self._write(200, [("Content-Type", "text/html; charset=utf-8")], docs.page(), request_id)
+            return 200
         try:
             route, _ = match(self.command, path)
         except NoRouteError as error:
@@ -301,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Ctrl-C stops.",
                 flush=True,
             )
+            print(f"API reference: {server.url}{docs.PATH} (OpenAPI document: {server.url}/openapi.json)", flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

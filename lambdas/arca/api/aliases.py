@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from arca import wiring
 from arca.api.caller import identity
-from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, create_only, errors, revision_of
+from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, answers, create_only, revision_of
 from arca.api.routing import Router
 from arca.domain.entities import Alias
 from arca.domain.models import AliasBody, RollbackBody
@@ -27,7 +27,9 @@ def with_etag(alias: Alias, status: int = 200) -> Response[Alias]:
     return Response(status, JSON, alias, headers={"ETag": f'"{alias.revision}"'})
 
 
-@router.put("/artifacts/<name>/aliases/<alias>", responses=errors(400, 404, 409, 412, 503), tags=["aliases"])
+@router.put(
+    "/artifacts/<name>/aliases/<alias>", responses=answers(200, 201, 400, 404, 409, 412, 415, 503), tags=["aliases"]
+)
 def set_alias(
     name: Name,
     alias: AliasName,
@@ -51,7 +53,7 @@ def set_alias(
 
 
 @router.delete(
-    "/artifacts/<name>/aliases/<alias>", status_code=204, responses=errors(400, 404, 412, 503), tags=["aliases"]
+    "/artifacts/<name>/aliases/<alias>", status_code=204, responses=answers(204, 400, 404, 412, 503), tags=["aliases"]
 )
 def delete_alias(
     name: Name, alias: AliasName, service: Service, caller: Caller, if_match: IfMatch = None
@@ -62,7 +64,9 @@ def delete_alias(
     return Response(204, None, None)
 
 
-@router.post("/artifacts/<name>/aliases/<alias>/rollback", responses=errors(400, 404, 409, 503), tags=["aliases"])
+@router.post(
+    "/artifacts/<name>/aliases/<alias>/rollback", responses=answers(200, 400, 404, 409, 415, 503), tags=["aliases"]
+)
 def rollback_alias(
     name: Name,
     alias: AliasName,

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from arca.api.routing import Router, canonical_path
@@ -29,6 +29,7 @@ from arca.domain.errors import (
     PreconditionFailedError,
     RegistryError,
     ThrottledError,
+    UnsupportedMediaTypeError,
     ValidationError,
     error_class,
 )
@@ -42,6 +43,7 @@ STATUS: dict[type[RegistryError], int] = {
     PreconditionFailedError: 412,
     PayloadTooLargeError: 413,
     MethodNotAllowedError: 405,
+    UnsupportedMediaTypeError: 415,
     ThrottledError: 503,
 }
 JSON = "application/json"
@@ -66,7 +68,9 @@ def error_body(error: RegistryError, request_id: str) -> dict[str, Any]:
 def validation_error(errors: list[Any]) -> ValidationError:
     """The first of pydantic's errors as the registry's ValidationError, naming the field as the client wrote it."""
     first = errors[0]
-    loc = [str(p) for p in first["loc"]][1:]  # drop "body", "query", "path" or "header"
+    source, *loc = [str(p) for p in first["loc"]]  # source: "body", "query", "path" or "header"
+    if source == "header":  # Powertools lowercases header names; name it as clients write it
+        loc = ["-".join(part.capitalize() for part in loc[0].split("-"))]
     kind = first["type"]
     message = str(first["msg"]).removeprefix("Value error, ")
     if kind == "json_invalid":
@@ -110,6 +114,13 @@ def build_app(router: Router) -> APIGatewayRestResolver:
     def invalid(error: RequestValidationError) -> Response[Any]:
         return refused(validation_error(list(error.errors())))
 
+    def not_json(error: RequestUnsupportedContentType) -> Response[Any]:
+        return refused(UnsupportedMediaTypeError("send the body as application/json", field="Content-Type"))
+
+    def undecodable(error: UnicodeDecodeError) -> Response[Any]:
+        """Bytes that are not UTF-8: the only text Powertools decodes from the client is the JSON body."""
+        return refused(ValidationError("body is not valid JSON (not UTF-8)", field="body"))
+
     def no_route(_: Exception) -> Response[Any]:
         """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
         from arca.routes import NoRouteError, match  # the whole table, read only on this error path
@@ -132,6 +143,8 @@ def build_app(router: Router) -> APIGatewayRestResolver:
 
     app.exception_handler(RegistryError)(refused)
     app.exception_handler(RequestValidationError)(invalid)
+    app.exception_handler(UnicodeDecodeError)(undecodable)
+    app.exception_handler(RequestUnsupportedContentType)(not_json)
     app.not_found(no_route)
     app.exception_handler(Exception)(unexpected)
 
@@ -139,8 +152,18 @@ def build_app(router: Router) -> APIGatewayRestResolver:
 
 
 def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """An API Gateway proxy event: the name folded into one parameter, then Powertools routes it once."""
-    return app.resolve({**event, "path": canonical_path(str(event.get("path") or "/"))}, context)
+    """An API Gateway proxy event: the name folded into one parameter, then Powertools routes it once.
+
+    Bodies are JSON only. Powertools would also parse forms and multipart bodies (and fail on a multipart
+    type without a boundary), so any other declared type is handed on as one it refuses: a 415.
+    """
+    event = {**event, "path": canonical_path(str(event.get("path") or "/"))}
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    declared = str(headers.get("content-type") or "").strip().lower()
+    if event.get("body") and declared and not declared.startswith(JSON):
+        headers["content-type"] = "application/vnd.arca.not-json"
+        event.update(headers=headers, multiValueHeaders={k: [v] for k, v in headers.items()})
+    return app.resolve(event, context)
 
 
 def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:

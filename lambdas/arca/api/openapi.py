@@ -36,7 +36,7 @@ def document() -> dict[str, Any]:
             operation["operationId"] = route.operation
             operation["x-arca-function"] = route.function
             operation["responses"].pop("422", None)
-            operation["summary"] = (operation.get("description") or route.operation).split("\n")[0]
-    for unused in ("HTTPValidationError", "ValidationError"):
+            operation["summary"] = route.summary
+    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         doc.get("components", {}).get("schemas", {}).pop(unused, None)
     return doc

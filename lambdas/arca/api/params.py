@@ -40,22 +40,29 @@ AliasName = Annotated[
 VersionNumber = Annotated[
     int,
     BeforeValidator(parse_version),
-    WithJsonSchema({"type": "string", "pattern": "^[0-9]{1,6}$"}),
+    WithJsonSchema({"type": "string", "pattern": "^[1-9][0-9]{0,5}$"}),
     Path(description="version number, 1 to 999999"),
 ]
 VersionOrLatest = Annotated[
     int | str,
     BeforeValidator(lambda v: parse_target(v) if v == "LATEST" else parse_version(v)),
-    WithJsonSchema({"type": "string", "pattern": "^([0-9]{1,6}|LATEST)$"}),
+    WithJsonSchema({"type": "string", "pattern": "^([1-9][0-9]{0,5}|LATEST)$"}),
     Path(description="version number or LATEST"),
 ]
-Ref = Annotated[str, Path(description="a version number, LATEST, or an alias name", min_length=1, max_length=64)]
+Ref = Annotated[
+    str,
+    Path(
+        description="a version number, LATEST, or an alias name",
+        pattern=r"^([1-9][0-9]{0,5}|LATEST|[a-z][a-z0-9_-]{0,63})$",
+    ),
+]
 Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many items")]
 NextToken = Annotated[str | None, Query(description="from the previous page's `next_token`", max_length=2048)]
 IfMatch = Annotated[
-    str | None, Header(alias="If-Match", description="alias revision (the ETag), quoted or not", max_length=32)
+    str | None,
+    Header(alias="If-Match", description="alias revision (the ETag), quoted or not", pattern=r'^(W/)?"?[0-9]{1,9}"?$'),
 ]
-IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", max_length=8)]
+IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", pattern=r"^\*$")]
 
 
 def revision_of(if_match: str | None) -> int | None:
@@ -74,15 +81,27 @@ def create_only(if_none_match: str | None) -> bool:
     return if_none_match is not None
 
 
-def errors(*statuses: int) -> dict[int, Any]:
-    """OpenAPI responses for these error statuses, each with the one error shape."""
+def answers(*statuses: int) -> dict[int, Any]:
+    """OpenAPI responses: success statuses take their schema from the return type; errors share one shape."""
     described = {
+        200: "OK",
+        201: "created",
+        204: "done; no body",
+        302: "redirect to `Location`; the body is the resolution",
         400: "bad input: `field` names it",
         404: "no such artifact, version or alias",
         409: "conflicts with the current state",
         412: "a precondition did not hold",
         413: "too large",
+        415: "the body is not JSON",
         503: "AWS kept throttling; retry",
     }
     shape = {"application/json": {"model": ErrorBody}}
-    return {status: {"description": described[status], "content": shape} for status in statuses}
+    documented: dict[int, Any] = {}
+    for status in statuses:
+        documented[status] = {"description": described[status]}
+        if status == 204:
+            documented[status]["content"] = {}
+        elif status >= 400:
+            documented[status]["content"] = shape
+    return documented

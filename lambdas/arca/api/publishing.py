@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca import wiring
-from arca.api.params import Name, VersionNumber, errors
+from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
 from arca.domain.entities import Latest, PruneResult, Published, Upload, Version
 from arca.domain.models import BlobRef, Content, PruneBody, PublishBody
@@ -21,20 +21,22 @@ Service = Annotated[Publishing, Depends(wiring.publishing)]
 JSON = "application/json"
 
 
-@router.post("/artifacts/<name>/uploads", responses=errors(400, 413, 503), tags=["publishing"])
+@router.post("/artifacts/<name>/uploads", responses=answers(200, 201, 400, 413, 415, 503), tags=["publishing"])
 def create_upload(name: Name, blob: Annotated[BlobRef, Body()], service: Service) -> Response[Upload]:
     """Where to upload content: `exists` (200) when the blob is stored already, else a presigned PUT (201)."""
     upload = service.create_upload(name, blob)
     return Response(200 if upload.exists else 201, JSON, upload)
 
 
-@router.put("/artifacts/<name>/latest", responses=errors(400, 409, 413, 503), tags=["publishing"])
+@router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 503), tags=["publishing"])
 def put_latest(name: Name, content: Annotated[Content, Body()], service: Service) -> Latest:
     """Point LATEST at an uploaded blob (checked in S3: present, same size and checksum)."""
     return service.put_latest(name, content)
 
 
-@router.post("/artifacts/<name>/versions", responses=errors(400, 404, 409, 413, 503), tags=["publishing"])
+@router.post(
+    "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 503), tags=["publishing"]
+)
 def publish(name: Name, service: Service, body: Annotated[PublishBody | None, Body()] = None) -> Response[Published]:
     """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
 
@@ -48,25 +50,27 @@ def publish(name: Name, service: Service, body: Annotated[PublishBody | None, Bo
     return Response(201, JSON, published)
 
 
-@router.delete("/artifacts/<name>/versions/<version>", responses=errors(400, 404, 409, 503), tags=["publishing"])
+@router.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
 def delete_version(name: Name, version: VersionNumber, service: Service) -> Version:
     """Soft-delete a version (idempotent); 409 while an alias points at it."""
     return service.delete_version(name, version)
 
 
-@router.post("/artifacts/<name>/versions/<version>/restore", responses=errors(400, 404, 409, 503), tags=["publishing"])
+@router.post(
+    "/artifacts/<name>/versions/<version>/restore", responses=answers(200, 400, 404, 409, 503), tags=["publishing"]
+)
 def restore_version(name: Name, version: VersionNumber, service: Service) -> Version:
     """Undo a soft delete (idempotent)."""
     return service.restore_version(name, version)
 
 
-@router.post("/artifacts/<name>/prune", responses=errors(400, 404, 409, 503), tags=["publishing"])
+@router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 503), tags=["publishing"])
 def prune(name: Name, body: Annotated[PruneBody, Body()], service: Service) -> PruneResult:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at."""
     return service.prune(name, keep_last=body.keep_last, older_than_days=body.older_than_days, dry_run=body.dry_run)
 
 
-@router.delete("/artifacts/<name>", status_code=204, responses=errors(400, 404, 409, 503), tags=["publishing"])
+@router.delete("/artifacts/<name>", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["publishing"])
 def purge(
     name: Name,
     service: Service,

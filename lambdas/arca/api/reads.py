@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import AwareDatetime
 
 from arca import wiring
-from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, errors
+from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, answers
 from arca.api.routing import Router
 from arca.domain.entities import (
     Alias,
@@ -32,13 +32,13 @@ Service = Annotated[Reading, Depends(wiring.reading)]
 JSON = "application/json"
 
 
-@router.get("/health", tags=["reads"])
+@router.get("/health", responses=answers(200), tags=["reads"])
 def health() -> Health:
     """Liveness."""
     return Health()
 
 
-@router.get("/openapi.json", tags=["reads"])
+@router.get("/openapi.json", responses=answers(200), tags=["reads"])
 def openapi() -> Response[dict[str, Any]]:
     """This API's OpenAPI 3 document, generated from the route declarations."""
     from arca.api.openapi import document  # built on demand: not on the resolve path's cold start
@@ -46,7 +46,7 @@ def openapi() -> Response[dict[str, Any]]:
     return Response(200, JSON, document())
 
 
-@router.get("/artifacts", responses=errors(400, 503), tags=["reads"])
+@router.get("/artifacts", responses=answers(200, 400, 503), tags=["reads"])
 def list_artifacts(
     service: Service,
     prefix: Annotated[str, Query(max_length=256, description="names that start with this")] = "",
@@ -58,13 +58,13 @@ def list_artifacts(
     return service.list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
 
 
-@router.get("/artifacts/<name>", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_artifact(name: Name, service: Service) -> Summary:
     """Summary: LATEST, the newest version number, counts."""
     return service.summary(name)
 
 
-@router.get("/artifacts/<name>/versions", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/versions", responses=answers(200, 400, 404, 503), tags=["reads"])
 def list_versions(
     name: Name,
     service: Service,
@@ -77,26 +77,26 @@ def list_versions(
     return service.list_versions(name, limit=limit, token=next_token, order=order, include_deleted=include_deleted)
 
 
-@router.get("/artifacts/<name>/versions/<version>", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_version(name: Name, version: VersionOrLatest, service: Service) -> Version | Latest:
     """One version, or LATEST."""
     return service.version_or_latest(name, version)
 
 
-@router.get("/artifacts/<name>/aliases", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])
 def list_aliases(name: Name, service: Service) -> AliasList:
     """The artifact's aliases."""
     return service.list_aliases(name)
 
 
-@router.get("/artifacts/<name>/aliases/<alias>", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/aliases/<alias>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_alias(name: Name, alias: AliasName, service: Service) -> Response[Alias]:
     """One alias; `ETag` is its revision."""
     found = service.live_alias(name, alias)
     return Response(200, JSON, found, headers={"ETag": f'"{found.revision}"'})
 
 
-@router.get("/artifacts/<name>/aliases/<alias>/history", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/aliases/<alias>/history", responses=answers(200, 400, 404, 503), tags=["reads"])
 def alias_history(
     name: Name, alias: AliasName, service: Service, limit: Limit = 100, next_token: NextToken = None
 ) -> HistoryPage:
@@ -117,13 +117,13 @@ def _resolve(service: Reading, name: str, ref: str, routing_key: str | None, at:
     return resolution
 
 
-@router.get("/artifacts/<name>/resolve/<ref>", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/resolve/<ref>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def resolve(name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None) -> Resolution:
     """An alias, version number or LATEST as one concrete version and a short-lived download URL."""
     return _resolve(service, name, ref, routing_key, at)
 
 
-@router.get("/artifacts/<name>/resolve/<ref>/content", responses=errors(400, 404, 503), tags=["reads"])
+@router.get("/artifacts/<name>/resolve/<ref>/content", responses=answers(302, 400, 404, 503), tags=["reads"])
 def resolve_content(
     name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None
 ) -> Response[Resolution]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -29,6 +29,7 @@ class Route:
     path: str  # OpenAPI style; "{name}" stands for one to eight segments
     function: str
     operation: str
+    summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -70,7 +71,8 @@ class Router(APIGatewayRouter):
 
         def record(func: F) -> F:
             for verb in (method,) if isinstance(method, str) else method:
-                self.routes.append(Route(verb.upper(), path, self.function, func.__name__))
+                summary = (func.__doc__ or "").strip().split("\n")[0]
+                self.routes.append(Route(verb.upper(), path, self.function, func.__name__, summary))
             return register(func)
 
         return record

@@ -7,9 +7,9 @@ OpenAPI document.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 VersionRef = int | Literal["LATEST"]
 
@@ -179,14 +179,9 @@ class Resolution(_Entity):
     download_url: str
     expires_at: str
     route: Literal["primary", "secondary"]
-    alias_revision: int | None = Field(None, description="present when `ref` is an alias")
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_revision(self, serialize: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = serialize(self)
-        if data.get("alias_revision") is None:
-            data.pop("alias_revision", None)
-        return data
+    alias_revision: int | None = Field(
+        None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
+    )
 
 
 class ErrorDetail(_Entity):

@@ -63,6 +63,10 @@ class ThrottledError(RegistryError):
     """AWS kept throttling after our retries."""
 
 
+class UnsupportedMediaTypeError(RegistryError):
+    """A request body sent as something other than JSON."""
+
+
 class MethodNotAllowedError(RegistryError):
     """The path exists, with other methods."""
 

@@ -16,6 +16,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -125,7 +126,11 @@ def _target(value: object) -> int | str:
 
 
 # One validator rather than a Union, so that an error names the field alone (no union member in its loc).
-Target = Annotated[int | str, PlainValidator(_target)]
+Target = Annotated[
+    int | str,
+    PlainValidator(_target),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 999_999}, {"const": "LATEST"}]}),
+]
 MAX_WEIGHT = 99
 
 
