@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from bench import cases
+from bench import cases, coldstart
 from bench.cases import RATIOS, SIZES, Config
 from bench.harness import S3_WRITES, BenchFailure, Group, Measurement, Result, Runner
 from bench.report import DASH, group_table, ms, notes, ratio, table
@@ -63,6 +63,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
                 sections.append(_group_section(group, results))
         sections.append(_sizes(cfg, by_id, failures))
         sections.append(_overhead_section(cfg, overhead))
+        if cfg.cold_start_runs:
+            sections.append(coldstart.section(cfg.cold_start_runs)[0])
     except BenchFailure as failure:
         failures.append(str(failure))
     finally:
@@ -187,6 +189,9 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument(
         "--write-iterations", type=int, default=default.write_iterations, help="calls per row that needs many writes"
     )
+    parser.add_argument(
+        "--cold-start-runs", type=int, default=default.cold_start_runs, help="process pairs per cold-start row; 0 skips"
+    )
     parser.add_argument("--big-mib", type=float, default=default.big_size / MIB, help="the big blob, in MiB")
     parser.add_argument(
         "--max-publish-ratio", type=float, default=default.max_publish_ratio, help="0 disables the size check"
@@ -200,6 +205,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         write_iterations=args.write_iterations,
         big_size=int(args.big_mib * MIB),
         max_publish_ratio=args.max_publish_ratio or None,
+        cold_start_runs=args.cold_start_runs,
     )
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -11,11 +11,13 @@ from botocore.config import Config
 from arca.adapters.dynamo import Table
 from arca.adapters.repository import Repository
 from arca.adapters.s3 import Blobs
-from arca.services.aliases import Aliases
-from arca.services.publishing import Publishing
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 from arca.settings import settings
+
+if TYPE_CHECKING:
+    from arca.services.aliases import Aliases
+    from arca.services.publishing import Publishing
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -23,37 +25,42 @@ DYNAMODB_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, 
 S3_CONFIG = Config(signature_version="s3v4", retries={"mode": "standard", "max_attempts": 3})
 
 
-@dataclass(frozen=True)
 class Services:
-    """The three use-case services over one repository and one bucket."""
+    """The three use-case services over one repository and one bucket, with clients of their own.
 
-    repository: Repository
-    blobs: Blobs
-    reading: Reading
-    publishing: Publishing
-    aliases: Aliases
+    The writing services (and the request models they import) are built on first use, so the resolve
+    function, which only reads, never loads them.
+    """
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        config = settings()
+        self.policy = policy or Policy()
+        self.repository = Repository(Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
+        self.blobs = Blobs(
+            boto3.client("s3", config=S3_CONFIG),
+            config.bucket_name,
+            clock=self.policy.clock,
+            upload_ttl=config.upload_url_ttl,
+            download_ttl=config.download_url_ttl,
+        )
+        self.reading = Reading(self.repository, self.blobs)
+
+    @cached_property
+    def publishing(self) -> Publishing:
+        from arca.services.publishing import Publishing
+
+        return Publishing(self.repository, self.blobs, self.reading, self.policy)
+
+    @cached_property
+    def aliases(self) -> Aliases:
+        from arca.services.aliases import Aliases
+
+        return Aliases(self.repository, self.reading, self.policy)
 
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
-    config = settings()
-    policy = policy or Policy()
-    repository = Repository(Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
-    blobs = Blobs(
-        boto3.client("s3", config=S3_CONFIG),
-        config.bucket_name,
-        clock=policy.clock,
-        upload_ttl=config.upload_url_ttl,
-        download_ttl=config.download_url_ttl,
-    )
-    reading = Reading(repository, blobs)
-    return Services(
-        repository=repository,
-        blobs=blobs,
-        reading=reading,
-        publishing=Publishing(repository, blobs, reading, policy),
-        aliases=Aliases(repository, reading, policy),
-    )
+    return Services(policy)
 
 
 @cache

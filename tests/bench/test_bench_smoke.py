@@ -21,6 +21,7 @@ TINY = Config(
     max_publish_ratio=None,  # one call per size says nothing about a ratio
     warmup=0,
     isolate_groups=False,  # one moto world for all groups: each new one costs about a second of client setup
+    cold_start_runs=1,  # one pair of processes: the section runs; its figures mean nothing at n=1
 )
 
 

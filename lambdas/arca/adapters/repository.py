@@ -13,13 +13,15 @@ docs/access-patterns.md lists every access pattern.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
-from arca.domain.models import Content
+
+if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
+    from arca.domain.models import Content
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata")
 TARGET_FIELDS = ("sha256", "size", "content_type")

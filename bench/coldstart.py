@@ -1,0 +1,87 @@
+"""Cold start of the resolve function, measured as whole processes: a fresh interpreter that imports the
+handler and builds its clients, against one that imports boto3 and builds the same two clients.
+
+Runs alternate (A, B, A, B, …) so that a machine whose speed drifts affects both sides alike; the ratio is the
+median of the per-pair ratios. The environment is the deployed one as far as a cold start sees it (tracing on
+for Powertools, fake credentials, no network is touched: building a client makes no call).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.report import table
+
+FLOOR = 'import boto3; boto3.client("dynamodb"); boto3.client("s3")'
+RESOLVE = "import arca.handlers.resolve; from arca import wiring; wiring.services()"
+# The first request after a cold start also builds the route's validation model: /health touches no AWS service.
+FIRST_REQUEST = (
+    "import json, arca.handlers.resolve as r; from arca import wiring; wiring.services(); "
+    "from local.events import api_event, lambda_context; "
+    "r.handler(api_event('GET', '/health')[0], lambda_context('resolve'))"
+)
+ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "ARCA_TABLE_NAME": "arca",
+    "ARCA_BUCKET_NAME": "arca",
+    "POWERTOOLS_SERVICE_NAME": "arca-resolve",
+    "POWERTOOLS_METRICS_NAMESPACE": "Arca",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    seconds: list[float]
+    floor: list[float]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(a / b for a, b in zip(self.seconds, self.floor, strict=True))
+
+
+def _run(code: str) -> float:
+    env = {**os.environ, **ENV}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def measure(code: str, runs: int) -> tuple[list[float], list[float]]:
+    _run(code), _run(FLOOR)  # warm the page cache and the bytecode caches
+    mine: list[float] = []
+    floor: list[float] = []
+    for _ in range(runs):
+        mine.append(_run(code))
+        floor.append(_run(FLOOR))
+    return mine, floor
+
+
+def section(runs: int = 9, cases: Sequence[tuple[str, str]] | None = None) -> tuple[str, list[Row]]:
+    cases = cases or (
+        ("resolve: import + clients", RESOLVE),
+        ("resolve: import + clients + first request (/health)", FIRST_REQUEST),
+    )
+    rows = [Row(label, *measure(code, runs)) for label, code in cases]
+    floor = statistics.median(s for row in rows for s in row.floor)
+    body = table(
+        ["whole process", "median ms", "floor median ms", "ratio to the floor"],
+        [
+            [row.label, f"{statistics.median(row.seconds) * 1000:.0f}", f"{floor * 1000:.0f}", f"{row.ratio:.2f}x"]
+            for row in rows
+        ],
+    )
+    note = (
+        f"The floor is `{FLOOR}` in a fresh interpreter. {runs} pairs per row, alternating; the ratio is the median "
+        "of the per-pair ratios."
+    )
+    return "\n".join(["## Cold start (whole process)", "", body, "", note]), rows
