@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
-from cdk_nag import NagSuppressions
+from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
@@ -42,7 +42,7 @@ class FunctionSpec:
     bucket_actions: tuple[str, ...] = ()
 
 
-# Least privilege per function (SPEC.md, "Lambda functions"). TransactWriteItems has no IAM action of its
+# Least privilege per function; resolve can write nothing. TransactWriteItems has no IAM action of its
 # own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
 SPECS = (
     FunctionSpec(
@@ -173,28 +173,27 @@ class Functions(Construct):
                 "ARCA_UPLOAD_URL_TTL": str(URL_TTL_SECONDS),
             },
         )
+        # Suppressions are NagPackSuppression objects: in a plain dict, cdk-nag drops `applies_to` and the
+        # suppression then covers every finding of the rule.
         NagSuppressions.add_resource_suppressions(
             role,
             [
-                {
-                    "id": "AwsSolutions-IAM5",
-                    "reason": "Object keys are content hashes chosen at run time, so object actions are granted on "
+                NagPackSuppression(
+                    id="AwsSolutions-IAM5",
+                    reason="Object keys are content hashes chosen at run time, so object actions are granted on "
                     "the bucket's objects; X-Ray trace segments cannot be scoped to a resource.",
-                    "applies_to": [
-                        {"regex": r"/^Resource::<.*Bucket.*\.Arn>\/\*$/"},
-                        "Resource::*",
-                    ],
-                }
+                    applies_to=[RegexAppliesTo(regex=r"/^Resource::<.*Bucket.*\.Arn>\/\*$/"), "Resource::*"],
+                )
             ],
             apply_to_children=True,
         )
         NagSuppressions.add_resource_suppressions(
             function,
             [
-                {
-                    "id": "AwsSolutions-L1",
-                    "reason": f"{RUNTIME.name} matches the public Powertools layer of {powertools_layer_parameter()}.",
-                }
+                NagPackSuppression(
+                    id="AwsSolutions-L1",
+                    reason=f"{RUNTIME.name} matches the public Powertools layer of {powertools_layer_parameter()}.",
+                )
             ],
         )
         return function

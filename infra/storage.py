@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
-from cdk_nag import NagSuppressions
+from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from infra.schema import ATTRIBUTE_DEFINITIONS, PARTITION_KEY, SORT_KEY
@@ -70,10 +70,10 @@ class Storage(Construct):
         NagSuppressions.add_resource_suppressions(
             self.bucket,
             [
-                {
-                    "id": "AwsSolutions-S1",
-                    "reason": "Access goes through presigned URLs issued by the IAM-authorised API, which logs every "
+                NagPackSuppression(
+                    id="AwsSolutions-S1",
+                    reason="Access goes through presigned URLs issued by the IAM-authorised API, which logs every "
                     "request; S3 server access logs would need a second bucket for little extra insight.",
-                }
+                )
             ],
         )

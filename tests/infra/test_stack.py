@@ -30,7 +30,7 @@ PROD_ENV = cdk.Environment(account="123456789012", region="eu-west-1")
 # Keep these tests on one xdist worker, so that each stage is synthesized once.
 pytestmark = pytest.mark.xdist_group("infra")
 
-# What each function may do (SPEC.md, "Lambda functions"), spelled out here rather than read from infra.
+# What each function may do ("Lambda functions"), spelled out here rather than read from infra.
 TABLE_ACTIONS = {
     "publish": {
         "dynamodb:GetItem",
@@ -433,3 +433,17 @@ def test_cdk_nag_reports_no_unsuppressed_findings() -> None:
         # Then no AwsSolutions rule reports an error or a warning
         assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
         assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
+
+
+def test_wildcard_suppressions_name_the_findings_they_cover(template: dict[str, Any]) -> None:
+    # Given the dev template
+    # When the cdk-nag suppressions of the IAM wildcard and managed-policy rules are collected
+    suppressions = [
+        rule
+        for resource in template["Resources"].values()
+        for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])
+        if rule["id"] in {"AwsSolutions-IAM4", "AwsSolutions-IAM5"}
+    ]
+    # Then each one lists what it covers, so a new wildcard is still reported
+    assert suppressions
+    assert all(rule.get("applies_to") for rule in suppressions)
