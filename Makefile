@@ -38,6 +38,7 @@ typecheck: install
 	$(VENV)/bin/mypy lambdas/arca
 	MYPYPATH=client $(VENV)/bin/mypy --strict -p arca_client
 
+# Both stacks of the stage: Arca-$(STAGE)-storage and Arca-$(STAGE).
 synth: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet -c stage=$(STAGE)
 
@@ -45,7 +46,7 @@ bench: install
 	$(PY) -m bench
 
 deploy: install
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk deploy -c stage=$(STAGE)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk deploy --all -c stage=$(STAGE)
 
 clean:
 	rm -rf cdk.out .pytest_cache .hypothesis

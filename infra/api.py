@@ -9,7 +9,7 @@ from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from cdk_nag import NagSuppressions
+from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from arca.routes import Route
@@ -43,7 +43,7 @@ ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
     )
 )
 
-# Errors API Gateway answers itself (IAM denial, throttling, unknown path) in the SPEC.md error shape, so a
+# Errors API Gateway answers itself (IAM denial, throttling, unknown path) in Arca's error shape, so a
 # client parses one format. messageString is already a quoted JSON string.
 _GATEWAY_ERROR_TEMPLATE = (
     '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, '
@@ -118,40 +118,44 @@ class Api(Construct):
         NagSuppressions.add_resource_suppressions(
             self.rest_api,
             [
-                {
-                    "id": "AwsSolutions-APIG2",
-                    "reason": "Bodies and parameters are validated by the functions, which answer 400 in the "
-                    "SPEC.md error shape; a request validator would answer in another shape.",
-                }
+                NagPackSuppression(
+                    id="AwsSolutions-APIG2",
+                    reason="Bodies and parameters are validated by the functions, which answer 400 in Arca's "
+                    "error shape; a request validator would answer in another shape.",
+                )
             ],
         )
         NagSuppressions.add_resource_suppressions(
             self.rest_api.deployment_stage,
             [
-                {
-                    "id": "AwsSolutions-APIG3",
-                    "reason": "Every method requires SigV4 (IAM); WAF is left to the deployer's account policy.",
-                }
+                NagPackSuppression(
+                    id="AwsSolutions-APIG3",
+                    reason="Every method requires SigV4 (IAM); WAF is left to the deployer's account policy.",
+                )
             ],
         )
         cloud_watch_role = self.rest_api.node.find_child("CloudWatchRole")
         NagSuppressions.add_resource_suppressions(
             cloud_watch_role,
             [
-                {
-                    "id": "AwsSolutions-IAM4",
-                    "reason": "AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for the account's "
+                NagPackSuppression(
+                    id="AwsSolutions-IAM4",
+                    reason="AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for the account's "
                     "API Gateway logging role.",
-                    "applies_to": [
+                    applies_to=[
                         "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
                     ],
-                }
+                )
             ],
         )
         # COG4 is reported once per method; one stack-level entry covers them (the stack has no Cognito at all).
         NagSuppressions.add_stack_suppressions(
             Stack.of(self),
-            [{"id": "AwsSolutions-COG4", "reason": "Callers are IAM principals (SigV4), not Cognito users."}],
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-COG4", reason="Callers are IAM principals (SigV4), not Cognito users."
+                )
+            ],
         )
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
-from cdk_nag import NagSuppressions
+from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
@@ -42,7 +43,7 @@ class FunctionSpec:
     bucket_actions: tuple[str, ...] = ()
 
 
-# Least privilege per function (SPEC.md, "Lambda functions"). TransactWriteItems has no IAM action of its
+# Least privilege per function; resolve can write nothing. TransactWriteItems has no IAM action of its
 # own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
 SPECS = (
     FunctionSpec(
@@ -98,7 +99,9 @@ def powertools_layer_parameter() -> str:
 class Functions(Construct):
     """`publish`, `alias` and `resolve`, each with its own role, log group and the shared defaults.
 
-    `by_name` maps the function names of arca.routes.FUNCTIONS to the functions.
+    `by_name` maps the function names of arca.routes.FUNCTIONS to the functions. Every grant is a policy on the
+    function's own role, never a resource policy on the table or the bucket, so the functions can change
+    without touching the stack that owns the data. `specs` and `code_dir` default to Arca's own.
     """
 
     def __init__(
@@ -109,6 +112,8 @@ class Functions(Construct):
         table: dynamodb.ITable,
         bucket: s3.IBucket,
         removal_policy: RemovalPolicy,
+        specs: Iterable[FunctionSpec] = SPECS,
+        code_dir: Path = ASSET_DIR,
     ) -> None:
         super().__init__(scope, construct_id)
         self._table = table
@@ -119,8 +124,8 @@ class Functions(Construct):
         )
         self._layer = lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", layer_arn)
         # Plain source, no bundling: Powertools and pydantic come from the layer, boto3 from the runtime.
-        self._code = lambda_.Code.from_asset(str(ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc"])
-        self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in SPECS}
+        self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
+        self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in specs}
 
     def _function(self, spec: FunctionSpec) -> lambda_.Function:
         title = spec.name.capitalize()
@@ -173,28 +178,34 @@ class Functions(Construct):
                 "ARCA_UPLOAD_URL_TTL": str(URL_TTL_SECONDS),
             },
         )
+        # Suppressions are NagPackSuppression objects: in a plain dict, cdk-nag drops `applies_to` and the
+        # suppression then covers every finding of the rule.
         NagSuppressions.add_resource_suppressions(
             role,
             [
-                {
-                    "id": "AwsSolutions-IAM5",
-                    "reason": "Object keys are content hashes chosen at run time, so object actions are granted on "
+                NagPackSuppression(
+                    id="AwsSolutions-IAM5",
+                    reason="Object keys are content hashes chosen at run time, so object actions are granted on "
                     "the bucket's objects; X-Ray trace segments cannot be scoped to a resource.",
-                    "applies_to": [
-                        {"regex": r"/^Resource::<.*Bucket.*\.Arn>\/\*$/"},
+                    # The bucket is imported by the name the storage stack publishes in SSM.
+                    applies_to=[
+                        RegexAppliesTo(
+                            regex=r"/^Resource::arn:(<AWS::Partition>|aws[\w-]*):s3:::"
+                            r"<SsmParameterValue\w*bucketname\w*>\/\*$/"
+                        ),
                         "Resource::*",
                     ],
-                }
+                )
             ],
             apply_to_children=True,
         )
         NagSuppressions.add_resource_suppressions(
             function,
             [
-                {
-                    "id": "AwsSolutions-L1",
-                    "reason": f"{RUNTIME.name} matches the public Powertools layer of {powertools_layer_parameter()}.",
-                }
+                NagPackSuppression(
+                    id="AwsSolutions-L1",
+                    reason=f"{RUNTIME.name} matches the public Powertools layer of {powertools_layer_parameter()}.",
+                )
             ],
         )
         return function

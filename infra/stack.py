@@ -1,32 +1,104 @@
-"""ArcaStack: storage, the three functions, the REST API and the outputs a client needs."""
+"""The two stacks of a stage: storage (the data, which outlives every deploy) and service (the code that uses it).
+
+`Arca-<stage>-storage` holds the table and the bucket and publishes their names as SSM parameters;
+`Arca-<stage>` holds the functions, the API and the outputs a client needs, and reads those parameters at
+deploy time. The service stack depends on the storage stack (so `cdk deploy --all` deploys storage first)
+but imports nothing from it: no CloudFormation export, no `Fn::ImportValue`.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, Environment, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from arca.routes import FUNCTIONS, ROUTES
 from infra.api import Api
-from infra.functions import Functions
-from infra.storage import Storage
+from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
+from infra.storage import Storage, StorageParameters
 
 # Stages whose data may be thrown away with the stack; every other stage keeps its table and bucket.
 DISPOSABLE_STAGES = frozenset({"dev"})
+# The stage names the stacks, the API stage and the SSM parameters: only what all three accept.
+_STAGE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
 
 
-class ArcaStack(Stack):
-    """One stage of Arca. Resource names are left to CloudFormation and published as outputs."""
+def storage_stack_name(stage: str) -> str:
+    return f"Arca-{stage}-storage"
 
-    def __init__(self, scope: Construct, construct_id: str, *, stage: str, **kwargs: Any) -> None:
-        super().__init__(scope, construct_id, description=f"Arca artifact registry ({stage})", **kwargs)
+
+def service_stack_name(stage: str) -> str:
+    return f"Arca-{stage}"
+
+
+class StorageStack(Stack):
+    """The table and the bucket of one stage, with termination protection on every stage that retains them."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, stage: str, parameters: StorageParameters, **kwargs: Any
+    ) -> None:
         retain = stage not in DISPOSABLE_STAGES
-        removal_policy = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
-
+        super().__init__(
+            scope,
+            construct_id,
+            description=f"Arca artifact registry ({stage}): table and bucket",
+            termination_protection=retain,
+            **kwargs,
+        )
+        # The construct id "Storage" keeps the logical ids the resources had in the single-stack layout.
         self.storage = Storage(self, "Storage", retain=retain)
+        parameters.publish(self, self.storage)
+        CfnOutput(self, "TableName", value=self.storage.table.table_name)
+        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name)
+
+
+class ServiceStack(Stack):
+    """The functions, the REST API and their outputs; the table and the bucket come from SSM parameters.
+
+    Destroying and redeploying this stack leaves the data untouched. Resource names are left to
+    CloudFormation and published as outputs.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage: str,
+        parameters: StorageParameters,
+        specs: Iterable[FunctionSpec] = SPECS,
+        code_dir: Path = ASSET_DIR,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            scope, construct_id, description=f"Arca artifact registry ({stage}): API and functions", **kwargs
+        )
+        removal_policy = RemovalPolicy.DESTROY if stage in DISPOSABLE_STAGES else RemovalPolicy.RETAIN
+
+        # Imported by name: IAM statements then name the table and the bucket by ARNs built in this stack, and
+        # CDK cannot add a resource policy to an imported resource, so no grant reaches the storage stack.
+        self.table = dynamodb.Table.from_table_name(
+            self, "Table", ssm.StringParameter.value_for_string_parameter(self, parameters.table_name)
+        )
+        self.bucket = s3.Bucket.from_bucket_name(
+            self, "Bucket", ssm.StringParameter.value_for_string_parameter(self, parameters.bucket_name)
+        )
         self.functions = Functions(
-            self, "Functions", table=self.storage.table, bucket=self.storage.bucket, removal_policy=removal_policy
+            self,
+            "Functions",
+            table=self.table,
+            bucket=self.bucket,
+            removal_policy=removal_policy,
+            specs=specs,
+            code_dir=code_dir,
         )
         missing = set(FUNCTIONS) - set(self.functions.by_name)
         if missing:
@@ -41,7 +113,32 @@ class ArcaStack(Stack):
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")
-        CfnOutput(self, "TableName", value=self.storage.table.table_name)
-        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name)
         for name, function in self.functions.by_name.items():
             CfnOutput(self, f"{name.capitalize()}FunctionName", value=function.function_name)
+
+
+@dataclass(frozen=True)
+class ArcaStage:
+    storage: StorageStack
+    service: ServiceStack
+
+
+def add_stage(
+    scope: Construct,
+    stage: str,
+    *,
+    env: Environment | None = None,
+    specs: Iterable[FunctionSpec] = SPECS,
+    code_dir: Path = ASSET_DIR,
+) -> ArcaStage:
+    """Both stacks of `stage` in one account and region, the service stack deployed after the storage stack."""
+    if not _STAGE.fullmatch(stage):
+        raise ValueError(f"stage {stage!r} must be a letter then letters, digits or hyphens (at most 64)")
+    parameters = StorageParameters.for_stage(stage)
+    storage = StorageStack(scope, storage_stack_name(stage), stage=stage, parameters=parameters, env=env)
+    service = ServiceStack(
+        scope, service_stack_name(stage), stage=stage, parameters=parameters, specs=specs, code_dir=code_dir, env=env
+    )
+    # An ordering edge only (cdk deploy, cdk destroy): it adds nothing to either template.
+    service.add_stack_dependency(storage, "reads the table and bucket names the storage stack publishes in SSM")
+    return ArcaStage(storage=storage, service=service)

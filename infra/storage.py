@@ -1,11 +1,14 @@
-"""The table and the bucket: every item and every blob of the registry."""
+"""The table and the bucket: every item and every blob of the registry, and how the service stack finds them."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
-from cdk_nag import NagSuppressions
+from aws_cdk import aws_ssm as ssm
+from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from infra.schema import ATTRIBUTE_DEFINITIONS, PARTITION_KEY, SORT_KEY
@@ -70,10 +73,43 @@ class Storage(Construct):
         NagSuppressions.add_resource_suppressions(
             self.bucket,
             [
-                {
-                    "id": "AwsSolutions-S1",
-                    "reason": "Access goes through presigned URLs issued by the IAM-authorised API, which logs every "
+                NagPackSuppression(
+                    id="AwsSolutions-S1",
+                    reason="Access goes through presigned URLs issued by the IAM-authorised API, which logs every "
                     "request; S3 server access logs would need a second bucket for little extra insight.",
-                }
+                )
             ],
         )
+
+
+@dataclass(frozen=True)
+class StorageParameters:
+    """The SSM parameter names through which the storage stack hands its resources to the service stack.
+
+    The service stack reads them as CloudFormation parameters of type `AWS::SSM::Parameter::Value<String>`,
+    resolved on every deploy: no CloudFormation export ties the two stacks together, so the storage stack can
+    be updated whatever the service stack uses. A resource the service needs later (a stream ARN, an event
+    bus name) gets a field here, which changes the storage stack once, on purpose.
+    """
+
+    table_name: str
+    bucket_name: str
+
+    @classmethod
+    def for_stage(cls, stage: str) -> StorageParameters:
+        prefix = f"/arca/{stage}/storage"
+        return cls(table_name=f"{prefix}/table-name", bucket_name=f"{prefix}/bucket-name")
+
+    def publish(self, scope: Construct, storage: Storage) -> None:
+        """Write the storage resources' names into the parameters (the only physical names Arca chooses)."""
+        for construct_id, name, value in (
+            ("TableNameParameter", self.table_name, storage.table.table_name),
+            ("BucketNameParameter", self.bucket_name, storage.bucket.bucket_name),
+        ):
+            ssm.StringParameter(
+                scope,
+                construct_id,
+                parameter_name=name,
+                string_value=value,
+                description="Read by the Arca service stack at deploy time",
+            )

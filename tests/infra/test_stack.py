@@ -1,7 +1,7 @@
-"""The synthesized template of ArcaStack: storage, least privilege, the route table, and the service limits.
+"""The synthesized templates of a stage: storage, least privilege, the route table, and the service limits.
 
-The apps get cdk.json's context, as `cdk synth` does (App() alone ignores cdk.json, and the feature flags in it
-change the template). Each stage is synthesized once per test process.
+The table and the bucket are read from the storage stack, everything else from the service stack. Each stage is
+synthesized once per test process.
 """
 
 from __future__ import annotations
@@ -10,27 +10,23 @@ import functools
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Annotations, Match, Template
-from cdk_nag import AwsSolutionsChecks
+from aws_cdk.assertions import Annotations, Match
 
 from arca.routes import FUNCTIONS, ROUTES
 from infra.functions import REQUIREMENTS
 from infra.schema import ATTRIBUTE_DEFINITIONS, KEY_SCHEMA
-from infra.stack import ArcaStack
+from infra.storage import StorageParameters
+from tests.infra import stages
 
-CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-MAX_NAME_DEPTH = 8  # SPEC.md: a name is one to eight segments
-PROD_ENV = cdk.Environment(account="123456789012", region="eu-west-1")
+MAX_NAME_DEPTH = 8  # a name is one to eight segments
 
 # Keep these tests on one xdist worker, so that each stage is synthesized once.
 pytestmark = pytest.mark.xdist_group("infra")
 
-# What each function may do (SPEC.md, "Lambda functions"), spelled out here rather than read from infra.
+# What each function may do, spelled out here rather than read from infra.
 TABLE_ACTIONS = {
     "publish": {
         "dynamodb:GetItem",
@@ -70,22 +66,20 @@ WRITE_ACTIONS = {
 
 
 @functools.cache
-def _synth(stage: str) -> tuple[ArcaStack, Template]:
-    """The stack of a stage with cdk-nag attached; dev is environment-agnostic, as an offline synth."""
-    context = json.loads(CDK_JSON.read_text())["context"]
-    app = cdk.App(context={**context, "stage": stage}, builtin_cloud_formation_validation=False)
-    stack = ArcaStack(app, f"Arca-{stage}", stage=stage, env=None if stage == "dev" else PROD_ENV)
-    cdk.Aspects.of(app).add(AwsSolutionsChecks())
-    return stack, Template.from_stack(stack)
+def _synth(stage: str) -> stages.Synthesized:
+    return stages.synth(stage)
 
 
-def _template(stage: str) -> dict[str, Any]:
-    return _synth(stage)[1].to_json()
+@pytest.fixture(scope="module")
+def storage() -> dict[str, Any]:
+    """The dev storage stack's template: the table and the bucket."""
+    return _synth("dev").storage
 
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    return _template("dev")
+    """The dev service stack's template: functions, roles and the API."""
+    return _synth("dev").service
 
 
 def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -104,6 +98,23 @@ def _functions_by_name(template: dict[str, Any]) -> dict[str, str]:
         service = function["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
         names[service.removeprefix("arca-")] = logical_id
     return names
+
+
+def _ssm_parameter(template: dict[str, Any], name: str) -> str:
+    """The logical id of the template parameter resolved from the SSM parameter `name` at deploy time."""
+    found: list[str] = [
+        key
+        for key, parameter in template["Parameters"].items()
+        if parameter["Type"] == "AWS::SSM::Parameter::Value<String>" and parameter["Default"] == name
+    ]
+    assert len(found) == 1, f"{len(found)} parameters read {name}"
+    return found[0]
+
+
+def _storage_refs(template: dict[str, Any]) -> tuple[str, str]:
+    """The logical ids of the parameters the dev service stack reads the table and the bucket names from."""
+    names = StorageParameters.for_stage("dev")
+    return _ssm_parameter(template, names.table_name), _ssm_parameter(template, names.bucket_name)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -127,6 +138,11 @@ def _grants(template: dict[str, Any], function_id: str) -> Iterator[tuple[str, s
             for action in _as_list(statement["Action"]):
                 for resource in _as_list(statement["Resource"]):
                     yield action, json.dumps(resource, sort_keys=True)
+
+
+def _arn(parts: list[Any]) -> str:
+    """An ARN joined from `parts` as CloudFormation spells it, in the JSON form `_grants` yields."""
+    return json.dumps({"Fn::Join": ["", parts]}, sort_keys=True)
 
 
 def _resource_paths(template: dict[str, Any]) -> dict[str, str]:
@@ -164,7 +180,8 @@ def _methods(template: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 def _integration_target(method: dict[str, Any]) -> str:
     """The logical id of the function a proxy integration invokes."""
     parts = method["Integration"]["Uri"]["Fn::Join"][1]
-    (target,) = [part["Fn::GetAtt"][0] for part in parts if isinstance(part, dict) and "Fn::GetAtt" in part]
+    targets: list[str] = [part["Fn::GetAtt"][0] for part in parts if isinstance(part, dict) and "Fn::GetAtt" in part]
+    (target,) = targets
     return target
 
 
@@ -177,19 +194,19 @@ def _expected_paths(path: str) -> list[str]:
     ]
 
 
-def test_table_keys_are_the_shared_schema(template: dict[str, Any]) -> None:
-    # Given the dev template
+def test_table_keys_are_the_shared_schema(storage: dict[str, Any]) -> None:
+    # Given the dev storage template
     # When the table is read
-    _, table = _only(template, "AWS::DynamoDB::Table")
+    _, table = _only(storage, "AWS::DynamoDB::Table")
     # Then its keys are exactly those local copies of the table are created with
     assert table["Properties"]["KeySchema"] == KEY_SCHEMA
     assert table["Properties"]["AttributeDefinitions"] == ATTRIBUTE_DEFINITIONS
 
 
-def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(template: dict[str, Any]) -> None:
-    # Given the dev template
+def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(storage: dict[str, Any]) -> None:
+    # Given the dev storage template
     # When the table is read
-    properties = _only(template, "AWS::DynamoDB::Table")[1]["Properties"]
+    properties = _only(storage, "AWS::DynamoDB::Table")[1]["Properties"]
     # Then it bills per request, keeps PITR, and encrypts with the AWS-managed KMS key
     assert properties["BillingMode"] == "PAY_PER_REQUEST"
     assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
@@ -202,9 +219,9 @@ def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(template: di
     [("prod", "Retain", True), ("staging", "Retain", True), ("dev", "Delete", False)],
 )
 def test_only_the_dev_stage_lets_the_stack_delete_its_data(stage: str, policy: str, protected: bool) -> None:
-    # Given the stack of a stage
+    # Given the storage stack of a stage
     # When its template is synthesized
-    template = _template(stage)
+    template = _synth(stage).storage
     # Then the table and the bucket outlive the stack, the table deletion-protected, except on dev
     for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket"):
         resource = _only(template, kind)[1]
@@ -213,10 +230,10 @@ def test_only_the_dev_stage_lets_the_stack_delete_its_data(stage: str, policy: s
     assert table.get("DeletionProtectionEnabled", False) is protected
 
 
-def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(template: dict[str, Any]) -> None:
-    # Given the dev template
+def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(storage: dict[str, Any]) -> None:
+    # Given the dev storage template
     # When the bucket is read
-    properties = _only(template, "AWS::S3::Bucket")[1]["Properties"]
+    properties = _only(storage, "AWS::S3::Bucket")[1]["Properties"]
     # Then no public access, S3-managed encryption, no versioning, and a 1-day multipart cleanup rule
     assert properties["PublicAccessBlockConfiguration"] == {
         "BlockPublicAcls": True,
@@ -234,12 +251,13 @@ def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(template
     )
 
 
-def test_bucket_policy_refuses_requests_without_tls(template: dict[str, Any]) -> None:
-    # Given the dev template
-    bucket_id, _ = _only(template, "AWS::S3::Bucket")
+def test_bucket_policy_refuses_requests_without_tls(storage: dict[str, Any]) -> None:
+    # Given the dev storage template
+    bucket_id, _ = _only(storage, "AWS::S3::Bucket")
     # When the bucket policy is read
-    policy = _only(template, "AWS::S3::BucketPolicy")[1]["Properties"]
-    # Then it denies every action on the bucket and its objects over plain HTTP
+    policy = _only(storage, "AWS::S3::BucketPolicy")[1]["Properties"]
+    # Then it denies every action on the bucket and its objects over plain HTTP, and grants nothing: the
+    # functions' permissions are on their own roles
     assert policy["Bucket"] == {"Ref": bucket_id}
     (statement,) = policy["PolicyDocument"]["Statement"]
     assert statement["Effect"] == "Deny"
@@ -249,9 +267,8 @@ def test_bucket_policy_refuses_requests_without_tls(template: dict[str, Any]) ->
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, Any], name: str) -> None:
-    # Given the dev template
-    table_id, _ = _only(template, "AWS::DynamoDB::Table")
-    bucket_id, _ = _only(template, "AWS::S3::Bucket")
+    # Given the dev service template and the parameters holding the table and bucket names
+    table_name, bucket_name = _storage_refs(template)
     # When the function is read
     properties = template["Resources"][_functions_by_name(template)[name]]["Properties"]
     # Then it runs the handler on Python 3.12 with the Powertools layer, traced, and configured by env vars
@@ -265,8 +282,8 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
         "POWERTOOLS_SERVICE_NAME": f"arca-{name}",
         "POWERTOOLS_METRICS_NAMESPACE": "Arca",
         "POWERTOOLS_LOG_LEVEL": "INFO",
-        "ARCA_TABLE_NAME": {"Ref": table_id},
-        "ARCA_BUCKET_NAME": {"Ref": bucket_id},
+        "ARCA_TABLE_NAME": {"Ref": table_name},
+        "ARCA_BUCKET_NAME": {"Ref": bucket_name},
         "ARCA_DOWNLOAD_URL_TTL": "900",
         "ARCA_UPLOAD_URL_TTL": "900",
     }
@@ -286,7 +303,7 @@ def test_powertools_layer_is_the_public_one_of_the_pinned_version(template: dict
 
 
 def test_each_function_logs_to_its_own_group_kept_one_month(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     log_groups = _resources(template, "AWS::Logs::LogGroup")
     # When each function's logging configuration is read
     targets = [
@@ -300,12 +317,13 @@ def test_each_function_logs_to_its_own_group_kept_one_month(template: dict[str, 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dict[str, Any], name: str) -> None:
-    # Given the dev template and the ARNs of the table, the bucket and its objects
-    table_id, _ = _only(template, "AWS::DynamoDB::Table")
-    bucket_id, _ = _only(template, "AWS::S3::Bucket")
-    table_arn = json.dumps({"Fn::GetAtt": [table_id, "Arn"]}, sort_keys=True)
-    bucket_arn = json.dumps({"Fn::GetAtt": [bucket_id, "Arn"]}, sort_keys=True)
-    objects_arn = json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/*"]]}, sort_keys=True)
+    # Given the dev service template and the ARNs of the table, the bucket and its objects, built from the names
+    # the storage stack publishes (dev is environment-agnostic: partition, region and account are pseudo params)
+    table_name, bucket_name = _storage_refs(template)
+    partition, region, account = ({"Ref": f"AWS::{pseudo}"} for pseudo in ("Partition", "Region", "AccountId"))
+    table_arn = _arn(["arn:", partition, ":dynamodb:", region, ":", account, ":table/", {"Ref": table_name}])
+    bucket_arn = _arn(["arn:", partition, ":s3:::", {"Ref": bucket_name}])
+    objects_arn = _arn(["arn:", partition, ":s3:::", {"Ref": bucket_name}, "/*"])
     # When the grants of the function's role are collected
     grants = set(_grants(template, _functions_by_name(template)[name]))
     # Then it has exactly the spec's actions, each on the right resource, plus tracing and its own logs
@@ -319,7 +337,7 @@ def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dic
 
 
 def test_resolve_role_can_write_nothing(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     # When the grants of the resolve function's role are collected
     actions = {action for action, _ in _grants(template, _functions_by_name(template)["resolve"])}
     # Then none of them writes, and none is a wildcard
@@ -328,7 +346,7 @@ def test_resolve_role_can_write_nothing(template: dict[str, Any]) -> None:
 
 
 def test_every_method_requires_iam_authorisation(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     # When every method is read
     methods = _resources(template, "AWS::ApiGateway::Method").values()
     # Then each one is SigV4-authorised
@@ -350,7 +368,7 @@ def test_every_route_exists_at_every_name_depth_and_invokes_its_function(templat
 
 
 def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     rest_api_id, _ = _only(template, "AWS::ApiGateway::RestApi")
     # When the Lambda permissions are read
     permissions = [p["Properties"] for p in _resources(template, "AWS::Lambda::Permission").values()]
@@ -364,7 +382,7 @@ def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[s
 
 
 def test_stage_is_named_after_the_stage_and_logs_traces_and_throttles(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     log_groups = _resources(template, "AWS::Logs::LogGroup")
     # When the API stage is read
     stage = _only(template, "AWS::ApiGateway::Stage")[1]["Properties"]
@@ -381,7 +399,7 @@ def test_stage_is_named_after_the_stage_and_logs_traces_and_throttles(template: 
 
 
 def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     # When the gateway responses are read
     responses = {
         response["Properties"]["ResponseType"]: response["Properties"]["ResponseTemplates"]["application/json"]
@@ -396,23 +414,16 @@ def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[st
         assert '"request_id": "$context.requestId"' in body
 
 
-def test_outputs_name_everything_a_client_needs() -> None:
-    # Given the dev template
-    # When its outputs are read
-    # Then the API URL, the table, the bucket and the three functions are published
-    for output in (
-        "ApiUrl",
-        "TableName",
-        "BucketName",
-        "PublishFunctionName",
-        "AliasFunctionName",
-        "ResolveFunctionName",
-    ):
-        _synth("dev")[1].has_output(output, {"Value": Match.any_value()})
+def test_outputs_name_everything_a_client_needs(storage: dict[str, Any], template: dict[str, Any]) -> None:
+    # Given the dev storage and service templates
+    # When their outputs are read
+    # Then the storage stack publishes the table and the bucket, the service stack the API URL and the functions
+    assert {"TableName", "BucketName"} <= set(storage["Outputs"])
+    assert {"ApiUrl", "PublishFunctionName", "AliasFunctionName", "ResolveFunctionName"} <= set(template["Outputs"])
 
 
 def test_template_stays_within_cloudformation_and_api_gateway_limits(template: dict[str, Any]) -> None:
-    # Given the dev template
+    # Given the dev service template
     # When its size and resources are counted
     size = len(json.dumps(template, separators=(",", ":")))
     api_resources = _resources(template, "AWS::ApiGateway::Resource")
@@ -424,12 +435,29 @@ def test_template_stays_within_cloudformation_and_api_gateway_limits(template: d
     assert len(template.get("Outputs", {})) <= 200
 
 
-def test_cdk_nag_reports_no_unsuppressed_findings() -> None:
-    # Given the dev and prod stacks with the AWS Solutions checks attached
-    for stage in ("dev", "prod"):
-        stack, _ = _synth(stage)
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_cdk_nag_reports_no_unsuppressed_findings(stage: str) -> None:
+    # Given both stacks of the stage with the AWS Solutions checks attached
+    arca = _synth(stage).stage
+    for stack in (arca.storage, arca.service):
         # When their annotations are read
         annotations = Annotations.from_stack(stack)
         # Then no AwsSolutions rule reports an error or a warning
         assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
         assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
+
+
+def test_wildcard_suppressions_name_the_findings_they_cover() -> None:
+    # Given both dev templates
+    templates = (_synth("dev").storage, _synth("dev").service)
+    # When the cdk-nag suppressions of the IAM wildcard and managed-policy rules are collected
+    suppressions = [
+        rule
+        for template in templates
+        for resource in template["Resources"].values()
+        for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])
+        if rule["id"] in {"AwsSolutions-IAM4", "AwsSolutions-IAM5"}
+    ]
+    # Then each one lists what it covers, so a new wildcard is still reported
+    assert suppressions
+    assert all(rule.get("applies_to") for rule in suppressions)
