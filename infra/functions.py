@@ -56,7 +56,6 @@ SPECS = (
             "dynamodb:DeleteItem",
             "dynamodb:Query",
             "dynamodb:BatchWriteItem",
-            "dynamodb:ConditionCheckItem",
         ),
         object_actions=("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
         # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
@@ -76,7 +75,7 @@ SPECS = (
     FunctionSpec(
         name="resolve",
         handler="arca.handlers.resolve.handler",
-        table_actions=("dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"),
+        table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
         object_actions=("s3:GetObject",),
     ),

@@ -35,7 +35,6 @@ TABLE_ACTIONS = {
         "dynamodb:DeleteItem",
         "dynamodb:Query",
         "dynamodb:BatchWriteItem",
-        "dynamodb:ConditionCheckItem",
     },
     "alias": {
         "dynamodb:GetItem",
@@ -44,7 +43,7 @@ TABLE_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:ConditionCheckItem",
     },
-    "resolve": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
+    "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
 }
 OBJECT_ACTIONS = {
     "publish": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
