@@ -4,10 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 STAGE ?= dev
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install local test test-fast lint typecheck synth bench deploy clean
+.PHONY: install browser local test test-fast lint typecheck synth bench deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -21,10 +22,18 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Headless Chromium for the console's browser tests (tests/console), from the Debian packages: Playwright
+# drives it at /usr/bin/chromium and never downloads a browser of its own. Installed only when missing.
+browser:
+	@test -x /usr/bin/chromium || { \
+		echo "installing Chromium from the Debian packages (once, ~20 s)"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 local: install
 	$(PY) -m local.server --port $(PORT)
 
-test: install
+test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 test-fast: install

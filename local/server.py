@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import FrameType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -44,6 +45,13 @@ HandlerLoader = Callable[[str], Handler]
 
 CALLER_ARN = "arn:aws:iam::000000000000:user/local"
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway refuses larger request bodies with 413
+# The web console's static files, served at /console/ beside the API they call with relative URLs.
+CONSOLE_DIR = Path(__file__).resolve().parent.parent / "client" / "arca_client" / "console_static"
+CONSOLE_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
 
 
 def load_handler(function: str) -> Handler:
@@ -168,6 +176,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if path == docs.PATH and self.command in ("GET", "HEAD"):
             self._write(200, [("Content-Type", "text/html; charset=utf-8")], docs.page(), request_id)
             return 200
+        if path == "/console" or path.startswith("/console/"):
+            return self._send_console(path, request_id)
         try:
             route, _ = match(self.command, path)
         except NoRouteError as error:
@@ -189,6 +199,22 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
                 raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
         return self._send_proxy_response(response, request_id, route.function)
+
+    def _send_console(self, path: str, request_id: str) -> int:
+        """A file of the web console (no folders, so nothing outside CONSOLE_DIR); `/console` gains its slash."""
+        if self.command not in ("GET", "HEAD"):
+            raise _ReplyError(
+                405, "MethodNotAllowed", f"{self.command} is not allowed on {path}", {"Allow": "GET, HEAD"}
+            )
+        if path == "/console":
+            self._write(301, [("Location", "/console/")], b"", request_id)
+            return 301
+        file = CONSOLE_DIR / (path.removeprefix("/console/") or "index.html")
+        if file.parent != CONSOLE_DIR or file.suffix not in CONSOLE_TYPES or not file.is_file():
+            raise _ReplyError(404, "NotFoundError", f"no console file {path}")
+        headers = [("Content-Type", CONSOLE_TYPES[file.suffix]), ("Cache-Control", "no-cache")]
+        self._write(200, headers, file.read_bytes(), request_id)
+        return 200
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():

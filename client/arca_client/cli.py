@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TextIO
 
+from arca_client import console
 from arca_client._version import __version__
 from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
 from arca_client.models import LATEST, Alias, AliasRevision, ListEntry, Version
@@ -748,6 +749,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--if-revision", type=_count_arg, metavar="N", help="only if the alias is at revision N now")
+
+    p = command(
+        commands, "console", console.cmd_console, "the web console on 127.0.0.1, forwarding (signed) to the API"
+    )
+    console.add_arguments(p)
     return parser
 
 

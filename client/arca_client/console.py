@@ -1,0 +1,279 @@
+"""`arca console`: the web console against any Arca API, through a proxy on this machine.
+
+A browser cannot sign requests with the user's AWS credentials, and the API keeps IAM authorization. So a
+small HTTP server bound to 127.0.0.1 serves the console's static files (the package data in
+`console_static/`) and forwards every other request (`/artifacts…`, `/health`, `/openapi.json`, …) to the
+API, SigV4-signed by the SDK's own `Signer` (service execute-api, the standard credential chain). The
+endpoint, `--sign`, `--region` and `--profile` mean what they mean for every other command: local endpoints
+go out unsigned.
+
+Only this machine can connect, and only the console's own pages can use the proxy: a request must name the
+proxy in its Host header (so a DNS-rebound name is refused), an Origin header, when a browser sends one,
+must be the proxy's, and every request but GET and HEAD must carry `X-Arca-Console`, a header no page of
+another origin can add without a CORS preflight, which the proxy never grants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import signal
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from types import FrameType
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+import requests
+
+from arca_client._version import __version__
+from arca_client.errors import ArcaError, CredentialsError
+from arca_client.transport import Signer
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8700
+CONSOLE_HEADER = "X-Arca-Console"
+MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's own limit; nothing the console sends comes close
+# Only what the API reads; cookies and the browser's other headers stay on this machine.
+FORWARDED_HEADERS = ("Accept", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key")
+RETURNED_HEADERS = ("Content-Type", "ETag", "Location", "Retry-After", "Allow", "x-amzn-RequestId", "x-amzn-ErrorType")
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+_STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.[a-z]+$")
+
+
+def static_file(path: str) -> tuple[bytes, str] | None:
+    """The console file served at a URL path under /console/ (`/console/` is index.html), or None.
+
+    Only plain file names of known types are served: no folders, so no path can climb out of the package.
+    """
+    name = path.removeprefix("/console/") or "index.html"
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    if not _STATIC_NAME.match(name) or suffix not in CONTENT_TYPES:
+        return None
+    file = resources.files("arca_client") / "console_static" / name
+    if not file.is_file():
+        return None
+    return file.read_bytes(), CONTENT_TYPES[suffix]
+
+
+def canonical_query(query: str) -> str:
+    """The query as SigV4 signs it (RFC 3986, `+` read as a space as API Gateway reads it), order kept."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode(pairs, quote_via=quote, safe="-_.~")
+
+
+class ConsoleProxy(ThreadingHTTPServer):
+    """Serves the console and forwards API calls to `endpoint`, signed when `signer` is given.
+
+    Binds 127.0.0.1 on creation (port 0 picks a free one); `serve_forever` answers.
+    """
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        port: int = DEFAULT_PORT,
+        signer: Signer | None = None,
+        timeout: float | tuple[float, float] = (10.0, 60.0),
+    ) -> None:
+        super().__init__((HOST, port), _ProxyHandler)
+        self.endpoint = endpoint.rstrip("/")
+        self.signer = signer
+        self.upstream_timeout = timeout
+        self._sessions = threading.local()
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        """The Host headers that name this proxy."""
+        return frozenset({f"{HOST}:{self.port}", f"localhost:{self.port}"})
+
+    def session(self) -> requests.Session:
+        """One session per thread (requests' sessions are not thread-safe); each keeps its connections."""
+        session: requests.Session | None = getattr(self._sessions, "session", None)
+        if session is None:
+            session = self._sessions.session = requests.Session()
+        return session
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "arca-console"
+    disable_nagle_algorithm = True
+    server: ConsoleProxy
+
+    def do_GET(self) -> None:
+        try:
+            self._handle()
+        except _Refusal as refusal:
+            self._send_error(refusal.status, refusal.code, refusal.message, refusal.headers)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def _handle(self) -> None:
+        if (self.headers.get("Host") or "").lower() not in self.server.hosts:
+            raise _Refusal(403, "ForbiddenError", "the console proxy answers only to its own address")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in {f"http://{host}" for host in self.server.hosts}:
+            raise _Refusal(403, "ForbiddenError", f"requests from {origin} are not forwarded")
+        path = urlsplit(self.path).path
+        if path == "/":
+            self._send(302, [("Location", "/console/")], b"")
+        elif path == "/console":
+            self._send(301, [("Location", "/console/")], b"")
+        elif path.startswith("/console/"):
+            self._send_static(path)
+        else:
+            self._forward()
+
+    def _send_static(self, path: str) -> None:
+        if self.command not in ("GET", "HEAD"):
+            raise _Refusal(405, "MethodNotAllowed", f"{self.command} is not allowed on {path}", {"Allow": "GET, HEAD"})
+        if path == "/console/endpoint.json":
+            # Lets the page say which API it acts on: a write against a production stage should look like one.
+            about = {"endpoint": self.server.endpoint, "signed": self.server.signer is not None}
+            self._send(200, [("Content-Type", "application/json")], json.dumps(about).encode())
+            return
+        found = static_file(path)
+        if found is None:
+            raise _Refusal(404, "NotFoundError", f"no console file {path}")
+        content, content_type = found
+        self._send(200, [("Content-Type", content_type), ("Cache-Control", "no-cache")], content)
+
+    def _forward(self) -> None:
+        if self.command not in ("GET", "HEAD") and self.headers.get(CONSOLE_HEADER) is None:
+            raise _Refusal(403, "ForbiddenError", f"writes through the console proxy carry the {CONSOLE_HEADER} header")
+        body = self._read_body()
+        target = urlsplit(self.path)
+        url = self.server.endpoint + target.path
+        if target.query:
+            url += "?" + canonical_query(target.query)
+        headers = {"User-Agent": f"arca-console/{__version__}"}
+        headers.update({name: value for name in FORWARDED_HEADERS if (value := self.headers.get(name)) is not None})
+        try:
+            if self.server.signer is not None:
+                headers = self.server.signer.sign(self.command, url, headers, body)
+            response = self.server.session().request(
+                self.command,
+                url,
+                headers=headers,
+                data=body or None,
+                timeout=self.server.upstream_timeout,
+                allow_redirects=False,
+            )
+        except CredentialsError as error:
+            raise _Refusal(502, error.code, error.message) from None
+        except requests.RequestException as lost:
+            raise _Refusal(
+                502, "ProxyError", f"{self.server.endpoint} did not answer ({type(lost).__name__})"
+            ) from None
+        returned = [(name, value) for name in RETURNED_HEADERS if (value := response.headers.get(name)) is not None]
+        self._send(response.status_code, returned, response.content)
+
+    def _read_body(self) -> bytes:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY_BYTES or "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            raise _Refusal(
+                413, "PayloadTooLargeError", f"the console proxy forwards bodies of at most {MAX_BODY_BYTES} bytes"
+            )
+        return self.rfile.read(length)
+
+    def _send_error(self, status: int, code: str, message: str, headers: dict[str, str]) -> None:
+        # The API's error shape, so the console shows the proxy's refusals like any other error.
+        body = {"error": {"code": code, "message": message, "request_id": f"console-{uuid.uuid4()}"}}
+        self._send(status, [("Content-Type", "application/json"), *headers.items()], json.dumps(body).encode())
+
+    def _send(self, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status not in (204, 304):
+            self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and status not in (204, 304):
+            self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the terminal shows where the console is, not every request of the page."""
+
+
+class _Refusal(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+@contextlib.contextmanager
+def serving(proxy: ConsoleProxy) -> Iterator[ConsoleProxy]:
+    """Serve in a background thread until exit, then close the socket."""
+    thread = threading.Thread(target=proxy.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        thread.join()
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
+
+
+def cmd_console(args: argparse.Namespace, client: Any) -> int:
+    """Serve until Ctrl-C. The client's endpoint and signer (from --endpoint, --sign, --region, --profile) are used."""
+    signer: Signer | None = client.transport.signer
+    if signer is not None:
+        # Resolve credentials now: missing ones should fail here, not as an error on every page.
+        signer.sign("GET", client.endpoint + "/health", {}, None)
+    try:
+        proxy = ConsoleProxy(client.endpoint, port=args.port, signer=signer)
+    except OSError as error:
+        raise ArcaError(
+            f"cannot listen on {HOST}:{args.port}: {error.strerror or error} (choose another with --port)",
+            code="PortUnavailable",
+        ) from None
+    if threading.current_thread() is threading.main_thread():
+        # SIGINT explicitly too: a shell starts background jobs with it ignored. SIGTERM stops as quietly.
+        signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGTERM, _stop)
+    how = "signing with your AWS credentials" if signer is not None else "unsigned"
+    print(f"Arca console: {proxy.url}/console/ -> {client.endpoint} ({how}). Ctrl-C stops.", flush=True)
+    with proxy:
+        try:
+            proxy.serve_forever(poll_interval=0.5)
+        except KeyboardInterrupt:
+            print("", file=sys.stderr)
+    return 0

@@ -1,0 +1,605 @@
+// The pages. Each view takes its route's parameters and resolves to {title, crumbs, node} once every
+// first request has answered, so a page appears whole; it rejects with the API's error otherwise.
+
+import { api, ApiError, artifactPath, get, optional } from "./api.js";
+import {
+  ago,
+  aliasChip,
+  button,
+  chip,
+  confirmAction,
+  fields,
+  flash,
+  h,
+  href,
+  humanSize,
+  moreButton,
+  muted,
+  section,
+  showAlert,
+  splitBar,
+  table,
+  tagChips,
+  targetText,
+  versionLink,
+  vlabel,
+  when,
+  who,
+} from "./ui.js";
+
+/** Confirm, then write; on success say what changed and redraw the page (app.js listens). */
+async function act(options, done) {
+  const result = await confirmAction(options);
+  if (result === null) return;
+  flash(done(result));
+  window.dispatchEvent(new Event("arca:changed"));
+}
+
+const moved = (alias) => `${alias.alias} → ${targetText(alias)} (revision ${alias.revision})`;
+// Alias writes are conditional on the revision shown: a move by someone else in between is a 412, not lost.
+const ifRevision = (alias) => ({ "If-Match": `"${alias.revision}"` });
+
+// ---- the tree -------------------------------------------------------------------------------------
+
+const expanded = new Set(); // folders left open, kept while the page lives
+
+async function fillTree(list, prefix, token) {
+  const page = await get("artifacts", { prefix, delimiter: "/", next_token: token });
+  const opening = [];
+  for (const folder of page.prefixes ?? []) {
+    const [item, open] = folderItem(folder, prefix);
+    list.append(item);
+    opening.push(open);
+  }
+  for (const entry of page.artifacts ?? []) {
+    const name = typeof entry === "string" ? entry : entry.name;
+    const link = entry.link ? muted(` → ${entry.link}`) : null;
+    list.append(
+      h("li", { class: "artifact-item" }, h("a", { href: href.artifact(name) }, name.slice(prefix.length)), link),
+    );
+  }
+  if (page.next_token) {
+    const more = h(
+      "li",
+      {},
+      moreButton("More…", () => fillTree(list, prefix, page.next_token).then(() => more.remove())),
+    );
+    list.append(more);
+  }
+  if (!token && !list.children.length) list.append(h("li", { class: "muted" }, "Nothing here yet."));
+  await Promise.all(opening);
+}
+
+// A folder is a disclosure button (Enter or Space opens it) over the list of what it holds, loaded once.
+function folderItem(folder, parent) {
+  const children = h("ul", { class: "tree", id: `tree-${folder.replace(/[^a-z0-9]/g, "_")}`, hidden: true });
+  const toggle = h(
+    "button",
+    { type: "button", class: "folder", "aria-expanded": "false", "aria-controls": children.id },
+    folder.slice(parent.length),
+  );
+  let loaded = false;
+  async function show(open) {
+    if (open && !loaded) {
+      toggle.setAttribute("aria-busy", "true");
+      try {
+        await fillTree(children, folder);
+        loaded = true;
+      } catch (error) {
+        showAlert(error);
+        return;
+      } finally {
+        toggle.removeAttribute("aria-busy");
+      }
+    }
+    children.hidden = !open;
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) expanded.add(folder);
+    else expanded.delete(folder);
+  }
+  toggle.addEventListener("click", () => show(toggle.getAttribute("aria-expanded") !== "true"));
+  return [h("li", { class: "folder-item" }, toggle, children), expanded.has(folder) ? show(true) : null];
+}
+
+function prefixCrumbs(prefix, ...last) {
+  const segments = prefix.split("/").filter(Boolean);
+  const folders = segments.map((segment, i) => [segment, href.tree(`${segments.slice(0, i + 1).join("/")}/`)]);
+  return [["Artifacts", href.tree()], ...folders, ...last];
+}
+
+function nameCrumbs(name, ...last) {
+  const slash = name.lastIndexOf("/");
+  return prefixCrumbs(name.slice(0, slash + 1), [name.slice(slash + 1), href.artifact(name)], ...last);
+}
+
+export async function treeView({ prefix }) {
+  const list = h("ul", { class: "tree root" });
+  await fillTree(list, prefix);
+  return {
+    title: prefix || "Artifacts",
+    crumbs: prefixCrumbs(prefix),
+    node: [
+      h("h1", {}, prefix ? h("code", {}, prefix) : "Artifacts"),
+      h("p", { class: "lede muted" }, "Folders open in place; an artifact opens its versions and aliases."),
+      h("nav", { class: "card tree-card", "aria-label": "Artifacts" }, list),
+    ],
+  };
+}
+
+// ---- an artifact ----------------------------------------------------------------------------------
+
+export async function artifactView({ name }) {
+  const [summary, aliasList, versions, events] = await Promise.all([
+    get(artifactPath(name)),
+    get(artifactPath(name, "aliases")),
+    versionsSection(name),
+    optional(artifactPath(name, "events"), (data) => Array.isArray(data?.events)),
+  ]);
+  const { latest = {}, counts = {} } = summary;
+  const aliases = aliasList.aliases ?? [];
+  const deleted = counts.deleted_versions ? ` (+${counts.deleted_versions} deleted)` : "";
+  const facts = fields([
+    ["newest version", summary.newest_version ? versionLink(name, summary.newest_version) : "none published"],
+    ["versions", `${counts.versions ?? 0}${deleted}`],
+    ["aliases", String(aliases.length)],
+    ["tags", tagChips(summary.tags)],
+    ["created", when(summary.created_at)],
+    ["updated", when(summary.updated_at)],
+    [
+      "LATEST",
+      latest.sha256
+        ? [h("code", { title: latest.sha256 }, latest.sha256.slice(0, 12)), ` · ${humanSize(latest.size)}`]
+        : null,
+    ],
+  ]);
+  const cards = aliases.length
+    ? h(
+        "ul",
+        { class: "aliases" },
+        aliases.map((alias) => aliasCard(name, alias)),
+      )
+    : h("p", { class: "muted" }, "No aliases. Point one at a version from the version's page.");
+  return {
+    title: name,
+    crumbs: nameCrumbs(name),
+    node: [
+      h("h1", {}, h("code", {}, name)),
+      summary.via ? h("p", { class: "muted" }, `Reached through the link ${summary.via}.`) : null,
+      summary.description ? h("p", { class: "lede" }, summary.description) : null,
+      h("div", { class: "grid" }, section("Summary", facts), section("Aliases", cards)),
+      versions,
+      events ? eventsSection(name, events) : null,
+    ],
+  };
+}
+
+function aliasCard(name, alias) {
+  return h(
+    "li",
+    { class: "alias-card" },
+    h(
+      "div",
+      {},
+      h("a", { href: href.alias(name, alias.alias), class: "alias-name" }, alias.alias),
+      muted(` revision ${alias.revision}`),
+    ),
+    splitBar(alias),
+    h(
+      "p",
+      { class: "muted small" },
+      "moved ",
+      when(alias.updated_at),
+      " by ",
+      who(alias.updated_by),
+      alias.reason ? ` — ${alias.reason}` : "",
+    ),
+  );
+}
+
+async function versionsSection(name) {
+  const body = h("tbody");
+  const footer = h("div", { class: "table-footer" });
+  const showDeleted = h("input", { type: "checkbox", id: "show-deleted" });
+  const versions = table("versions", ["Version", "Created (UTC)", "Size", "SHA-256", "Aliases", "Tags"], body);
+  async function load(token) {
+    const query = { include_deleted: showDeleted.checked ? "true" : undefined, next_token: token };
+    const page = await get(artifactPath(name, "versions"), query);
+    if (!token) body.replaceChildren();
+    // Tags are newer than versions: their column shows once the API answers with them.
+    if ((page.versions ?? []).some((v) => v.tags !== undefined)) versions.firstChild.classList.add("with-tags");
+    for (const version of page.versions ?? []) body.append(versionRow(name, version));
+    if (!body.children.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No versions.")));
+    footer.replaceChildren(page.next_token ? moreButton("More versions", () => load(page.next_token)) : "");
+  }
+  showDeleted.addEventListener("change", () => load().catch(showAlert));
+  await load();
+  return section("Versions", h("label", { class: "inline" }, showDeleted, " show deleted versions"), versions, footer);
+}
+
+function versionRow(name, v) {
+  return h(
+    "tr",
+    { class: v.deleted ? "deleted" : null },
+    h("td", {}, versionLink(name, v.version), v.deleted ? chip("deleted", "warn") : null),
+    h("td", {}, when(v.created_at)),
+    h("td", { class: "num" }, humanSize(v.size)),
+    h("td", {}, h("code", { title: v.sha256 }, (v.sha256 ?? "").slice(0, 12))),
+    h(
+      "td",
+      {},
+      (v.aliases ?? []).map((alias) => aliasChip(name, alias)),
+    ),
+    h("td", {}, tagChips(v.tags)),
+  );
+}
+
+function eventsSection(name, first) {
+  const body = h("tbody");
+  const footer = h("div", { class: "table-footer" });
+  function add(page) {
+    for (const event of page.events) {
+      body.append(
+        h(
+          "tr",
+          {},
+          h("td", {}, when(event.at)),
+          h("td", {}, chip(event.type, "event")),
+          h("td", {}, who(event.by)),
+          h("td", {}, event.version === undefined || event.version === null ? "" : versionLink(name, event.version)),
+          h("td", {}, event.alias ? aliasChip(name, event.alias) : ""),
+        ),
+      );
+    }
+    const next = async () => add(await get(artifactPath(name, "events"), { next_token: page.next_token }));
+    footer.replaceChildren(page.next_token ? moreButton("More events", next) : "");
+  }
+  add(first);
+  if (!first.events.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No events yet.")));
+  return section("Events", table("events", ["When (UTC)", "Event", "By", "Version", "Alias"], body), footer);
+}
+
+// ---- a version ------------------------------------------------------------------------------------
+
+export async function versionView({ name, version }) {
+  const [v, aliasList] = await Promise.all([
+    get(artifactPath(name, "versions", version)),
+    get(artifactPath(name, "aliases")),
+  ]);
+  const metadata = Object.entries(v.metadata ?? {});
+  const content = fields([
+    ["sha256", h("code", { class: "wrap" }, v.sha256)],
+    ["size", v.size === undefined ? null : `${humanSize(v.size)} (${v.size} bytes)`],
+    ["content type", v.content_type],
+    ["created", when(v.created_at)],
+    ["deleted", v.deleted ? when(v.deleted_at) : null],
+    ["aliases", v.aliases?.length ? v.aliases.map((alias) => aliasChip(name, alias)) : muted("none")],
+  ]);
+  const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
+  return {
+    title: `${name} ${vlabel(v.version)}`,
+    crumbs: nameCrumbs(name, [vlabel(v.version), href.version(name, v.version)]),
+    node: [
+      h(
+        "h1",
+        {},
+        h("code", {}, name),
+        h("span", { class: "version-badge" }, vlabel(v.version)),
+        v.deleted ? chip("deleted", "warn") : null,
+      ),
+      h(
+        "div",
+        { class: "grid" },
+        section("Content", content),
+        section(
+          "Metadata",
+          rows.length ? h("table", { class: "kv" }, h("tbody", {}, rows)) : h("p", { class: "muted" }, "No metadata."),
+          v.tags === undefined
+            ? null
+            : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
+        ),
+      ),
+      v.version === "LATEST"
+        ? null
+        : section("Actions", v.deleted ? null : pointAliasForm(name, v, aliasList.aliases ?? []), lifecycle(name, v)),
+    ],
+  };
+}
+
+function lifecycle(name, v) {
+  const path = artifactPath(name, "versions", v.version);
+  const label = vlabel(v.version);
+  const restore = () =>
+    act(
+      {
+        title: `Restore ${label} of ${name}?`,
+        body: h("p", {}, "The version becomes resolvable again and aliases may point at it."),
+        confirmLabel: "Restore",
+        reason: false,
+        run: () => api("POST", `${path}/restore`),
+      },
+      () => `${label} restored`,
+    );
+  const remove = () =>
+    act(
+      {
+        title: `Delete ${label} of ${name}?`,
+        body: h(
+          "p",
+          {},
+          "A soft delete: the content stays, and Restore brings the version back. Refused while an alias points at it.",
+        ),
+        confirmLabel: "Delete",
+        danger: true,
+        reason: false,
+        run: () => api("DELETE", path),
+      },
+      () => `${label} deleted (Restore brings it back)`,
+    );
+  return h("div", { class: "actions" }, v.deleted ? button("Restore…", restore) : button("Delete…", remove, "danger"));
+}
+
+function pointAliasForm(name, version, aliases) {
+  const aliasName = { pattern: "[a-z][a-z0-9_\\-]{0,63}", required: true, autocomplete: "off", placeholder: "prod" };
+  const input = h("input", { id: "point-alias", list: "alias-names", ...aliasName });
+  const form = h(
+    "form",
+    { class: "inline-form" },
+    h("label", { for: "point-alias" }, `Point an alias at ${vlabel(version.version)}`),
+    input,
+    h(
+      "datalist",
+      { id: "alias-names" },
+      aliases.map((a) => h("option", { value: a.alias })),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Set alias…"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const target = vlabel(version.version);
+    const alias = aliases.find((a) => a.alias === input.value);
+    act(
+      {
+        title: `Point ${input.value} at ${target}?`,
+        body: alias
+          ? [
+              h("p", {}, `${alias.alias} now (revision ${alias.revision}):`),
+              splitBar(alias),
+              h("p", {}, `Afterwards all of its traffic goes to ${target}.`),
+            ]
+          : h("p", {}, `${input.value} does not exist yet: it is created pointing at ${target}.`),
+        confirmLabel: alias ? "Move alias" : "Create alias",
+        run: (reason) =>
+          api("PUT", artifactPath(name, "aliases", input.value), {
+            body: { version: version.version, reason },
+            headers: alias ? ifRevision(alias) : { "If-None-Match": "*" },
+          }),
+      },
+      moved,
+    );
+  });
+  return form;
+}
+
+// ---- an alias -------------------------------------------------------------------------------------
+
+export async function aliasView({ name, alias: aliasName }) {
+  const path = artifactPath(name, "aliases", aliasName);
+  const [alias, history, rollout] = await Promise.all([
+    optional(path, (data) => typeof data?.revision === "number"), // a deleted alias keeps its history
+    get(`${path}/history`),
+    optional(`${path}/rollout`, (data) => typeof data?.state === "string"),
+  ]);
+  return {
+    title: `${name} ${aliasName}`,
+    crumbs: nameCrumbs(name, [aliasName, href.alias(name, aliasName)]),
+    node: [
+      h("h1", {}, h("code", {}, name), h("span", { class: "alias-badge" }, aliasName)),
+      alias
+        ? currentAlias(name, alias, history.history ?? [])
+        : section("Now", h("p", {}, "This alias is deleted; its history remains.")),
+      rollout ? rolloutSection(rollout) : null,
+      historySection(name, aliasName, alias, history),
+      alias ? setAliasSection(name, alias) : null,
+    ],
+  };
+}
+
+function currentAlias(name, alias, revisions) {
+  const canary = alias.secondary_version !== null && alias.secondary_version !== undefined;
+  const actions = [];
+  if (canary)
+    actions.push(button(`Promote ${vlabel(alias.secondary_version)}…`, () => promote(name, alias), "primary"));
+  const previous = revisions.find((r) => r.revision < alias.revision && !r.deleted);
+  if (alias.revision > 1) actions.push(rollbackButton(name, alias, previous, "Roll back…"));
+  return section(
+    "Now",
+    splitBar(alias, { large: true }),
+    fields([
+      ["version", versionLink(name, alias.version)],
+      [
+        "canary",
+        canary ? [versionLink(name, alias.secondary_version), ` at ${alias.secondary_version_weight ?? 0}%`] : null,
+      ],
+      ["revision", String(alias.revision)],
+      ["description", alias.description],
+      ["moved", [when(alias.updated_at), " by ", who(alias.updated_by)]],
+      ["reason", alias.reason],
+    ]),
+    actions.length ? h("div", { class: "actions" }, actions) : null,
+  );
+}
+
+// Promote: the canary becomes the alias's only version.
+function promote(name, alias) {
+  const canary = vlabel(alias.secondary_version);
+  return act(
+    {
+      title: `Promote ${canary} on ${alias.alias}?`,
+      body: [
+        h("p", {}, `${alias.alias} sends ${alias.secondary_version_weight ?? 0}% to the canary ${canary} now:`),
+        splitBar(alias),
+        h("p", {}, `Afterwards all traffic goes to ${canary} and ${vlabel(alias.version)} gets none.`),
+      ],
+      confirmLabel: `Promote ${canary}`,
+      run: (reason) =>
+        api("PUT", artifactPath(name, "aliases", alias.alias), {
+          body: { version: alias.secondary_version, reason: reason ?? `promote canary ${canary}` },
+          headers: ifRevision(alias),
+        }),
+    },
+    moved,
+  );
+}
+
+// A rollback is a new revision with an earlier one's target. `to` (when known) is named in the request, so
+// the change made is the one the dialog showed.
+function rollbackButton(name, alias, to, label, cls) {
+  const rollback = () =>
+    act(
+      {
+        title: to ? `Roll ${alias.alias} back to revision ${to.revision}?` : `Roll ${alias.alias} back?`,
+        body: h(
+          "p",
+          {},
+          `Now: ${targetText(alias)} (revision ${alias.revision}). `,
+          to
+            ? `Afterwards: ${targetText(to)}, as in revision ${to.revision}, recorded as revision ${alias.revision + 1}.`
+            : "Afterwards: the target of the revision before this one.",
+        ),
+        confirmLabel: "Roll back",
+        run: (reason) =>
+          api("POST", artifactPath(name, "aliases", alias.alias, "rollback"), {
+            body: { to_revision: to?.revision, reason },
+          }),
+      },
+      (back) => `${back.alias} rolled back: ${targetText(back)} (revision ${back.revision})`,
+    );
+  return button(label, rollback, cls);
+}
+
+function setAliasSection(name, alias) {
+  const canary = alias.secondary_version !== null && alias.secondary_version !== undefined;
+  const target = { pattern: "[0-9]{1,6}|LATEST", inputmode: "numeric", autocomplete: "off" };
+  const version = h("input", { id: "set-version", required: true, value: String(alias.version), ...target });
+  const secondary = h("input", { id: "set-canary", value: canary ? String(alias.secondary_version) : "", ...target });
+  const weight = h("input", {
+    id: "set-weight",
+    type: "number",
+    min: 0,
+    max: 99,
+    value: String(alias.secondary_version_weight ?? 10),
+  });
+  const form = h(
+    "form",
+    { class: "set-form" },
+    h("label", { for: "set-version" }, "Version"),
+    version,
+    h("label", { for: "set-canary" }, "Canary version ", muted("(optional)")),
+    secondary,
+    h("label", { for: "set-weight" }, "Canary weight %"),
+    weight,
+    h("div", {}, h("button", { type: "submit" }, "Set…")),
+  );
+  const asTarget = (text) => (text.toUpperCase() === "LATEST" ? "LATEST" : Number(text));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const body = { version: asTarget(version.value.trim()) };
+    if (secondary.value.trim()) {
+      body.secondary_version = asTarget(secondary.value.trim());
+      body.secondary_version_weight = Number(weight.value);
+    }
+    const after = { ...alias, secondary_version: null, secondary_version_weight: null, ...body };
+    act(
+      {
+        title: `Set ${alias.alias}?`,
+        body: [
+          h("p", {}, `Now (revision ${alias.revision}):`),
+          splitBar(alias),
+          h("p", {}, "Afterwards:"),
+          splitBar(after),
+        ],
+        confirmLabel: "Set alias",
+        run: (reason) =>
+          api("PUT", artifactPath(name, "aliases", alias.alias), {
+            body: { ...body, reason },
+            headers: ifRevision(alias),
+          }),
+      },
+      moved,
+    );
+  });
+  return section(
+    "Set",
+    h("p", { class: "muted" }, "Point the alias elsewhere, or split its traffic with a canary."),
+    form,
+  );
+}
+
+function historySection(name, aliasName, alias, first) {
+  const list = h("ol", { class: "timeline" });
+  const footer = h("div", { class: "table-footer" });
+  function add(page) {
+    for (const r of page.history ?? []) {
+      const current = alias?.revision === r.revision;
+      const head = h(
+        "div",
+        { class: "entry-head" },
+        h("span", { class: "revision" }, `revision ${r.revision}`),
+        r.action ? chip(r.action) : null,
+        h("span", { class: "target" }, targetText(r)),
+        current ? chip("current", "ok") : null,
+      );
+      list.append(
+        h(
+          "li",
+          { class: current ? "current" : r.deleted ? "gone" : null },
+          h("div", { class: "marker", "aria-hidden": "true" }),
+          h(
+            "div",
+            {},
+            head,
+            h("div", { class: "muted small" }, when(r.updated_at), ` · ${ago(r.updated_at)} · by `, who(r.updated_by)),
+            r.reason ? h("p", { class: "reason" }, r.reason) : null,
+            alias && !current && !r.deleted
+              ? rollbackButton(name, alias, r, `Back to revision ${r.revision}…`, "link")
+              : null,
+          ),
+        ),
+      );
+    }
+    const next = async () =>
+      add(await get(artifactPath(name, "aliases", aliasName, "history"), { next_token: page.next_token }));
+    footer.replaceChildren(page.next_token ? moreButton("Older revisions", next) : "");
+  }
+  add(first);
+  return section("History", list, footer);
+}
+
+function rolloutSection(rollout) {
+  const weight = rollout.weight ?? 0;
+  const state = { running: "ok", completed: "" }[rollout.state] ?? "warn";
+  const steps = (rollout.steps ?? []).map((w) =>
+    h("li", { class: w === weight ? "at" : w < weight ? "done" : null }, `${w}%`),
+  );
+  return section(
+    "Rollout",
+    h("p", {}, chip(rollout.state, state), ` rolling out ${vlabel(rollout.version)}`),
+    h(
+      "ol",
+      { class: "steps", "aria-label": "steps" },
+      steps,
+      h("li", { class: rollout.state === "completed" ? "at" : null }, "100%"),
+    ),
+    fields([
+      ["weight now", rollout.weight === undefined || rollout.weight === null ? null : `${rollout.weight}%`],
+      ["next step", rollout.state === "running" ? when(rollout.next_at) : null],
+      ["started", when(rollout.started_at)],
+      ["ended", rollout.ended_at ? when(rollout.ended_at) : null],
+      ["reason", rollout.reason],
+    ]),
+  );
+}
+
+export async function missingView({ hash }) {
+  throw new ApiError(404, { code: "NotFound", message: `the console has no page #${hash}` });
+}
