@@ -1,7 +1,5 @@
 """Routes of the `alias` function: alias writes and rollback."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -15,10 +13,8 @@ from arca.api.routing import Router
 from arca.domain.entities import Alias
 from arca.domain.models import AliasBody, RollbackBody
 from arca.observability import metrics
-from arca.services.aliases import Aliases
 
 router = Router("alias")
-Service = Annotated[Aliases, Depends(wiring.aliases)]
 Caller = Annotated[str | None, Depends(identity)]
 JSON = "application/json"
 
@@ -34,13 +30,12 @@ def set_alias(
     name: Name,
     alias: AliasName,
     body: Annotated[AliasBody, Body()],
-    service: Service,
     caller: Caller,
     if_match: IfMatch = None,
     if_none_match: IfNoneMatch = None,
 ) -> Response[Alias]:
     """Create (201) or move (200) an alias, optionally with a canary secondary. `ETag` is the revision."""
-    written, created = service.set(
+    written, created = wiring.aliases().set(
         name,
         alias,
         body,
@@ -55,11 +50,9 @@ def set_alias(
 @router.delete(
     "/artifacts/<name>/aliases/<alias>", status_code=204, responses=answers(204, 400, 404, 412, 503), tags=["aliases"]
 )
-def delete_alias(
-    name: Name, alias: AliasName, service: Service, caller: Caller, if_match: IfMatch = None
-) -> Response[None]:
+def delete_alias(name: Name, alias: AliasName, caller: Caller, if_match: IfMatch = None) -> Response[None]:
     """Delete an alias (kept in its history) and release its versions."""
-    service.delete(name, alias, if_match=revision_of(if_match), identity=caller)
+    wiring.aliases().delete(name, alias, if_match=revision_of(if_match), identity=caller)
     metrics.add_metric(name="AliasChanges", unit="Count", value=1)
     return Response(204, None, None)
 
@@ -70,12 +63,11 @@ def delete_alias(
 def rollback_alias(
     name: Name,
     alias: AliasName,
-    service: Service,
     caller: Caller,
     body: Annotated[RollbackBody | None, Body()] = None,
 ) -> Response[Alias]:
     """A new revision with the targets of `to_revision` (default: the one before the current)."""
     body = body or RollbackBody()
-    rolled = service.rollback(name, alias, to_revision=body.to_revision, reason=body.reason, identity=caller)
+    rolled = wiring.aliases().rollback(name, alias, to_revision=body.to_revision, reason=body.reason, identity=caller)
     metrics.add_metric(name="AliasRollbacks", unit="Count", value=1)
     return with_etag(rolled)

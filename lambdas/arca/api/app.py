@@ -23,7 +23,7 @@ from arca.api.routing import Router, canonical_path
 from arca.domain.errors import (
     ConflictError,
     InternalError,
-    MethodNotAllowedError,
+    MethodNotAllowed,
     NotFoundError,
     PayloadTooLargeError,
     PreconditionFailedError,
@@ -42,7 +42,7 @@ STATUS: dict[type[RegistryError], int] = {
     ConflictError: 409,
     PreconditionFailedError: 412,
     PayloadTooLargeError: 413,
-    MethodNotAllowedError: 405,
+    MethodNotAllowed: 405,
     UnsupportedMediaTypeError: 415,
     ThrottledError: 503,
 }
@@ -134,7 +134,7 @@ def build_app(router: Router) -> APIGatewayRestResolver:
             allowed = missing.allowed
         if not allowed:
             return reply(NotFoundError(f"no route for {event.http_method} {path}"))
-        body = error_body(MethodNotAllowedError(f"{event.http_method} is not allowed on {path}"), request_id())
+        body = error_body(MethodNotAllowed(f"{event.http_method} is not allowed on {path}"), request_id())
         return Response(405, JSON, json.dumps(body), headers={"Allow": ", ".join(sorted(set(allowed)))})
 
     def unexpected(error: Exception) -> Response[Any]:

@@ -1,7 +1,5 @@
 """Who is calling: the identity API Gateway verified (SigV4), injected into routes that record it."""
 
-from __future__ import annotations
-
 from typing import cast
 
 from aws_lambda_powertools.event_handler.request import Request

@@ -1,11 +1,8 @@
 """Routes of the `publish` function: uploads, LATEST, publishing, version delete/restore, prune, purge."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca import wiring
@@ -14,36 +11,34 @@ from arca.api.routing import Router
 from arca.domain.entities import Latest, PruneResult, Published, Upload, Version
 from arca.domain.models import BlobRef, Content, PruneBody, PublishBody
 from arca.observability import metrics
-from arca.services.publishing import Publishing
 
 router = Router("publish")
-Service = Annotated[Publishing, Depends(wiring.publishing)]
 JSON = "application/json"
 
 
 @router.post("/artifacts/<name>/uploads", responses=answers(200, 201, 400, 413, 415, 503), tags=["publishing"])
-def create_upload(name: Name, blob: Annotated[BlobRef, Body()], service: Service) -> Response[Upload]:
+def create_upload(name: Name, blob: Annotated[BlobRef, Body()]) -> Response[Upload]:
     """Where to upload content: `exists` (200) when the blob is stored already, else a presigned PUT (201)."""
-    upload = service.create_upload(name, blob)
+    upload = wiring.publishing().create_upload(name, blob)
     return Response(200 if upload.exists else 201, JSON, upload)
 
 
 @router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 503), tags=["publishing"])
-def put_latest(name: Name, content: Annotated[Content, Body()], service: Service) -> Latest:
+def put_latest(name: Name, content: Annotated[Content, Body()]) -> Latest:
     """Point LATEST at an uploaded blob (checked in S3: present, same size and checksum)."""
-    return service.put_latest(name, content)
+    return wiring.publishing().put_latest(name, content)
 
 
 @router.post(
     "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 503), tags=["publishing"]
 )
-def publish(name: Name, service: Service, body: Annotated[PublishBody | None, Body()] = None) -> Response[Published]:
+def publish(name: Name, body: Annotated[PublishBody | None, Body()] = None) -> Response[Published]:
     """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
 
     201 for a new version; 200 with `deduplicated: true` when the newest version already has that content.
     """
     body = body or PublishBody()
-    published = service.publish(name, body.content(), force=body.force)
+    published = wiring.publishing().publish(name, body.content(), force=body.force)
     if published.deduplicated:
         return Response(200, JSON, published)
     metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
@@ -51,31 +46,32 @@ def publish(name: Name, service: Service, body: Annotated[PublishBody | None, Bo
 
 
 @router.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
-def delete_version(name: Name, version: VersionNumber, service: Service) -> Version:
+def delete_version(name: Name, version: VersionNumber) -> Version:
     """Soft-delete a version (idempotent); 409 while an alias points at it."""
-    return service.delete_version(name, version)
+    return wiring.publishing().delete_version(name, version)
 
 
 @router.post(
     "/artifacts/<name>/versions/<version>/restore", responses=answers(200, 400, 404, 409, 503), tags=["publishing"]
 )
-def restore_version(name: Name, version: VersionNumber, service: Service) -> Version:
+def restore_version(name: Name, version: VersionNumber) -> Version:
     """Undo a soft delete (idempotent)."""
-    return service.restore_version(name, version)
+    return wiring.publishing().restore_version(name, version)
 
 
 @router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 503), tags=["publishing"])
-def prune(name: Name, body: Annotated[PruneBody, Body()], service: Service) -> PruneResult:
+def prune(name: Name, body: Annotated[PruneBody, Body()]) -> PruneResult:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at."""
-    return service.prune(name, keep_last=body.keep_last, older_than_days=body.older_than_days, dry_run=body.dry_run)
+    return wiring.publishing().prune(
+        name, keep_last=body.keep_last, older_than_days=body.older_than_days, dry_run=body.dry_run
+    )
 
 
 @router.delete("/artifacts/<name>", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["publishing"])
 def purge(
     name: Name,
-    service: Service,
     force: Annotated[bool, Query(description="purge even while aliases exist")] = False,
 ) -> Response[None]:
     """Purge the artifact: every item and every object. Version numbers are never reused."""
-    service.purge(name, force=force)
+    wiring.publishing().purge(name, force=force)
     return Response(204, None, None)

@@ -1,11 +1,8 @@
 """Routes of the `resolve` function: every read, resolve, and the OpenAPI document. It can write nothing."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import AwareDatetime
 
@@ -25,10 +22,8 @@ from arca.domain.entities import (
     VersionPage,
 )
 from arca.observability import count_resolve
-from arca.services.reading import Reading
 
 router = Router("resolve")
-Service = Annotated[Reading, Depends(wiring.reading)]
 JSON = "application/json"
 
 
@@ -48,60 +43,58 @@ def openapi() -> Response[dict[str, Any]]:
 
 @router.get("/artifacts", responses=answers(200, 400, 503), tags=["reads"])
 def list_artifacts(
-    service: Service,
     prefix: Annotated[str, Query(max_length=256, description="names that start with this")] = "",
     delimiter: Annotated[Literal["/"] | None, Query(description="`/`: fold deeper names into `prefixes`")] = None,
     limit: Limit = 100,
     next_token: NextToken = None,
 ) -> ArtifactPage:
     """Artifact names under a prefix, in name order."""
-    return service.list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
+    return wiring.reading().list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
 
 
 @router.get("/artifacts/<name>", responses=answers(200, 400, 404, 503), tags=["reads"])
-def get_artifact(name: Name, service: Service) -> Summary:
+def get_artifact(name: Name) -> Summary:
     """Summary: LATEST, the newest version number, counts."""
-    return service.summary(name)
+    return wiring.reading().summary(name)
 
 
 @router.get("/artifacts/<name>/versions", responses=answers(200, 400, 404, 503), tags=["reads"])
 def list_versions(
     name: Name,
-    service: Service,
     limit: Limit = 100,
     next_token: NextToken = None,
     order: Annotated[Literal["asc", "desc"], Query(description="by version number")] = "desc",
     include_deleted: Annotated[bool, Query(description="list soft-deleted versions too")] = False,
 ) -> VersionPage:
     """Versions, newest first by default."""
-    return service.list_versions(name, limit=limit, token=next_token, order=order, include_deleted=include_deleted)
+    return wiring.reading().list_versions(
+        name, limit=limit, token=next_token, order=order, include_deleted=include_deleted
+    )
 
 
 @router.get("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 503), tags=["reads"])
-def get_version(name: Name, version: VersionOrLatest, service: Service) -> Version | Latest:
+def get_version(name: Name, version: VersionOrLatest) -> Version | Latest:
     """One version, or LATEST."""
-    return service.version_or_latest(name, version)
+    return wiring.reading().version_or_latest(name, version)
 
 
 @router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])
-def list_aliases(name: Name, service: Service) -> AliasList:
+def list_aliases(name: Name) -> AliasList:
     """The artifact's aliases."""
-    return service.list_aliases(name)
+    return wiring.reading().list_aliases(name)
 
 
 @router.get("/artifacts/<name>/aliases/<alias>", responses=answers(200, 400, 404, 503), tags=["reads"])
-def get_alias(name: Name, alias: AliasName, service: Service) -> Response[Alias]:
+def get_alias(name: Name, alias: AliasName) -> Response[Alias]:
     """One alias; `ETag` is its revision."""
-    found = service.live_alias(name, alias)
+    found = wiring.reading().live_alias(name, alias)
     return Response(200, JSON, found, headers={"ETag": f'"{found.revision}"'})
 
 
 @router.get("/artifacts/<name>/aliases/<alias>/history", responses=answers(200, 400, 404, 503), tags=["reads"])
-def alias_history(
-    name: Name, alias: AliasName, service: Service, limit: Limit = 100, next_token: NextToken = None
-) -> HistoryPage:
+def alias_history(name: Name, alias: AliasName, limit: Limit = 100, next_token: NextToken = None) -> HistoryPage:
     """The alias's revisions, newest first."""
-    return service.history(name, alias, limit=limit, token=next_token)
+    return wiring.reading().history(name, alias, limit=limit, token=next_token)
 
 
 RoutingKey = Annotated[
@@ -110,23 +103,21 @@ RoutingKey = Annotated[
 At = Annotated[AwareDatetime | None, Query(description="ISO 8601 time: the alias as it stood then")]
 
 
-def _resolve(service: Reading, name: str, ref: str, routing_key: str | None, at: Any) -> Resolution:
-    resolution = service.resolve(name, ref, routing_key=routing_key, at=at)
+def _resolve(name: str, ref: str, routing_key: str | None, at: Any) -> Resolution:
+    resolution = wiring.reading().resolve(name, ref, routing_key=routing_key, at=at)
     if resolution.alias_revision is not None:
         count_resolve(name, ref, resolution.route)
     return resolution
 
 
 @router.get("/artifacts/<name>/resolve/<ref>", responses=answers(200, 400, 404, 503), tags=["reads"])
-def resolve(name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None) -> Resolution:
+def resolve(name: Name, ref: Ref, routing_key: RoutingKey = None, at: At = None) -> Resolution:
     """An alias, version number or LATEST as one concrete version and a short-lived download URL."""
-    return _resolve(service, name, ref, routing_key, at)
+    return _resolve(name, ref, routing_key, at)
 
 
 @router.get("/artifacts/<name>/resolve/<ref>/content", responses=answers(302, 400, 404, 503), tags=["reads"])
-def resolve_content(
-    name: Name, ref: Ref, service: Service, routing_key: RoutingKey = None, at: At = None
-) -> Response[Resolution]:
+def resolve_content(name: Name, ref: Ref, routing_key: RoutingKey = None, at: At = None) -> Response[Resolution]:
     """302 to the download URL (the body is the resolution)."""
-    resolution = _resolve(service, name, ref, routing_key, at)
+    resolution = _resolve(name, ref, routing_key, at)
     return Response(302, JSON, resolution, headers={"Location": resolution.download_url})

@@ -67,7 +67,7 @@ class UnsupportedMediaTypeError(RegistryError):
     """A request body sent as something other than JSON."""
 
 
-class MethodNotAllowedError(RegistryError):
+class MethodNotAllowed(RegistryError):  # not *Error: the code local mode and clients already know
     """The path exists, with other methods."""
 
 
