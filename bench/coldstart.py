@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.report import table
+from local.services import FAKE_CREDENTIALS
 
 FLOOR = 'import boto3; boto3.client("dynamodb"); boto3.client("s3")'
 RESOLVE = "import arca.handlers.resolve; from arca import wiring; wiring.services()"
@@ -27,8 +28,7 @@ FIRST_REQUEST = (
     "r.handler(api_event('GET', '/health')[0], lambda_context('resolve'))"
 )
 ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
+    **FAKE_CREDENTIALS,
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_EC2_METADATA_DISABLED": "true",
     "ARCA_TABLE_NAME": "arca",

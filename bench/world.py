@@ -228,7 +228,7 @@ _CLEARED = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_S
 @contextlib.contextmanager
 def world() -> Iterator[World]:
     install()  # before any session exists, so every client reports its calls
-    from tests.helpers import FAKE_AWS_ENV
+    from local.services import FAKE_AWS_ENV
 
     environ = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     with mock.patch.dict(os.environ, {**environ, **FAKE_AWS_ENV, **ENV}, clear=True), warnings.catch_warnings():

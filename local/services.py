@@ -40,6 +40,16 @@ FAKE_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_SESSION_TOKEN": "testing",
 }
+# The environment of handlers run in process (tests, bench): fake credentials, no tracing, EMF to stdout.
+FAKE_AWS_ENV = {
+    **FAKE_CREDENTIALS,
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_NAMESPACE": "Arca",
+    "POWERTOOLS_SERVICE_NAME": "arca-test",
+    "POWERTOOLS_DEV": "false",
+}
 # Variables that could send the handlers' clients to a real account or past our endpoints.
 _UNSET = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
 # Measured on 2 cores: C1 only and the serial GC bring the JVM from ~2.7 s to ~1.8 s to the first

@@ -8,20 +8,10 @@ from urllib.parse import quote
 
 import requests
 
-from local import events
+from local import events, services
 from local.events import Reply
 
-FAKE_AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_NAMESPACE": "Arca",
-    "POWERTOOLS_SERVICE_NAME": "arca-test",
-    "POWERTOOLS_DEV": "false",
-}
+FAKE_AWS_ENV = services.FAKE_AWS_ENV
 
 
 def sha256(data: bytes) -> str:
