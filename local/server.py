@@ -15,6 +15,7 @@ import argparse
 import base64
 import contextlib
 import importlib
+import io
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.routes import FUNCTIONS, NoRouteError, match
@@ -108,6 +109,9 @@ def request_event(
     return event
 
 
+_HUNG_UP = (BrokenPipeError, ConnectionResetError)
+
+
 class _ReplyError(Exception):
     """Answer now with the spec's error shape (the request never reached a function)."""
 
@@ -142,15 +146,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         started = time.perf_counter()
         request_id = str(uuid.uuid4())
-        status = 500
+        status: int | str = 500
         try:
-            status = self._serve(request_id)
-        except _ReplyError as reply:
-            status = reply.status
-            self._send_error(reply, request_id)
+            try:
+                status = self._serve(request_id)
+            except _ReplyError as reply:
+                status = reply.status
+                self._send_error(reply, request_id)
+        except _HUNG_UP:
+            # The client went away (Ctrl-C, a timeout) before its answer was written: nothing failed here.
+            status = "client hung up"
+            self.close_connection = True
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            log.info("%s %s %d %.0f ms", self.command, self.path, status, elapsed)
+            log.info("%s %s %s %.0f ms", self.command, self.path, status, elapsed)
+
+    def handle(self) -> None:
+        with contextlib.suppress(*_HUNG_UP):  # between requests of a kept-alive connection
+            super().handle()
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
 
@@ -267,6 +280,27 @@ def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[
         yield server.url
 
 
+class _WithoutMetrics(io.TextIOBase):
+    """stdout without the handlers' metrics: the EMF lines CloudWatch reads on AWS drown the request log here.
+
+    Lines are put together per thread (print writes a line and its newline separately; handlers run in threads).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = threading.local()
+
+    def write(self, text: str) -> int:
+        *lines, self.pending.text = (getattr(self.pending, "text", "") + text).split("\n")
+        for line in lines:
+            if not line.startswith('{"_aws":'):
+                self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # one shutdown path for Ctrl-C and `kill`
 
@@ -274,7 +308,13 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m local.server", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")), help="default: $PORT or 3000")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also the handlers' own logs and metrics (EMF) on stdout"
+    )
     args = parser.parse_args(argv)
+    if not args.verbose:  # one line per request: the handlers' INFO logs and metrics only on request
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        sys.stdout = _WithoutMetrics(sys.stdout)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)  # our one line per request; botocore and friends stay at WARNING
     # Set SIGINT too: a shell starts background jobs with SIGINT ignored, and Python keeps it ignored.
