@@ -1,26 +1,43 @@
 # Every target installs what it needs first; `make local` and `make test` work on a fresh clone.
+# `make local` installs only what local mode needs (requirements-local.txt, npm dependencies without the
+# CDK CLI); every other target installs the whole toolchain (requirements-dev.txt, all of package.json).
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install -q --disable-pip-version-check
 PORT ?= 3000
 STAGE ?= dev
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install browser local test test-fast lint typecheck synth bench deploy clean
+.PHONY: install install-local browser local test test-fast lint typecheck synth bench deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+install-local: $(VENV)/.installed-local node_modules/.installed-local
+
+# The client (client/, the `arca` command) is installed editable, with the dependencies it declares; the
+# Lambda package (lambdas/arca) editable too, without dependencies (requirements.txt pins them).
+$(VENV)/.installed-local: requirements.txt requirements-local.txt client/pyproject.toml pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(PIP) -r requirements-local.txt
+	$(PIP) -e ./client
+	$(PIP) --no-deps -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-local requirements-dev.txt
+	$(PIP) -r requirements-dev.txt
+	touch $@
+
+# npm ci empties node_modules first, so a full install leaves both marks and a local one only its own.
+node_modules/.installed-local: package.json package-lock.json
+	npm ci --omit=dev --no-audit --no-fund --loglevel=error
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	touch $@ node_modules/.installed-local
 
 # Headless Chromium for the console's browser tests (tests/console), from the Debian packages: Playwright
 # drives it at /usr/bin/chromium and never downloads a browser of its own. Installed only when missing.
@@ -30,8 +47,8 @@ browser:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-local: install
-	$(PY) -m local.server --port $(PORT)
+local: install-local
+	$(PY) -m local.server --port $(PORT) $(if $(VERBOSE),--verbose)
 
 test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup

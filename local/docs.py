@@ -12,8 +12,6 @@ from pathlib import Path
 import aws_lambda_powertools.event_handler.openapi.swagger_ui as swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui import generate_swagger_html
 
-from arca.api.openapi import document
-
 PATH = "/docs"
 
 
@@ -22,5 +20,7 @@ def page() -> bytes:
     assets = Path(swagger_ui.__file__).parent
     js = (assets / "swagger-ui-bundle.min.js").read_text()
     css = (assets / "swagger-ui.min.css").read_text()
+    from arca.api.openapi import document  # on first use: see local.server.routes
+
     html = generate_swagger_html(json.dumps(document()), js, css, swagger_base_url="", oauth2_config=None)
     return html.replace("<title>Swagger UI</title>", "<title>Arca API</title>").encode()

@@ -18,8 +18,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from arca.routes import NoRouteError, match
-
 _BASE = Path(__file__).with_name("apigw_rest_event.json")
 
 
@@ -46,9 +44,11 @@ def api_event(
     them, the base event's typical client headers stand.
     """
     event = copy.deepcopy(_base())
+    from arca import routes  # on first use: see local.server.routes
+
     try:
-        route, params = match(method, path)
-    except NoRouteError:
+        route, params = routes.match(method, path)
+    except routes.NoRouteError:
         function, resource, path_parameters = None, path, None
     else:
         function = route.function

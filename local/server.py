@@ -15,6 +15,7 @@ import argparse
 import base64
 import contextlib
 import importlib
+import io
 import json
 import logging
 import os
@@ -28,11 +29,10 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from types import FrameType, ModuleType
+from typing import Any, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from arca.routes import FUNCTIONS, NoRouteError, match
 from local import docs
 from local.events import api_event, lambda_context
 from local.services import HOST, ServiceStartError, running_services
@@ -54,6 +54,12 @@ CONSOLE_TYPES = {
 }
 
 
+def routes() -> ModuleType:
+    """The route table, imported on first use: it imports the handlers' modules, whose Powertools logger reads
+    the environment (service name, log level) when created, so not before `main` and `running_services` set it."""
+    return importlib.import_module("arca.routes")
+
+
 def load_handler(function: str) -> Handler:
     handler: Handler = importlib.import_module(f"arca.handlers.{function}").handler
     return handler
@@ -73,7 +79,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in FUNCTIONS:
+    for function in routes().FUNCTIONS:
         load(function)
 
 
@@ -117,6 +123,9 @@ def request_event(
     return event
 
 
+_HUNG_UP = (BrokenPipeError, ConnectionResetError)
+
+
 class _ReplyError(Exception):
     """Answer now with the spec's error shape (the request never reached a function)."""
 
@@ -133,7 +142,7 @@ class ArcaServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0, load: HandlerLoader = load_handler) -> None:
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
-        self.locks = {function: threading.Lock() for function in FUNCTIONS}
+        self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
 
     @property
     def url(self) -> str:
@@ -151,15 +160,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         started = time.perf_counter()
         request_id = str(uuid.uuid4())
-        status = 500
+        status: int | str = 500
         try:
-            status = self._serve(request_id)
-        except _ReplyError as reply:
-            status = reply.status
-            self._send_error(reply, request_id)
+            try:
+                status = self._serve(request_id)
+            except _ReplyError as reply:
+                status = reply.status
+                self._send_error(reply, request_id)
+        except _HUNG_UP:
+            # The client went away (Ctrl-C, a timeout) before its answer was written: nothing failed here.
+            status = "client hung up"
+            self.close_connection = True
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            log.info("%s %s %d %.0f ms", self.command, self.path, status, elapsed)
+            log.info("%s %s %s %.0f ms", self.command, self.path, status, elapsed)
+
+    def handle(self) -> None:
+        with contextlib.suppress(*_HUNG_UP):  # between requests of a kept-alive connection
+            super().handle()
 
     # Every method reaches the route table, which answers 404 or 405 (with Allow) as API Gateway would.
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
@@ -179,8 +197,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if path == "/console" or path.startswith("/console/"):
             return self._send_console(path, request_id)
         try:
-            route, _ = match(self.command, path)
-        except NoRouteError as error:
+            route, _ = routes().match(self.command, path)
+        except routes().NoRouteError as error:
             if error.allowed:
                 allow = ", ".join(sorted(set(error.allowed)))
                 raise _ReplyError(
@@ -304,6 +322,27 @@ def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[
         yield server.url
 
 
+class _WithoutMetrics(io.TextIOBase):
+    """stdout without the handlers' metrics: the EMF lines CloudWatch reads on AWS drown the request log here.
+
+    Lines are put together per thread (print writes a line and its newline separately; handlers run in threads).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = threading.local()
+
+    def write(self, text: str) -> int:
+        *lines, self.pending.text = (getattr(self.pending, "text", "") + text).split("\n")
+        for line in lines:
+            if not line.startswith('{"_aws":'):
+                self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # one shutdown path for Ctrl-C and `kill`
 
@@ -311,7 +350,13 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m local.server", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")), help="default: $PORT or 3000")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also the handlers' own logs and metrics (EMF) on stdout"
+    )
     args = parser.parse_args(argv)
+    if not args.verbose:  # one line per request: the handlers' INFO logs and metrics only on request
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        sys.stdout = _WithoutMetrics(sys.stdout)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)  # our one line per request; botocore and friends stay at WARNING
     # Set SIGINT too: a shell starts background jobs with SIGINT ignored, and Python keeps it ignored.

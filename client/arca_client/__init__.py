@@ -2,13 +2,14 @@
 
 from arca_client import Client
 
-with Client() as arca:  # $ARCA_ENDPOINT, or the local server; SigV4-signed when remote
+with Client() as arca:  # $ARCA_ENDPOINT, the config file's endpoint, or the local server; signed when remote
     published = arca.publish("my-app", "build/app.zip", metadata={"commit": "abc123"})
     arca.set_alias("my-app", "prod", published.version.version)
     arca.download("my-app", "prod", "app.zip")
 """
 
 from arca_client._version import __version__
+from arca_client.config import ConfigError
 from arca_client.errors import (
     AccessDeniedError,
     ArcaError,
@@ -39,7 +40,8 @@ from arca_client.models import (
     UploadTarget,
     Version,
 )
-from arca_client.sdk import Client
+from arca_client.refs import parse_ref, split_ref
+from arca_client.sdk import Client, guess_content_type
 from arca_client.transport import RetryPolicy
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "BlobRef",
     "ChecksumMismatchError",
     "Client",
+    "ConfigError",
     "ConflictError",
     "CredentialsError",
     "Downloaded",
@@ -72,4 +75,7 @@ __all__ = [
     "ValidationError",
     "Version",
     "__version__",
+    "guess_content_type",
+    "parse_ref",
+    "split_ref",
 ]

@@ -1,4 +1,4 @@
-"""The `arca` command: argparse over the SDK. `main(argv)` returns the exit code (see EXIT_CODES)."""
+"""The `arca` command: argparse over the SDK. `main(argv)` returns the exit code (see EXIT_TABLE)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,23 @@ import argparse
 import itertools
 import json
 import logging
-import mimetypes
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TextIO
 
-from arca_client import console
+from arca_client import config, console
 from arca_client._version import __version__
+from arca_client.completion import SHELLS, completion_script
+from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
 from arca_client.models import LATEST, Alias, AliasRevision, ListEntry, Version
 from arca_client.progress import ProgressBar, human_size
-from arca_client.sdk import DEFAULT_ENDPOINT, Client
+from arca_client.refs import GRAMMAR, RefKind, ref_kind
+from arca_client.refs import split_ref as _split_ref
+from arca_client.sdk import Client
 
 EXIT_OK = 0
 EXIT_USAGE = 1
@@ -26,20 +31,48 @@ EXIT_CONFLICT = 3
 EXIT_ERROR = 4
 EXIT_INTERRUPTED = 130
 
-EXIT_CODES = """\
-exit codes:
-  0    success
-  1    usage: bad arguments or options, including input the API refuses as invalid (HTTP 400)
-  2    not found: no such artifact, version, alias or file (HTTP 404)
-  3    conflict or failed precondition: e.g. a version pinned by an alias, an alias moved concurrently
-       (HTTP 409, 412)
-  4    any other error: network, credentials, throttling, server error, checksum mismatch
-  130  interrupted
+# The one exit-code table: `arca --help` prints it, docs/cli.md carries it word for word (a test compares them),
+# and `exit_code` below follows it. An exit code follows the HTTP status of the API's answer, whatever the
+# command: an alias set to a version that does not exist is the API's 409 (the alias is what the request
+# addresses; the version is a value in its body), so it is a conflict, not "not found".
+EXIT_TABLE: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "success"),
+    (
+        EXIT_USAGE,
+        "usage: bad arguments, options or config file, including input the API refuses as invalid (HTTP 400)",
+    ),
+    (EXIT_NOT_FOUND, "not found: no such artifact, version, alias or local file (HTTP 404)"),
+    (
+        EXIT_CONFLICT,
+        "conflict or failed precondition: a version pinned by an alias, an alias set to a version that does not "
+        "exist or is deleted, an alias moved meanwhile, aliases block a purge, a download would overwrite a file "
+        "(HTTP 409, 412)",
+    ),
+    (
+        EXIT_ERROR,
+        "any other error: network, credentials, throttling after retries, server error, checksum mismatch",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+def _exit_codes_help() -> str:
+    rows = []
+    for code, meaning in EXIT_TABLE:
+        wrapped = textwrap.wrap(meaning, 88)
+        rows.append(f"  {code:<4} {wrapped[0]}")
+        rows += [f"       {line}" for line in wrapped[1:]]
+    return "\n".join(["exit codes:", *rows])
+
+
+EXIT_CODES = f"""\
+{_exit_codes_help()}
 
 environment:
-  ARCA_ENDPOINT  API endpoint (default http://127.0.0.1:3000, the local server of `make local`)
-  ARCA_SIGN      1/0: force SigV4 signing on or off (default: sign unless the endpoint is localhost)
-  AWS_*          the standard AWS credential chain and region, used when signing
+  ARCA_ENDPOINT    API endpoint: a URL or a configured name (after --endpoint, before the config's current)
+  ARCA_SIGN        1/0: force SigV4 signing on or off (default: sign unless the endpoint is localhost)
+  AWS_*            the standard AWS credential chain and region, used when signing
+  XDG_CONFIG_HOME  where arca/config.toml is kept (default ~/.config)
 """
 
 ClientFactory = Callable[[argparse.Namespace], Any]
@@ -157,14 +190,12 @@ def _metadata_arg(text: str) -> tuple[str, str]:
     return key, value
 
 
-def split_ref(text: str, default: str = LATEST) -> tuple[str, str]:
-    """NAME[@REF]: names never contain "@", so the last one separates the ref."""
-    name, sep, ref = text.rpartition("@")
-    if not sep:
-        return text, default
-    if not name or not ref:
-        raise UsageError(f"{text!r} is not NAME@REF")
-    return name, ref.upper() if ref.upper() == LATEST else ref
+def split_ref(text: str, default: str | None = LATEST) -> tuple[str, str | None]:
+    """NAME[@REF] with REF in its canonical form (see arca_client.refs); UsageError naming the grammar."""
+    try:
+        return _split_ref(text, default)
+    except ValueError as bad:
+        raise UsageError(f"{bad} (references are {GRAMMAR})") from None
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -175,20 +206,20 @@ def _progress(args: argparse.Namespace) -> ProgressBar | None:
     return ProgressBar(sys.stderr) if enabled else None
 
 
-def _content_type(path: str) -> str | None:
-    """A guess from the extension; None (the server's application/octet-stream) for unknown or compressed."""
-    guessed, encoding = mimetypes.guess_type(path, strict=True)
-    return guessed if encoding is None else None
-
-
 def cmd_publish(args: argparse.Namespace, client: Any) -> int:
-    content_type = args.content_type or (None if args.file == "-" else _content_type(args.file))
     metadata = dict(args.metadata) if args.metadata else None
     bar = _progress(args)
     try:
         source: Any = sys.stdin.buffer if args.file == "-" else args.file
+        # The SDK records the file name (--filename, else FILE's) and guesses the content type from it.
         published = client.publish(
-            args.name, source, content_type=content_type, metadata=metadata, force=args.force, progress=bar
+            args.name,
+            source,
+            content_type=args.content_type,
+            metadata=metadata,
+            filename=args.filename,
+            force=args.force,
+            progress=bar,
         )
     finally:
         if bar:
@@ -233,7 +264,7 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
     dest: Any = sys.stdout.buffer if to_stdout else args.output
     bar = _progress(args)
     try:
-        downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar)
+        downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force)
     finally:
         if bar:
             bar.close()
@@ -254,7 +285,10 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
 
 
 def cmd_resolve(args: argparse.Namespace, client: Any) -> int:
-    resolution = client.resolve(args.name, args.ref, routing_key=args.key, at=args.at)
+    if args.legacy_ref is not None:
+        raise UsageError(f"resolve takes one reference, NAME@REF: arca resolve {args.target}@{args.legacy_ref}")
+    name, ref = split_ref(args.target)
+    resolution = client.resolve(name, ref, routing_key=args.key, at=args.at)
     if args.json:
         _print_json(resolution.raw)
         return EXIT_OK
@@ -341,12 +375,19 @@ def cmd_versions(args: argparse.Namespace, client: Any) -> int:
 
 
 def cmd_show(args: argparse.Namespace, client: Any) -> int:
-    name, ref = split_ref(args.target, default="")
-    if ref:
+    name, ref = split_ref(args.target, default=None)
+    if ref is not None:
+        alias = None
+        if ref_kind(ref) is RefKind.ALIAS:
+            # The API reads versions by number, LATEST or content; an alias is read first for its target.
+            alias = client.get_alias(name, ref)
+            ref = str(alias.version)
         version = client.get_version(name, ref)
         if args.json:
-            _print_json(version.raw)
+            _print_json({**version.raw, "alias": alias.raw} if alias else version.raw)
             return EXIT_OK
+        if alias:
+            print(f"{alias.alias} -> {_target(alias.version)}{_canary(alias)} (revision {alias.revision})", file=_out())
         print(_version_fields(version), file=_out())
         return EXIT_OK
     summary = client.get_artifact(name)
@@ -596,7 +637,107 @@ def cmd_purge(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
+def cmd_config_set_endpoint(args: argparse.Namespace, client: Any) -> int:
+    settings = config.load()
+    name, url = config.check_name(args.endpoint_name), config.check_url(args.url)
+    settings.endpoints[name] = config.Endpoint(name, url, args.region, args.profile)
+    path = config.save(settings)
+    if args.json:
+        _print_json({"name": name, "url": url, "region": args.region, "profile": args.profile, "file": str(path)})
+    else:
+        print(f"endpoint {name} -> {url} saved in {path}", file=_out())
+        if settings.current != name:
+            print(f"make it the default with: arca config use {name}", file=_out())
+    return EXIT_OK
+
+
+def cmd_config_use(args: argparse.Namespace, client: Any) -> int:
+    settings = config.load()
+    name = args.endpoint_name
+    if name not in settings.endpoints:
+        known = ", ".join(sorted(settings.endpoints)) or "none yet"
+        raise ConfigError(f"no endpoint named {name!r} (configured: {known}); add it with arca config set-endpoint")
+    settings.current = name
+    config.save(settings)
+    if args.json:
+        _print_json({"current": name, "url": settings.endpoints[name].url})
+    else:
+        print(
+            f"arca now talks to {name} ({settings.endpoints[name].url}) unless --endpoint or ARCA_ENDPOINT "
+            "says otherwise",
+            file=_out(),
+        )
+    return EXIT_OK
+
+
+def cmd_config_remove(args: argparse.Namespace, client: Any) -> int:
+    settings = config.load()
+    name = args.endpoint_name
+    if settings.endpoints.pop(name, None) is None:
+        raise ConfigError(f"no endpoint named {name!r}")
+    if settings.current == name:
+        settings.current = None
+    config.save(settings)
+    if args.json:
+        _print_json({"name": name, "removed": True})
+    else:
+        print(f"endpoint {name} removed", file=_out())
+    return EXIT_OK
+
+
+def cmd_config_list(args: argparse.Namespace, client: Any) -> int:
+    settings = config.load()
+    target = config.resolve_endpoint(args.endpoint)
+    if args.json:
+        _print_json(
+            {
+                "file": str(config.config_path()),
+                "current": settings.current,
+                "endpoints": {
+                    n: {"url": e.url, "region": e.region, "profile": e.profile} for n, e in settings.endpoints.items()
+                },
+                "in_effect": {"url": target.url, "source": target.source, "name": target.name},
+            }
+        )
+        return EXIT_OK
+    rows = [
+        ["*" if n == settings.current else "", n, e.url, e.region or "", e.profile or ""]
+        for n, e in sorted(settings.endpoints.items())
+    ]
+    if rows:
+        print(table(["", "NAME", "URL", "REGION", "PROFILE"], rows), file=_out())
+    else:
+        print(f"no endpoints configured in {config.config_path()}", file=_out())
+    named = f" ({target.name})" if target.name else ""
+    print(f"in effect: {target.url}{named}, from {_SOURCES[target.source]}", file=_out())
+    return EXIT_OK
+
+
+_SOURCES = {
+    "--endpoint": "--endpoint",
+    config.ENDPOINT_ENV: f"${config.ENDPOINT_ENV}",
+    "config": "the config file's current endpoint",
+    "default": "the default (the local server of make local)",
+}
+
+
+def cmd_completion(args: argparse.Namespace, client: Any) -> int:
+    print(completion_script(build_parser(), args.shell), file=_out(), end="")
+    return EXIT_OK
+
+
 # ---- parser -------------------------------------------------------------------------------------
+
+
+_REF_HELP = "REF: a version number, LATEST, an alias or sha256:<hex>"
+_COMPLETION_HELP = """\
+install:
+  bash  echo 'eval "$(arca completion bash)"' >> ~/.bashrc
+  zsh   arca completion zsh > "${fpath[1]}/_arca"   (or: eval "$(arca completion zsh)" in ~/.zshrc)
+  fish  arca completion fish > ~/.config/fish/completions/arca.fish
+"""
+# Commands that never talk to the API: no client is made for them.
+_OFFLINE = frozenset({cmd_config_set_endpoint, cmd_config_use, cmd_config_remove, cmd_config_list, cmd_completion})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -605,7 +746,10 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     options = common.add_argument_group("global options")
     options.add_argument(
-        "--endpoint", default=argparse.SUPPRESS, help=f"API endpoint (default $ARCA_ENDPOINT or {DEFAULT_ENDPOINT})"
+        "--endpoint",
+        default=argparse.SUPPRESS,
+        help="API endpoint: a URL or the name of a configured endpoint (default: $ARCA_ENDPOINT, then the config "
+        f"file's current endpoint, then {DEFAULT_ENDPOINT})",
     )
     options.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
     options.add_argument(
@@ -615,9 +759,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="SigV4-sign requests (default: unless the endpoint is localhost; ARCA_SIGN=1/0)",
     )
     options.add_argument(
-        "--region", default=argparse.SUPPRESS, help="region to sign for (default: from the endpoint or AWS config)"
+        "--region",
+        default=argparse.SUPPRESS,
+        help="region to sign for (default: the configured endpoint's, else from its host name or the AWS config)",
     )
-    options.add_argument("--profile", default=argparse.SUPPRESS, help="AWS profile for credentials")
+    options.add_argument(
+        "--profile", default=argparse.SUPPRESS, help="AWS profile for credentials (default: the configured endpoint's)"
+    )
     options.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -649,7 +797,7 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        sub.set_defaults(handler=handler)
+        sub.set_defaults(handler=handler, parser=sub)
         return sub
 
     p = command(commands, "publish", cmd_publish, "upload FILE (skipped when stored already) and publish a version")
@@ -658,17 +806,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alias", help="also point this alias at the published version")
     p.add_argument("--reason", help="reason recorded in the alias history (with --alias)")
     p.add_argument("--metadata", metavar="KEY=VALUE", type=_metadata_arg, action="append", help="repeatable")
-    p.add_argument("--content-type", help="default: guessed from the file extension, else application/octet-stream")
+    p.add_argument(
+        "--filename",
+        help="file name recorded for downloads (default: FILE's name; - has none); also guesses the content type",
+    )
+    p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
     p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
 
     p = command(commands, "download", cmd_download, "download NAME@REF (default LATEST) and verify its sha256")
-    p.add_argument("target", metavar="NAME[@REF]", help="REF: a version number, LATEST or an alias")
-    p.add_argument("-o", "--output", help="file or directory (default: the name's last segment); - for stdout")
+    p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
+    p.add_argument(
+        "-o",
+        "--output",
+        help="file or directory (default: the file name given at publish, else the name's last segment); - for stdout",
+    )
+    p.add_argument(
+        "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
+    )
     p.add_argument("--key", help="routing key: the same key always gets the same side of a canary")
 
-    p = command(commands, "resolve", cmd_resolve, "which version REF serves, and a download URL")
-    p.add_argument("name", metavar="NAME")
-    p.add_argument("ref", metavar="REF", nargs="?", default=LATEST, help="version number, LATEST or alias")
+    p = command(commands, "resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
+    p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
+    p.add_argument("legacy_ref", nargs="?", help=argparse.SUPPRESS)  # `resolve NAME REF`: answered with the fix
     p.add_argument("--key", help="routing key for a canary alias")
     p.add_argument(
         "--at", metavar="TIME", type=_time_arg, help="resolve the alias as it stood then (ISO 8601; UTC unless a zone)"
@@ -684,8 +843,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--asc", action="store_true", help="oldest first")
     p.add_argument("--limit", type=_count_arg, help="show at most this many")
 
-    p = command(commands, "show", cmd_show, "summary of NAME (or one version: NAME@VERSION)")
-    p.add_argument("target", metavar="NAME[@VERSION]")
+    p = command(commands, "show", cmd_show, "summary of NAME, or one version: NAME@REF")
+    p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
 
     p = command(commands, "delete", cmd_delete, "soft-delete a version (refused while an alias points at it)")
     p.add_argument("name", metavar="NAME")
@@ -754,6 +913,31 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "console", console.cmd_console, "the web console on 127.0.0.1, forwarding (signed) to the API"
     )
     console.add_arguments(p)
+
+    config_parser = commands.add_parser(
+        "config",
+        help="named endpoints",
+        description=f"named endpoints, kept in {config.config_path()}",
+        parents=[common],
+    )
+    settings = config_parser.add_subparsers(dest="config_command", metavar="CONFIG_COMMAND", required=True)
+    p = command(
+        settings,
+        "set-endpoint",
+        cmd_config_set_endpoint,
+        "add or replace the endpoint NAME (with --region and --profile to sign for it)",
+    )
+    p.add_argument("endpoint_name", metavar="NAME")
+    p.add_argument("url", metavar="URL")
+    p = command(settings, "use", cmd_config_use, "make NAME the endpoint used unless --endpoint or ARCA_ENDPOINT")
+    p.add_argument("endpoint_name", metavar="NAME")
+    p = command(settings, "remove", cmd_config_remove, "forget the endpoint NAME")
+    p.add_argument("endpoint_name", metavar="NAME")
+    command(settings, "list", cmd_config_list, "the configured endpoints, and which endpoint is in effect")
+
+    p = command(commands, "completion", cmd_completion, "print a shell completion script")
+    p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=" or ".join(SHELLS))
+    p.epilog = _COMPLETION_HELP
     return parser
 
 
@@ -782,7 +966,8 @@ def default_client(args: argparse.Namespace) -> Client:
 
 
 def exit_code(error: ArcaError) -> int:
-    if isinstance(error, ValidationError):
+    """The exit code of an error, as EXIT_TABLE states it: by HTTP status (the error's class)."""
+    if isinstance(error, ValidationError | ConfigError):
         return EXIT_USAGE
     if isinstance(error, NotFoundError):
         return EXIT_NOT_FOUND
@@ -791,25 +976,79 @@ def exit_code(error: ArcaError) -> int:
     return EXIT_ERROR
 
 
-def _fail(code: str, message: str) -> None:
+# The API's messages name request fields and headers; the CLI's name the flags that set them. Tokens of the
+# first table cannot be prose, so they are replaced wherever they appear; the plain words of the second only
+# as the leading "field:" of a validation message. Either only where the command has that flag.
+_API_TOKENS: tuple[tuple[str, str], ...] = (
+    ("If-None-Match: *", "--create-only"),
+    ("If-None-Match", "--create-only"),
+    ("If-Match", "--if-revision"),
+    ("force=true", "--force"),
+    ("secondary_version_weight", "--weight"),
+    ("secondary_version", "--canary"),
+    ("expected_version", "--expect-version"),
+    ("to_revision", "--to-revision"),
+    ("keep_last", "--keep-last"),
+    ("older_than_days", "--older-than-days"),
+    ("dry_run", "--dry-run"),
+    ("routing_key", "--key"),
+    ("content_type", "--content-type"),
+    ("region=", "--region"),
+)
+_API_FIELDS = {"metadata": "--metadata", "description": "--description", "reason": "--reason", "at": "--at"}
+
+
+def in_flags(message: str, flags: Iterable[str]) -> str:
+    """`message` with the API's field names replaced by the command's flags (see _API_TOKENS)."""
+    available = set(flags)
+    for token, flag in _API_TOKENS:
+        if flag in available:
+            message = re.sub(rf"(?<![\w-]){re.escape(token)}(?![\w-])", flag, message)
+    leading = re.match(r"[a-z_]+(?=[:.])", message)
+    if leading and _API_FIELDS.get(leading.group()) in available:
+        message = _API_FIELDS[leading.group()] + message[leading.end() :]
+    return message
+
+
+def _flags(args: argparse.Namespace | None) -> list[str]:
+    parser = getattr(args, "parser", None)
+    if parser is None:
+        return []
+    return [flag for action in parser._actions for flag in action.option_strings]
+
+
+def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None, *, verbose: bool = False) -> None:
+    """The error on stderr: `arca: error: CODE: MESSAGE`, or with --json the API's error shape on one line."""
+    request_id = error.request_id if error else None
+    if as_json:
+        body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+        if error is not None:
+            body.update({"status": error.status, **error.details})
+        print(json.dumps({"error": body}), file=sys.stderr)
+        return
     print(f"arca: error: {code}: {message}", file=sys.stderr)
+    if verbose and request_id:
+        print(f"arca: request id {request_id}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None, *, client_factory: ClientFactory = default_client) -> int:
-    """Run one command; returns the exit code (0 ok, 1 usage, 2 not found, 3 conflict, 4 other)."""
+    """Run one command; returns the exit code (see EXIT_TABLE)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(argv)
     except UsageError as error:
-        usage = error.args[1] if len(error.args) > 1 else ""
-        sys.stderr.write(usage)
-        _fail("UsageError", str(error.args[0]))
+        as_json = "--json" in argv
+        if not as_json:
+            sys.stderr.write(error.args[1] if len(error.args) > 1 else "")
+        _fail(as_json, "UsageError", str(error.args[0]))
         return EXIT_USAGE
     except SystemExit as done:  # --help and --version
         return done.code if isinstance(done.code, int) else EXIT_OK
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="arca: %(message)s", stream=sys.stderr)
+    flags = _flags(args)
     try:
-        client = client_factory(args)
+        client = None if args.handler in _OFFLINE else client_factory(args)
         try:
             return int(args.handler(args, client))
         finally:
@@ -817,22 +1056,24 @@ def main(argv: Sequence[str] | None = None, *, client_factory: ClientFactory = d
             if close:
                 close()
     except UsageError as error:
-        _fail("UsageError", str(error.args[0]))
+        _fail(args.json, "UsageError", in_flags(str(error.args[0]), flags))
         return EXIT_USAGE
     except ArcaError as error:
-        _fail(error.code, error.message)
-        if args.verbose and error.request_id:
-            print(f"arca: request id {error.request_id}", file=sys.stderr)
+        _fail(args.json, error.code, in_flags(error.message, flags), error, verbose=args.verbose)
         return exit_code(error)
     except FileNotFoundError as error:
-        _fail("FileNotFound", f"{error.filename}: {error.strerror}")
+        _fail(args.json, "FileNotFound", f"{error.filename}: {error.strerror}")
         return EXIT_NOT_FOUND
+    except FileExistsError as error:
+        hint = "; --force overwrites it" if "--force" in flags else ""
+        _fail(args.json, "FileExists", f"{error.filename} exists{hint}")
+        return EXIT_CONFLICT
     except OSError as error:
-        _fail(type(error).__name__, str(error))
+        _fail(args.json, type(error).__name__, str(error))
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("", file=sys.stderr)
-        _fail("Interrupted", "interrupted")
+        _fail(args.json, "Interrupted", "interrupted")
         return EXIT_INTERRUPTED
 
 

@@ -3,14 +3,19 @@
 Content is never held in memory: files are hashed in 1 MiB chunks, uploaded as a streamed body with a
 Content-Length straight to the presigned S3 URL, and downloaded chunk by chunk into a temporary file that
 replaces the destination only once its sha256 and size are verified.
+
+A publish records the file's name in the version's metadata (`filename`), and a download without a
+destination writes to that name, as a browser keeps the name a server suggests.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
+import mimetypes
 import os
 import secrets
 import tempfile
@@ -26,6 +31,8 @@ from botocore.credentials import Credentials
 from botocore.session import Session as BotocoreSession
 
 from arca_client._version import __version__
+from arca_client.config import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT  # re-exported: it was defined here
+from arca_client.config import resolve_endpoint
 from arca_client.errors import ArcaError, ChecksumMismatchError, NotFoundError, TransportError
 from arca_client.models import (
     LATEST,
@@ -46,8 +53,9 @@ from arca_client.models import (
 )
 from arca_client.transport import RetryPolicy, Signer, Transport, encode_query, region_for, should_sign
 
-DEFAULT_ENDPOINT = "http://127.0.0.1:3000"
 CHUNK = 1024 * 1024
+# The metadata key a publish records the file's name under (the key grammar allows it: [a-z0-9][a-z0-9_.-]*).
+FILENAME_KEY = "filename"
 # (phase, bytes done, bytes total); phases are "hash", "upload" and "download".
 ProgressFn = Callable[[str, int, int], None]
 Source = str | os.PathLike[str] | IO[bytes]
@@ -57,9 +65,11 @@ T = TypeVar("T")
 class Client:
     """A client of one Arca API.
 
-    `endpoint` defaults to $ARCA_ENDPOINT, then the local server. Requests are SigV4-signed (service
-    execute-api, the standard AWS credential chain) unless the endpoint is this machine; `sign` or
-    ARCA_SIGN=1/0 forces either way. Every method raises an `ArcaError` subclass on failure.
+    `endpoint` is a URL or the name of an endpoint in arca's config file; it defaults to $ARCA_ENDPOINT
+    (the same), then the config file's current endpoint, then the local server (see `arca_client.config`).
+    A configured endpoint brings its region and profile unless they are given here. Requests are
+    SigV4-signed (service execute-api, the standard AWS credential chain) unless the endpoint is this
+    machine; `sign` or ARCA_SIGN=1/0 forces either way. Every method raises an `ArcaError` subclass on failure.
     """
 
     def __init__(
@@ -76,7 +86,10 @@ class Client:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[float], float] | None = None,
     ) -> None:
-        self.endpoint = (endpoint or os.environ.get("ARCA_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+        self.target = resolve_endpoint(endpoint)
+        self.endpoint = self.target.url
+        region = region or self.target.region
+        profile = profile or self.target.profile
         self.signed = should_sign(self.endpoint, sign)
         signer = None
         if self.signed:
@@ -246,6 +259,7 @@ class Client:
         *,
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        filename: str | None = None,
         force: bool = False,
         progress: ProgressFn | None = None,
     ) -> Published:
@@ -253,8 +267,16 @@ class Client:
         one with `deduplicated` when its content is the same (unless `force`).
 
         `source` is a path or a binary file object (read from its current position; a non-seekable one is
-        spooled to a temporary file while it is hashed).
+        spooled to a temporary file while it is hashed). `filename` (default: a path's base name; "" for
+        none) is recorded in the metadata under "filename" unless `metadata` has that key, and names the file
+        a download without a destination writes. `content_type` defaults to a guess from that file name.
         """
+        if filename is None and isinstance(source, str | os.PathLike):
+            filename = os.path.basename(os.fspath(source))
+        if content_type is None and filename:
+            content_type = guess_content_type(filename)
+        if filename:
+            metadata = {FILENAME_KEY: filename, **(metadata or {})}
         with _opened(source, progress) as (stream, start, blob):
             uploaded = self._upload_blob(name, stream, start, blob, progress)
         body = _content(blob.sha256, blob.size, content_type, metadata)
@@ -447,15 +469,18 @@ class Client:
         *,
         routing_key: str | None = None,
         progress: ProgressFn | None = None,
+        overwrite: bool = True,
     ) -> Downloaded:
-        """Resolve `ref` and download it to `dest` (a path, a directory, or a binary file object; default: the
-        name's last segment in the current directory), verifying size and sha256.
+        """Resolve `ref` and download it to `dest`, verifying size and sha256.
 
-        A path is written through a temporary file in the same directory and renamed over `dest` only once
-        verified, so a failed download never leaves a partial or wrong file. ChecksumMismatchError on mismatch.
+        `dest` is a path, a directory or a binary file object; without one (or in a directory) the file is named
+        by `download_filename`. A path is written through a temporary file in the same directory and renamed
+        over `dest` only once verified, so a failed download never leaves a partial or wrong file.
+        ChecksumMismatchError on mismatch; FileExistsError if the file exists and not `overwrite` (checked
+        before the download and again, atomically, when the file is put in place).
         """
         resolution = self.resolve(name, ref, routing_key=routing_key)
-        return self.download_resolved(resolution, dest, progress=progress)
+        return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite)
 
     def download_resolved(
         self,
@@ -463,25 +488,43 @@ class Client:
         dest: str | os.PathLike[str] | IO[bytes] | None = None,
         *,
         progress: ProgressFn | None = None,
+        overwrite: bool = True,
     ) -> Downloaded:
         if dest is not None and not isinstance(dest, str | os.PathLike):
             self._fetch(resolution, dest, progress)
             return Downloaded(resolution, None)
-        path = Path(dest) if dest is not None else Path(resolution.name.rsplit("/", 1)[-1])
-        if path.is_dir():
-            path = path / resolution.name.rsplit("/", 1)[-1]
+        path = Path(dest) if dest is not None else None
+        if path is None or path.is_dir():
+            path = (path or Path()) / self.download_filename(resolution)
+        if not overwrite and path.exists():
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
         partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
         # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as out:
                 self._fetch(resolution, out, progress)
-            os.replace(partial, path)
+            if overwrite:
+                os.replace(partial, path)
+            else:
+                _move_no_clobber(partial, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 partial.unlink()
             raise
         return Downloaded(resolution, str(path))
+
+    def download_filename(self, resolution: Resolution) -> str:
+        """The file name recorded when the version was published (metadata "filename"), else the last segment
+        of the artifact's name. A recorded name that is a path, hidden, or not printable is not used."""
+        fallback = resolution.name.rsplit("/", 1)[-1]
+        try:
+            version = self.get_version(resolution.name, resolution.version)
+        except NotFoundError:
+            return fallback
+        if version.sha256 != resolution.sha256:  # LATEST moved since it was resolved: not its name
+            return fallback
+        return safe_filename(version.metadata.get(FILENAME_KEY)) or fallback
 
     def _fetch(self, resolution: Resolution, out: IO[bytes], progress: ProgressFn | None) -> None:
         response = self.transport.send("GET", resolution.download_url, sign=False, stream=True)
@@ -593,7 +636,42 @@ def _content(sha256: str, size: int, content_type: str | None, metadata: Mapping
 
 def _artifact(name: str, *suffix: str) -> str:
     # Names keep their slashes in paths (the API reads them from the right); other parts are one segment.
-    return "/".join((f"/artifacts/{quote(name, safe='/')}", *(quote(s, safe="") for s in suffix)))
+    # ":" is left as is (RFC 3986 allows it in a segment), so a ref sha256:<hex> reaches the API verbatim.
+    return "/".join((f"/artifacts/{quote(name, safe='/')}", *(quote(s, safe=":") for s in suffix)))
+
+
+def guess_content_type(filename: str | os.PathLike[str]) -> str | None:
+    """The content type a file name suggests (mimetypes' strict table), or None: unknown, or compressed
+    (`.tar.gz` is a gzip stream, not a tar file), which the registry then stores as application/octet-stream."""
+    guessed, encoding = mimetypes.guess_type(os.fspath(filename), strict=True)
+    return guessed if encoding is None else None
+
+
+def safe_filename(recorded: str | None) -> str | None:
+    """`recorded` if it is a plain file name to write in the current directory, else None.
+
+    The name comes from whoever published the version, so it must not reach elsewhere: no directory parts,
+    no "." or "..", no hidden file, no control characters.
+    """
+    if not recorded or any(c in recorded for c in "/\\") or recorded.startswith("."):
+        return None
+    if any(ord(c) < 32 or ord(c) == 127 for c in recorded) or len(recorded.encode()) > 255:
+        return None
+    return recorded
+
+
+def _move_no_clobber(partial: Path, path: Path) -> None:
+    """Rename `partial` to `path` unless `path` exists, atomically where the file system has hard links."""
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+    except OSError:  # no hard links here (some network and FAT file systems): check, then rename
+        if path.exists():
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+        os.replace(partial, path)
+        return
+    partial.unlink()
 
 
 def _alias(name: str, alias: str, *suffix: str) -> str:

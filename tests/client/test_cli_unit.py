@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +35,8 @@ from arca_client import (
     ValidationError,
     Version,
 )
-from arca_client.cli import EXIT_CODES, main, parse_args, split_ref, table
+from arca_client.cli import EXIT_CODES, EXIT_TABLE, exit_code, main, parse_args, table
+from arca_client.errors import error_class
 from arca_client.progress import ProgressBar, human_size
 
 
@@ -120,7 +123,7 @@ def test_sign_and_progress_can_be_forced_either_way() -> None:
         ["alias", "promote", "app", "--from", "staging"],
         ["prune", "app"],
         ["publish", "app", "f", "--metadata", "novalue"],
-        ["resolve", "app", "prod", "--at", "yesterday"],
+        ["resolve", "app@prod", "--at", "yesterday"],
         ["alias"],
     ],
 )
@@ -162,22 +165,9 @@ def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("arca ")
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("app", ("app", "LATEST")),
-        ("team/app@prod", ("team/app", "prod")),
-        ("app@12", ("app", "12")),
-        ("app@latest", ("app", "LATEST")),
-    ],
-)
-def test_name_at_ref(text: str, expected: tuple[str, str]) -> None:
-    assert split_ref(text) == expected
-
-
 def test_time_without_a_zone_is_utc() -> None:
     # When
-    args = parse_args(["resolve", "app", "prod", "--at", "2024-05-01T12:00:00"])
+    args = parse_args(["resolve", "app@prod", "--at", "2024-05-01T12:00:00"])
     # Then
     assert args.at == datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -252,7 +242,8 @@ def test_publish_prints_the_version_and_points_the_alias(tmp_path: Path, capsys:
     args, kwargs = fake.called("publish")
     assert args == ("app", str(source))
     assert kwargs["metadata"] == {"commit": "abc", "k": "a=b"}
-    assert kwargs["content_type"] == "application/zip"
+    # the SDK records FILE's name and guesses the content type from it (tested there)
+    assert (kwargs["content_type"], kwargs["filename"]) == (None, None)
     assert kwargs["force"] is False
     assert fake.called("set_alias")[0] == ("app", "staging", 7)
     out = capsys.readouterr().out
@@ -339,7 +330,7 @@ def test_resolve_passes_key_and_time_and_prints_fields(capsys: pytest.CaptureFix
     # Given
     fake = FakeClient(resolve=resolution())
     # When
-    code, _ = run(["resolve", "team/app", "prod", "--key", "k1", "--at", "2024-05-01T12:00:00+02:00"], fake)
+    code, _ = run(["resolve", "team/app@prod", "--key", "k1", "--at", "2024-05-01T12:00:00+02:00"], fake)
     # Then
     assert code == 0
     args, kwargs = fake.called("resolve")
@@ -656,3 +647,200 @@ def test_namespace_has_every_global_default() -> None:
     args = parse_args(["ls"])
     assert isinstance(args, argparse.Namespace)
     assert {"endpoint", "json", "sign", "region", "profile", "progress", "verbose"} <= set(vars(args))
+
+
+# ---- errors under --json, messages in flags, the exit-code table --------------------------------
+
+
+def test_json_errors_are_the_api_error_shape_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given
+    error = ConflictError(
+        "version 3 is the target of alias(es) prod",
+        code="VersionPinnedError",
+        status=409,
+        request_id="req-7",
+        details={"aliases": ["prod"]},
+    )
+    # When
+    code, _ = run(["delete", "app", "3", "--json"], FakeClient(error=error))
+    # Then
+    assert code == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert json.loads(captured.err) == {
+        "error": {
+            "code": "VersionPinnedError",
+            "message": "version 3 is the target of alias(es) prod",
+            "request_id": "req-7",
+            "status": 409,
+            "aliases": ["prod"],
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "error_code"),
+    [
+        (["delete", "app", "--json"], 1, "UsageError"),
+        (["--json", "show", "app@"], 1, "UsageError"),
+        (["publish", "app", "/no/such/file", "--json"], 2, "FileNotFound"),
+    ],
+)
+def test_json_errors_of_the_client_itself(
+    argv: list[str], code: int, error_code: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given
+    fake = FakeClient(publish=lambda name, source, **kw: open(source, "rb"))  # noqa: SIM115 - raises before use
+    # When
+    exit_code, _ = run(argv, fake)
+    # Then
+    assert exit_code == code
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["code"], error["request_id"]) == (error_code, None)
+    assert error["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "shown"),
+    [
+        (
+            ["purge", "app", "--yes"],
+            "artifact 'app' has aliases (prod); delete them or purge with force=true",
+            "artifact 'app' has aliases (prod); delete them or purge with --force",
+        ),
+        (
+            ["alias", "set", "app", "prod", "3", "--canary", "4", "--weight", "10"],
+            "secondary_version_weight: is only allowed with a secondary_version",
+            "--weight: is only allowed with a --canary",
+        ),
+        (
+            ["alias", "set", "app", "prod", "3", "--create-only"],
+            "alias 'prod' exists (If-None-Match: *)",
+            "alias 'prod' exists (--create-only)",
+        ),
+        (
+            ["alias", "rm", "app", "prod", "--if-revision", "2"],
+            "If-Match must be an alias revision number",
+            "--if-revision must be an alias revision number",
+        ),
+        (
+            ["alias", "set", "app", "prod", "3", "--expect-version", "2"],
+            "alias 'prod' does not point at version 2",
+            "alias 'prod' does not point at version 2",
+        ),
+        (
+            ["alias", "rollback", "app", "prod", "--to-revision", "9"],
+            "to_revision must be before the current revision 3",
+            "--to-revision must be before the current revision 3",
+        ),
+        (
+            ["prune", "app", "--keep-last", "1"],
+            "keep_last: Input should be less than 1000000",
+            "--keep-last: Input should be less than 1000000",
+        ),
+        (
+            ["resolve", "app@prod", "--at", "2024-01-01"],
+            "at: alias 'prod' did not exist at 2024-01-01T00:00:00Z",
+            "--at: alias 'prod' did not exist at 2024-01-01T00:00:00Z",
+        ),
+        (
+            ["publish", "app", "-", "--metadata", "A=1"],
+            "metadata: key 'A': String should match pattern",
+            "--metadata: key 'A': String should match pattern",
+        ),
+        # a flag the command does not have is not named: promote sets If-Match itself
+        (
+            ["alias", "promote", "app", "--from", "a", "--to", "b"],
+            "alias 'b' changed (If-Match)",
+            "alias 'b' changed (If-Match)",
+        ),
+        (
+            ["ls"],
+            "cannot tell which region to sign for: pass region=, or set AWS_REGION",
+            "cannot tell which region to sign for: pass --region, or set AWS_REGION",
+        ),
+    ],
+)
+def test_messages_name_the_flags_not_the_api_fields(
+    argv: list[str], message: str, shown: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    error = ArcaError(message, code="SomeError", status=409)
+    # When
+    run(argv, FakeClient(error=error))
+    # Then
+    assert capsys.readouterr().err == f"arca: error: SomeError: {shown}\n"
+
+
+def test_download_never_overwrites_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given: the SDK refuses when told not to overwrite
+    target = tmp_path / "app.zip"
+
+    def download(name: str, ref: str, dest: str | None, **kwargs: Any) -> Downloaded:
+        if not kwargs["overwrite"]:
+            raise FileExistsError(17, "File exists", str(target))
+        return Downloaded(resolution(), str(target))
+
+    fake = FakeClient(download=download)
+    # When
+    refused, _ = run(["download", "team/app@prod"], fake)
+    err = capsys.readouterr().err
+    forced, _ = run(["download", "team/app@prod", "--force"], fake)
+    overwrite, _ = run(["download", "team/app@prod", "--overwrite"], fake)
+    # Then
+    assert (refused, forced, overwrite) == (3, 0, 0)
+    assert err == f"arca: error: FileExists: {target} exists; --force overwrites it\n"
+    assert fake.calls[0][1] == ("team/app", "prod", None)
+
+
+def test_publish_from_stdin_takes_a_file_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"data")))
+    fake = FakeClient(publish=Published(version(1), deduplicated=False, uploaded=True))
+    # When
+    code, _ = run(["publish", "app", "-", "--filename", "build.zip"], fake)
+    # Then
+    assert code == 0
+    args, kwargs = fake.called("publish")
+    assert args[1] is sys.stdin.buffer
+    assert kwargs["filename"] == "build.zip"
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def documented_exit_codes() -> list[tuple[int, str]]:
+    """The rows of the exit-code table in docs/cli.md."""
+    text = DOCS.read_text()
+    start = text.index("| exit code | meaning |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        code, meaning = (cell.strip() for cell in line.strip("|").split("|"))
+        rows.append((int(code), meaning))
+    return rows
+
+
+def test_the_documented_exit_codes_are_the_code_table() -> None:
+    assert documented_exit_codes() == list(EXIT_TABLE)
+
+
+@pytest.mark.parametrize(("code", "meaning"), [row for row in EXIT_TABLE if "HTTP" in row[1]])
+def test_each_documented_http_status_exits_with_its_documented_code(code: int, meaning: str) -> None:
+    # Given the statuses a row names, e.g. "(HTTP 409, 412)"
+    statuses = [int(s) for s in re.findall(r"\d{3}", meaning[meaning.index("(HTTP") :])]
+    # When / Then
+    assert statuses
+    for status in statuses:
+        assert exit_code(error_class(status)("x", status=status)) == code, status
+
+
+def test_help_prints_the_exit_code_table(capsys: pytest.CaptureFixture[str]) -> None:
+    # When
+    run(["versions", "--help"])
+    # Then
+    out = " ".join(capsys.readouterr().out.split())
+    for code, meaning in EXIT_TABLE:
+        assert f"{code} {meaning}" in out

@@ -36,7 +36,7 @@ from arca_client import (
     ValidationError,
 )
 from arca_client.errors import from_response
-from arca_client.sdk import CHUNK
+from arca_client.sdk import CHUNK, guess_content_type
 from arca_client.transport import should_sign
 
 API = "http://127.0.0.1:3000"
@@ -559,7 +559,7 @@ def test_publish_streams_the_file_in_chunks_with_a_content_length(h: Harness, tm
         "sha256": sha(data),
         "size": len(data),
         "content_type": "application/zip",
-        "metadata": {"commit": "abc"},
+        "metadata": {"filename": "model.bin", "commit": "abc"},
     }
     assert published.version.version == 1
     assert (published.deduplicated, published.uploaded) == (False, True)
@@ -679,7 +679,8 @@ def resolution(data: bytes, **extra: Any) -> dict[str, Any]:
 def test_download_verifies_and_renames_into_place(h: Harness, tmp_path: Path) -> None:
     # Given
     data = os.urandom(CHUNK * 2 + 5)
-    h.answer((200, resolution(data)), (200, data))
+    # (a version published without a recorded file name: the name's last segment names the file)
+    h.answer((200, resolution(data)), (200, version(7, sha256=sha(data))), (200, data))
     seen: list[tuple[str, int, int]] = []
     # When
     downloaded = h.client.download(
@@ -691,7 +692,8 @@ def test_download_verifies_and_renames_into_place(h: Harness, tmp_path: Path) ->
     assert os.listdir(tmp_path) == ["app"]
     assert h.sent[0].path == "/artifacts/team/app/resolve/prod"
     assert h.sent[0].query == {"routing_key": ["user-1"]}
-    assert "Authorization" not in h.sent[1].headers
+    assert h.sent[1].path == "/artifacts/team/app/versions/7"
+    assert "Authorization" not in h.sent[2].headers
     assert downloaded.resolution.route == "secondary"
     assert seen[-1] == ("download", len(data), len(data))
 
@@ -863,3 +865,151 @@ def test_client_reads_the_endpoint_from_the_environment(monkeypatch: pytest.Monk
     # Then
     assert client.endpoint == "http://localhost:4000"
     assert not client.signed
+
+
+# ---- file names and content types ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("app.zip", "application/zip"),
+        ("config.json", "application/json"),
+        ("site.tar", "application/x-tar"),
+        ("site.tar.gz", None),  # a gzip stream, not a tar file: left to the registry's default
+        ("model.weights", None),
+        ("README", None),
+    ],
+)
+def test_content_type_is_guessed_from_the_file_name(name: str, content_type: str | None) -> None:
+    assert guess_content_type(name) == content_type
+
+
+def publish_answers(h: Harness, data: bytes) -> None:
+    h.answer(
+        (200, {"exists": True, "sha256": sha(data), "size": len(data)}),
+        (201, {**version(1, sha256=sha(data), size=len(data)), "deduplicated": False}),
+    )
+
+
+def test_publish_records_the_file_name_and_guesses_the_type_from_it(h: Harness, tmp_path: Path) -> None:
+    # Given
+    source = tmp_path / "app-v1.zip"
+    source.write_bytes(b"zip")
+    publish_answers(h, b"zip")
+    # When
+    h.client.publish("app", source)
+    # Then
+    assert h.sent[-1].json() == {
+        "sha256": sha(b"zip"),
+        "size": 3,
+        "content_type": "application/zip",
+        "metadata": {"filename": "app-v1.zip"},
+    }
+
+
+def test_a_stream_gets_the_name_it_is_given_and_explicit_values_win(h: Harness) -> None:
+    # Given
+    publish_answers(h, b"{}")
+    publish_answers(h, b"{}")
+    publish_answers(h, b"{}")
+    # When
+    h.client.publish("app", io.BytesIO(b"{}"), filename="settings.json")
+    h.client.publish(
+        "app", io.BytesIO(b"{}"), filename="x.json", content_type="text/plain", metadata={"filename": "y.txt"}
+    )
+    h.client.publish("app", io.BytesIO(b"{}"))
+    # Then
+    named, explicit, anonymous = (sent.json() for sent in h.sent if sent.path.endswith("/versions"))
+    assert (named["content_type"], named["metadata"]) == ("application/json", {"filename": "settings.json"})
+    assert (explicit["content_type"], explicit["metadata"]) == ("text/plain", {"filename": "y.txt"})
+    assert "content_type" not in anonymous
+    assert "metadata" not in anonymous
+
+
+def test_an_empty_filename_records_none(h: Harness, tmp_path: Path) -> None:
+    # Given
+    source = tmp_path / "app.zip"
+    source.write_bytes(b"zip")
+    publish_answers(h, b"zip")
+    # When
+    h.client.publish("app", source, filename="")
+    # Then
+    assert h.sent[-1].json() == {"sha256": sha(b"zip"), "size": 3}
+
+
+def test_download_without_a_destination_keeps_the_published_file_name(
+    h: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given
+    monkeypatch.chdir(tmp_path)
+    h.answer(
+        (200, resolution(b"zip")),
+        (200, version(7, sha256=sha(b"zip"), metadata={"filename": "app-v7.zip"})),
+        (200, b"zip"),
+    )
+    # When
+    downloaded = h.client.download("team/app", "prod")
+    # Then
+    assert downloaded.path == "app-v7.zip"
+    assert (tmp_path / "app-v7.zip").read_bytes() == b"zip"
+
+
+@pytest.mark.parametrize("recorded", ["../escape.zip", "/etc/passwd", "a/b.zip", "a\\b.zip", ".bashrc", "x\ny", ".."])
+def test_a_recorded_name_that_could_land_elsewhere_is_not_used(h: Harness, tmp_path: Path, recorded: str) -> None:
+    # Given
+    h.answer(
+        (200, resolution(b"zip")),
+        (200, version(7, sha256=sha(b"zip"), metadata={"filename": recorded})),
+        (200, b"zip"),
+    )
+    # When
+    downloaded = h.client.download("team/app", "prod", tmp_path)
+    # Then
+    assert downloaded.path == str(tmp_path / "app")
+    assert os.listdir(tmp_path) == ["app"]
+
+
+def test_the_recorded_name_of_another_content_is_not_used(h: Harness, tmp_path: Path) -> None:
+    # Given: LATEST moved between the resolve and the read of its metadata
+    h.answer(
+        (200, resolution(b"zip", version="LATEST")),
+        (200, version("LATEST", sha256=sha(b"other"), metadata={"filename": "other.zip"})),
+        (200, b"zip"),
+    )
+    # When
+    downloaded = h.client.download("team/app", "LATEST", tmp_path)
+    # Then
+    assert h.sent[1].path == "/artifacts/team/app/versions/LATEST"
+    assert downloaded.path == str(tmp_path / "app")
+
+
+def test_download_refuses_an_existing_file_before_fetching_it(h: Harness, tmp_path: Path) -> None:
+    # Given
+    dest = tmp_path / "app.zip"
+    dest.write_bytes(b"mine")
+    h.answer((200, resolution(b"zip")))
+    # When
+    with pytest.raises(FileExistsError) as raised:
+        h.client.download("team/app", "prod", dest, overwrite=False)
+    # Then
+    assert raised.value.filename == str(dest)
+    assert dest.read_bytes() == b"mine"
+    assert len(h.sent) == 1  # resolved, nothing fetched
+
+
+def test_download_refuses_a_file_that_appeared_while_it_was_fetched(h: Harness, tmp_path: Path) -> None:
+    # Given: someone else writes the file while the download runs
+    dest = tmp_path / "app.zip"
+    h.answer((200, resolution(b"zip")), (200, b"zip"))
+
+    def meanwhile(phase: str, done: int, total: int) -> None:
+        if done == total:
+            dest.write_bytes(b"theirs")
+
+    # When
+    with pytest.raises(FileExistsError):
+        h.client.download("team/app", "prod", dest, overwrite=False, progress=meanwhile)
+    # Then
+    assert dest.read_bytes() == b"theirs"
+    assert os.listdir(tmp_path) == ["app.zip"]  # no partial file left

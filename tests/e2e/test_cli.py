@@ -24,7 +24,7 @@ from local.services import free_port
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 MIB = 1024 * 1024
-ARCA = Path(sys.executable).with_name("arca")  # the console script `pip install -e .` put beside python
+ARCA = Path(sys.executable).with_name("arca")  # the console script `pip install -e ./client` put beside python
 
 
 @dataclass
@@ -122,9 +122,55 @@ def test_publishing_the_same_content_again_skips_upload_and_version(cli: Cli, un
     assert forced.json()["content_type"] == "application/zip"
 
 
+def test_download_keeps_the_published_file_name_and_never_overwrites_silently(
+    cli: Cli, unique: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a version published from app-v1.zip, and a working directory of our own
+    name = f"{unique}/svc"
+    builds = tmp_path / "builds"
+    builds.mkdir()
+    publish(cli, builds, name, b"release one")  # from a file named blob-<hash>
+    cli("publish", name, write(builds / "app-v1.zip", b"release two"), "--alias", "prod")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    # When
+    first = cli("download", f"{name}@prod")
+    again = cli("download", f"{name}@prod")
+    (work / "app-v1.zip").write_bytes(b"edited by hand")
+    refused = cli("download", f"{name}@LATEST")
+    forced = cli("download", f"{name}@prod", "--force")
+    into_dir = cli("download", f"{name}@1", "-o", str(tmp_path))
+    shown = cli("show", f"{name}@prod", "--json")
+    # Then
+    assert first.code == 0, first.err
+    assert first.out == f"{name}@prod: version 2 (11 B, sha256 verified) -> app-v1.zip\n"
+    assert (again.code, refused.code) == (3, 3)
+    assert again.err == "arca: error: FileExists: app-v1.zip exists; --force overwrites it\n"
+    assert forced.code == 0, forced.err
+    assert (work / "app-v1.zip").read_bytes() == b"release two"
+    assert into_dir.code == 0, into_dir.err
+    blob_names = [p.name for p in tmp_path.iterdir() if p.name.startswith("blob-")]
+    assert len(blob_names) == 1  # version 1 kept the name of the file it was published from
+    assert (tmp_path / blob_names[0]).read_bytes() == b"release one"
+    assert shown.json()["metadata"] == {"filename": "app-v1.zip"}
+    assert shown.json()["alias"]["alias"] == "prod"
+
+
+def test_json_errors_carry_the_servers_request_id(cli: Cli, unique: str) -> None:
+    # When
+    missing = cli("show", f"{unique}/nothing", "--json")
+    # Then
+    assert missing.code == 2
+    assert missing.out == ""
+    error = json.loads(missing.err)["error"]
+    assert (error["code"], error["status"]) == ("NotFoundError", 404)
+    assert len(error["request_id"]) == 36
+
+
 def test_the_installed_console_script_publishes_and_downloads(arca_url: str, unique: str, tmp_path: Path) -> None:
     # Given the real `arca` executable, configured through the environment
-    assert ARCA.exists(), f"{ARCA} is missing: run `make install` (pip install --no-deps -e .)"
+    assert ARCA.exists(), f"{ARCA} is missing: run `make install` (pip install -e ./client)"
     env = {k: v for k, v in os.environ.items() if k != "ARCA_SIGN"} | {"ARCA_ENDPOINT": arca_url}
     data = os.urandom(3 * MIB + 17)
     source = write(tmp_path / "site.tar", data)
@@ -162,7 +208,7 @@ def test_every_error_path_has_its_exit_code(cli: Cli, unique: str, tmp_path: Pat
         # not found: 2
         (["versions", f"{unique}/missing"], 2, "NotFoundError"),
         (["show", f"{name}@99"], 2, "NotFoundError"),
-        (["resolve", name, "99"], 2, "NotFoundError"),
+        (["resolve", f"{name}@99"], 2, "NotFoundError"),
         (["download", f"{name}@nosuch", "-o", str(tmp_path / "x")], 2, "NotFoundError"),
         (["alias", "history", name, "nosuch"], 2, "NotFoundError"),
         (["delete", name, "5"], 2, "NotFoundError"),
@@ -241,7 +287,7 @@ def test_alias_set_promote_history_and_rollback(cli: Cli, unique: str, tmp_path:
     assert rolled.out == f"{name}: prod rolled back to 1 (revision 3)\n"
     assert cli("download", f"{name}@prod", "-o", str(tmp_path / "prod.bin")).code == 0
     assert (tmp_path / "prod.bin").read_bytes() == v1
-    as_of = cli("resolve", name, "prod", "--at", after_promotion.isoformat(), "--json")
+    as_of = cli("resolve", f"{name}@prod", "--at", after_promotion.isoformat(), "--json")
     assert as_of.code == 0, as_of.err
     assert as_of.json()["version"] == 2
     revisions = cli("alias", "history", name, "prod", "--json").json()
@@ -266,7 +312,7 @@ def test_canary_routes_each_key_to_one_side(cli: Cli, unique: str, tmp_path: Pat
     assert canary.out == f"{name}: prod -> 1, canary 2 at 50% (revision 1)\n"
 
     def resolve(key: str) -> tuple[int, str]:
-        ran = cli("resolve", name, "prod", "--key", key, "--json")
+        ran = cli("resolve", f"{name}@prod", "--key", key, "--json")
         assert ran.code == 0, ran.err
         data = ran.json()
         return data["version"], data["route"]
@@ -338,7 +384,7 @@ def test_versions_show_delete_restore_prune_and_purge(cli: Cli, unique: str, tmp
         (3, True),
         (4, False),
     ]
-    assert cli("resolve", name, "3").code == 2
+    assert cli("resolve", f"{name}@3").code == 2
     # purge: refused while an alias exists, then forced
     assert cli("alias", "set", name, "prod", "4").code == 0
     assert cli("purge", name, "--yes").code == 3
