@@ -61,7 +61,7 @@ def name_key(name: str) -> Key:
 
 
 def dir_pk(parent: str) -> str:
-    """The folder rows of seeds/001_*: partition `__dir#<parent prefix>` holds that folder's children."""
+    """The folder rows (hierarchical keys): partition `__dir#<parent prefix>` holds that folder's children."""
     return f"{_DIR_PREFIX}{parent}"
 
 

@@ -130,7 +130,7 @@ class Repository:
         return [i["sk"] for i in items], next_token
 
     def folder_page(self, prefix: str, *, limit: int, token: str | None) -> tuple[list[str], str | None]:
-        """Children of the prefix's folder (rows of seeds' hierarchical keys): names, and folders ending in `/`.
+        """Children of the prefix's folder (hierarchical key rows): names, and folders ending in `/`.
 
         A folder row counts its children and is skipped once they are all purged.
         """

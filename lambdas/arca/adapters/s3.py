@@ -63,7 +63,7 @@ class Blobs:
         """A PUT URL whose signature covers the checksum: S3 refuses a body that does not match it.
 
         The Content-Type is signed too, and must be sent: moto's server drops the body of a PUT sent
-        as form-urlencoded (curl's default), see TOOLCHAIN.md.
+        as form-urlencoded (curl's default).
         """
         checksum = hex_to_b64(sha256_hex)
         url = self.client.generate_presigned_url(

@@ -1,4 +1,4 @@
-"""The grammar of artifact names, alias names and version references (SPEC.md, Concepts)."""
+"""The grammar of artifact names, alias names and version references."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Version numbers and their sort-key encoding (seeds/000_*: zero-padded to six digits)."""
+"""Version numbers and their sort-key encoding (zero-padded to six digits, so they sort as numbers)."""
 
 from __future__ import annotations
 
