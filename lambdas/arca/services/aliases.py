@@ -1,7 +1,7 @@
 """Aliases: set (with canary), delete, rollback. Each write is one transaction (Repository.write_alias).
 
-Version deletion conditions on `attribute_not_exists(pinned_by)` and an alias write pins its targets
-under `deleted = false`, so the two serialise on the version item: no interleaving leaves an alias on a
+A version is deleted only while no alias pins it, and an alias write pins its targets only while they are
+live (both conditions on the version item, in the repository), so the two serialise on that item: no interleaving leaves an alias on a
 deleted version. The alias item carries its targets' content, so an alias resolves with one GetItem.
 """
 
