@@ -1,8 +1,9 @@
 """Aliases: set (with canary), delete, rollback. Each write is one transaction (Repository.write_alias).
 
 A version is deleted only while no alias pins it, and an alias write pins its targets only while they are
-live (both conditions on the version item, in the repository), so the two serialise on that item: no interleaving leaves an alias on a
-deleted version. The alias item carries its targets' content, so an alias resolves with one GetItem.
+live (both conditions on the version item, in the repository), so the two serialise on that item: no
+interleaving leaves an alias on a deleted version. The alias item carries its targets' content, so an alias
+resolves with one GetItem.
 """
 
 from __future__ import annotations
