@@ -85,6 +85,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "prune",
                 "purge",
                 "alias",
+                "console",
                 "config",
                 "completion",
             ],
