@@ -135,8 +135,9 @@ def build_app(router: Router) -> APIGatewayRestResolver:
             allowed = missing.allowed
         if not allowed:
             return reply(NotFoundError(f"no route for {event.http_method} {path}"))
-        body = error_body(MethodNotAllowed(f"{event.http_method} is not allowed on {path}"), request_id())
-        return Response(405, JSON, json.dumps(body), headers={"Allow": ", ".join(sorted(set(allowed)))})
+        response = reply(MethodNotAllowed(f"{event.http_method} is not allowed on {path}"))
+        response.headers["Allow"] = ", ".join(sorted(set(allowed)))
+        return response
 
     def unexpected(error: Exception) -> Response[Any]:
         logger.exception("unexpected error", extra={"request_id": request_id()})
