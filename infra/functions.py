@@ -75,11 +75,10 @@ SPECS = (
             "dynamodb:BatchWriteItem",
         ),
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
-        # covers HeadObject and hashing, GetObjectTagging lets HeadObject count the tags, DeleteObjectTagging
-        # clears the upload tag on publish, DeleteObject serves purge and refused uploads.
+        # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, DeleteObject
+        # serves purge and refused uploads.
         object_actions=(
             "s3:GetObject",
-            "s3:GetObjectTagging",
             "s3:PutObject",
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",

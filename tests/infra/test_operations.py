@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Annotations, Match
+from aws_cdk.assertions import Annotations, Match, Template
 
 from arca.adapters import s3 as blobs
 from tests.infra import stages
@@ -21,8 +21,6 @@ RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100}
 @functools.cache
 def _synth(stage: str, **context: Any) -> stages.Synthesized:
     _, arca = stages.build(stage, context=context or None)
-    from aws_cdk.assertions import Template
-
     return stages.Synthesized(
         stage=arca,
         storage=dict(Template.from_stack(arca.storage).to_json()),
@@ -165,7 +163,7 @@ def test_the_stack_creates_the_api_execution_log_group_with_a_retention_before_t
     # Given the dev service stack
     template = _synth("dev").service
     (rest_api_id,) = _resources(template, "AWS::ApiGateway::RestApi")
-    (stage_id, stage) = next(iter(_resources(template, "AWS::ApiGateway::Stage").items()))
+    (stage,) = _resources(template, "AWS::ApiGateway::Stage").values()
     # When the log group named as API Gateway names execution logs is looked for
     expected = {"Fn::Join": ["", ["API-Gateway-Execution-Logs_", {"Ref": rest_api_id}, "/dev"]]}
     found = [
@@ -179,7 +177,6 @@ def test_the_stack_creates_the_api_execution_log_group_with_a_retention_before_t
     assert template["Resources"][group_id]["DeletionPolicy"] == "Delete"
     assert group_id in stage["DependsOn"]
     assert stage["Properties"]["MethodSettings"][0]["LoggingLevel"] == "ERROR"
-    assert stage_id
 
 
 def test_the_account_wide_api_gateway_logging_role_is_set_only_on_request() -> None:
@@ -190,9 +187,8 @@ def test_the_account_wide_api_gateway_logging_role_is_set_only_on_request() -> N
     accounts = _resources(opted_in.service, "AWS::ApiGateway::Account")
     # Then only the opted-in stack sets the account's role (retained: other APIs share it), and it stays nag-clean
     assert not _resources(default, "AWS::ApiGateway::Account")
-    ((account_id, account),) = accounts.items()
+    (account,) = accounts.values()
     assert account["DeletionPolicy"] == "Retain"
-    assert account_id
     annotations = Annotations.from_stack(opted_in.stage.service)
     assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
 

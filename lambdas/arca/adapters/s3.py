@@ -50,7 +50,6 @@ class BlobStat:
     size: int
     sha256_b64: str | None  # None where S3 kept no SHA-256 checksum (moto; objects put without one)
     unsigned: tuple[str, ...] = ()  # headers set on the object that Arca's signature did not cover
-    tags: int | None = None  # how many tags the object has, where S3 says (None: unknown)
 
 
 def _translate(error: ClientError) -> Exception:
@@ -140,10 +139,9 @@ class Blobs:
             size=int(head["ContentLength"]),
             sha256_b64=head.get("ChecksumSHA256"),
             unsigned=unsigned,
-            tags=head.get("TagCount"),
         )
 
-    def verify(self, key: str, sha256_hex: str, size: int) -> BlobStat:
+    def verify(self, key: str, sha256_hex: str, size: int) -> None:
         """Check that the blob is stored with this size, these bytes and nothing unsigned.
 
         On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
@@ -169,7 +167,6 @@ class Blobs:
             raise ValidationError(f"size is {size} but the uploaded blob has {stat.size} bytes", field="size")
         if not self._same_bytes(key, stat, sha256_hex):
             raise ValidationError("sha256 does not match the bytes of the uploaded blob", field="sha256")
-        return stat
 
     def stored(self, key: str, sha256_hex: str, size: int) -> bool:
         """Whether the blob at `key` is exactly these bytes with nothing unsigned: only then may an upload be
@@ -179,15 +176,13 @@ class Blobs:
             return False
         return self._same_bytes(key, stat, sha256_hex)
 
-    def mark_published(self, key: str, stat: BlobStat) -> None:
+    def mark_published(self, key: str) -> None:
         """Remove the upload tag, so the lifecycle rule for unpublished uploads never expires this blob.
 
-        Idempotent, and no call when HeadObject said the object has no tag. Called before the write that
+        Idempotent (one DeleteObjectTagging, whether or not the tag is there). Called before the write that
         references the blob: a crash in between leaves a kept blob nothing references, never a referenced
         blob that expires.
         """
-        if stat.tags == 0:
-            return
         try:
             self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
         except ClientError as error:

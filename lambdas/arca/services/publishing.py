@@ -163,7 +163,8 @@ class Publishing:
         """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
         _check_size(content.size)
         key = keys.blob_key(name, content.sha256)
-        self.blobs.mark_published(key, self.blobs.verify(key, content.sha256, content.size))
+        self.blobs.verify(key, content.sha256, content.size)
+        self.blobs.mark_published(key)
 
 
 def _check_size(size: int) -> None:
