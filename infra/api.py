@@ -68,6 +68,7 @@ class Api(Construct):
         routes: Iterable[Route],
         functions: Mapping[str, lambda_.IFunction],
         removal_policy: RemovalPolicy,
+        account_logging_role: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         access_logs = logs.LogGroup(
@@ -78,10 +79,10 @@ class Api(Construct):
             "RestApi",
             description="Arca: a registry for versioned artifacts",
             endpoint_types=[apigw.EndpointType.REGIONAL],
-            # Stage logging needs the account's API Gateway CloudWatch role; this sets it (once per region, and
-            # retained, since other APIs of the account may rely on it) instead of assuming it exists.
-            cloud_watch_role=True,
-            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
+            # Stage logging needs the account's API Gateway CloudWatch role, an account-wide setting per Region
+            # that other APIs share: set only on request (retained, since they may rely on it), else assumed.
+            cloud_watch_role=account_logging_role,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if account_logging_role else None,
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
             deploy_options=apigw.StageOptions(
                 stage_name=stage_name,
@@ -95,6 +96,16 @@ class Api(Construct):
                 access_log_format=ACCESS_LOG_FORMAT,
             ),
         )
+        # API Gateway writes execution logs to a group of this exact name, creating it without retention if it is
+        # missing: made here first (the stage waits for it), it has the stack's retention and removal policy.
+        self.execution_logs = logs.LogGroup(
+            self,
+            "ExecutionLogs",
+            log_group_name=f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{stage_name}",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal_policy,
+        )
+        self.rest_api.deployment_stage.node.add_dependency(self.execution_logs)
         for response_type in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
             self.rest_api.add_gateway_response(
                 f"Gateway{response_type.response_type}",
@@ -134,20 +145,21 @@ class Api(Construct):
                 )
             ],
         )
-        cloud_watch_role = self.rest_api.node.find_child("CloudWatchRole")
-        NagSuppressions.add_resource_suppressions(
-            cloud_watch_role,
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-IAM4",
-                    reason="AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for the account's "
-                    "API Gateway logging role.",
-                    applies_to=[
-                        "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
-                    ],
-                )
-            ],
-        )
+        if account_logging_role:
+            NagSuppressions.add_resource_suppressions(
+                self.rest_api.node.find_child("CloudWatchRole"),
+                [
+                    NagPackSuppression(
+                        id="AwsSolutions-IAM4",
+                        reason="AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for the account's "
+                        "API Gateway logging role.",
+                        applies_to=[
+                            "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                            "AmazonAPIGatewayPushToCloudWatchLogs"
+                        ],
+                    )
+                ],
+            )
         # COG4 is reported once per method; one stack-level entry covers them (the stack has no Cognito at all).
         NagSuppressions.add_stack_suppressions(
             Stack.of(self),

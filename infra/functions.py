@@ -33,15 +33,32 @@ URL_TTL_SECONDS = 900
 
 
 @dataclass(frozen=True)
+class PartitionScoped:
+    """Table actions allowed only on items whose partition key `operator` one of `partitions` (IAM's
+    `dynamodb:LeadingKeys`, checked item by item, inside transactions too). IAM has no condition on the sort key."""
+
+    actions: tuple[str, ...]
+    partitions: tuple[str, ...]
+    operator: str = "ForAllValues:StringLike"
+
+
+@dataclass(frozen=True)
 class FunctionSpec:
-    """What differs between the functions: the entry point and the IAM actions on the table and the bucket."""
+    """What differs between the functions: the entry point, the IAM actions on the table and the bucket, and how
+    many concurrent executions a retained stage reserves for it (its share of the stage's capacity)."""
 
     name: str
     handler: str
     table_actions: tuple[str, ...]
+    scoped_table_actions: tuple[PartitionScoped, ...] = ()
     object_actions: tuple[str, ...] = ()
     bucket_actions: tuple[str, ...] = ()
+    reserved_concurrency: int | None = None
 
+
+# Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
+# other object of the bucket.
+OBJECT_PREFIX = "artifacts/"
 
 # Least privilege per function; resolve can write nothing. TransactWriteItems has no IAM action of its
 # own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
@@ -57,20 +74,37 @@ SPECS = (
             "dynamodb:Query",
             "dynamodb:BatchWriteItem",
         ),
-        object_actions=("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
+        # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
+        # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, DeleteObject
+        # serves purge and refused uploads.
+        object_actions=(
+            "s3:GetObject",
+            "s3:PutObject",
+            "s3:PutObjectTagging",
+            "s3:DeleteObjectTagging",
+            "s3:DeleteObject",
+        ),
         # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
         bucket_actions=("s3:ListBucket",),
+        reserved_concurrency=20,
     ),
     FunctionSpec(
         name="alias",
         handler="arca.handlers.alias.handler",
-        table_actions=(
-            "dynamodb:GetItem",
-            "dynamodb:Query",
-            "dynamodb:PutItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:ConditionCheckItem",
+        table_actions=("dynamodb:GetItem", "dynamodb:Query"),
+        scoped_table_actions=(
+            # The alias and its history record: the only items the function creates or replaces.
+            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history")),
+            # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
+            # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
+            # history, the name index and folder rows), never LATEST or another version of the artifact.
+            PartitionScoped(
+                actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+                partitions=("__*",),
+                operator="ForAllValues:StringNotLike",
+            ),
         ),
+        reserved_concurrency=10,
     ),
     FunctionSpec(
         name="resolve",
@@ -78,6 +112,7 @@ SPECS = (
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
         object_actions=("s3:GetObject",),
+        reserved_concurrency=100,
     ),
 )
 
@@ -100,7 +135,8 @@ class Functions(Construct):
 
     `by_name` maps the function names of arca.routes.FUNCTIONS to the functions. Every grant is a policy on the
     function's own role, never a resource policy on the table or the bucket, so the functions can change
-    without touching the stack that owns the data. `specs` and `code_dir` default to Arca's own.
+    without touching the stack that owns the data. `reserve_concurrency` gives each function its spec's
+    reserved concurrency. `specs` and `code_dir` default to Arca's own.
     """
 
     def __init__(
@@ -111,10 +147,12 @@ class Functions(Construct):
         table: dynamodb.ITable,
         bucket: s3.IBucket,
         removal_policy: RemovalPolicy,
+        reserve_concurrency: bool = False,
         specs: Iterable[FunctionSpec] = SPECS,
         code_dir: Path = ASSET_DIR,
     ) -> None:
         super().__init__(scope, construct_id)
+        self._reserve_concurrency = reserve_concurrency
         self._table = table
         self._bucket = bucket
         self._removal_policy = removal_policy
@@ -142,9 +180,19 @@ class Functions(Construct):
             description=f"Arca {spec.name} function",
         )
         role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
+        for scoped in spec.scoped_table_actions:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=list(scoped.actions),
+                    resources=[self._table.table_arn],
+                    conditions={scoped.operator: {"dynamodb:LeadingKeys": list(scoped.partitions)}},
+                )
+            )
         if spec.object_actions:
             role.add_to_policy(
-                iam.PolicyStatement(actions=list(spec.object_actions), resources=[self._bucket.arn_for_objects("*")])
+                iam.PolicyStatement(
+                    actions=list(spec.object_actions), resources=[self._bucket.arn_for_objects(f"{OBJECT_PREFIX}*")]
+                )
             )
         if spec.bucket_actions:
             role.add_to_policy(
@@ -162,6 +210,9 @@ class Functions(Construct):
             layers=[self._layer],
             memory_size=MEMORY_MB,
             timeout=TIMEOUT,
+            # A stage's own ceiling: its functions never run more at once than reserved, whatever other
+            # stages or applications of the account do, and never starve them either.
+            reserved_concurrent_executions=spec.reserved_concurrency if self._reserve_concurrency else None,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             role=role,
@@ -185,12 +236,12 @@ class Functions(Construct):
                 NagPackSuppression(
                     id="AwsSolutions-IAM5",
                     reason="Object keys are content hashes chosen at run time, so object actions are granted on "
-                    "the bucket's objects; X-Ray trace segments cannot be scoped to a resource.",
+                    "the objects under the blobs' prefix; X-Ray trace segments cannot be scoped to a resource.",
                     # The bucket is imported by the name the storage stack publishes in SSM.
                     applies_to=[
                         RegexAppliesTo(
                             regex=r"/^Resource::arn:(<AWS::Partition>|aws[\w-]*):s3:::"
-                            r"<SsmParameterValue\w*bucketname\w*>\/\*$/"
+                            r"<SsmParameterValue\w*bucketname\w*>\/artifacts\/\*$/"
                         ),
                         "Resource::*",
                     ],

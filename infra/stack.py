@@ -23,12 +23,27 @@ from constructs import Construct
 from arca.routes import FUNCTIONS, ROUTES
 from infra.api import Api
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
+from infra.monitoring import Monitoring
 from infra.storage import Storage, StorageParameters
 
 # Stages whose data may be thrown away with the stack; every other stage keeps its table and bucket.
 DISPOSABLE_STAGES = frozenset({"dev"})
 # The stage names the stacks, the API stage and the SSM parameters: only what all three accept.
 _STAGE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
+
+
+def _flag(scope: Construct, key: str, *, default: bool) -> bool:
+    """A boolean context value: `-c key=true|false` on the command line (a string there), a JSON boolean in cdk.json."""
+    value = scope.node.try_get_context(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "1", "yes", "on"):
+        return True
+    if str(value).lower() in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"context {key}={value!r} must be true or false")
 
 
 def storage_stack_name(stage: str) -> str:
@@ -82,6 +97,7 @@ class ServiceStack(Stack):
             scope, construct_id, description=f"Arca artifact registry ({stage}): API and functions", **kwargs
         )
         removal_policy = RemovalPolicy.DESTROY if stage in DISPOSABLE_STAGES else RemovalPolicy.RETAIN
+        reserve = _flag(self, "reserve_concurrency", default=stage not in DISPOSABLE_STAGES)
 
         # Imported by name: IAM statements then name the table and the bucket by ARNs built in this stack, and
         # CDK cannot add a resource policy to an imported resource, so no grant reaches the storage stack.
@@ -97,6 +113,7 @@ class ServiceStack(Stack):
             table=self.table,
             bucket=self.bucket,
             removal_policy=removal_policy,
+            reserve_concurrency=reserve,
             specs=specs,
             code_dir=code_dir,
         )
@@ -110,9 +127,18 @@ class ServiceStack(Stack):
             routes=ROUTES,
             functions=self.functions.by_name,
             removal_policy=removal_policy,
+            account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            stage=self.api.rest_api.deployment_stage,
+            functions=self.functions.by_name,
+            table=self.table,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")
+        CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Subscribe to get alarms")
         for name, function in self.functions.by_name.items():
             CfnOutput(self, f"{name.capitalize()}FunctionName", value=function.function_name)
 

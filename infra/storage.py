@@ -26,6 +26,38 @@ def _key(name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[declared])
 
 
+# The table's point-in-time recovery window: deleted or replaced bytes stay as long as the rows can come back.
+NONCURRENT_VERSION_DAYS = 35
+# An upload carries this tag (signed into its presigned PUT) until it is published; after a week an upload
+# nobody published is abandoned. The key and value are those of the functions' S3 adapter.
+UPLOAD_TAG = ("arca:state", "uploaded")
+UNPUBLISHED_UPLOAD_DAYS = 7
+
+
+def _lifecycle_rules(retain: bool) -> list[s3.LifecycleRule]:
+    rules = [
+        # Clients upload straight to S3; an abandoned multipart upload would be billed forever.
+        s3.LifecycleRule(
+            id="AbortIncompleteMultipartUploads", abort_incomplete_multipart_upload_after=Duration.days(1)
+        ),
+        s3.LifecycleRule(
+            id="ExpireUnpublishedUploads",
+            tag_filters=dict([UPLOAD_TAG]),
+            expiration=Duration.days(UNPUBLISHED_UPLOAD_DAYS),
+        ),
+    ]
+    if retain:
+        rules.append(
+            s3.LifecycleRule(
+                id="ExpireNoncurrentVersions",
+                noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
+                # Once its noncurrent versions are gone, a delete marker is the only thing left: drop it too.
+                expired_object_delete_marker=True,
+            )
+        )
+    return rules
+
+
 class Storage(Construct):
     """One DynamoDB table (key schema from infra/schema.py) and one private, content-addressed S3 bucket.
 
@@ -59,15 +91,11 @@ class Storage(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             enforce_ssl=True,
             encryption=s3.BucketEncryption.S3_MANAGED,
-            # Objects are content-addressed and never overwritten with other bytes: versions add cost, not safety.
-            versioned=False,
-            lifecycle_rules=[
-                # Clients upload straight to S3; an abandoned multipart upload would be billed forever.
-                s3.LifecycleRule(
-                    id="AbortIncompleteMultipartUploads",
-                    abort_incomplete_multipart_upload_after=Duration.days(1),
-                )
-            ],
+            # Retained stages keep every object's earlier versions for the point-in-time recovery window of the
+            # table: a purge, a bad deploy or a compromised role that deletes bytes leaves them recoverable, as
+            # PITR brings back the rows that point at them. A disposable stage has nothing worth keeping.
+            versioned=retain,
+            lifecycle_rules=_lifecycle_rules(retain),
             removal_policy=removal_policy,
         )
         NagSuppressions.add_resource_suppressions(

@@ -235,7 +235,19 @@ class Client:
             return _ChunkReader(stream, size, progress) if size else b""
 
         headers = {**target.headers, "Content-Length": str(size)}
-        self.transport.send(target.method, target.url, headers=headers, body_factory=body, sign=False, idempotent=True)
+        response = self.transport.send(
+            target.method, target.url, headers=headers, body_factory=body, sign=False, idempotent=True
+        )
+        # S3 stores an object only with a 200. A redirect (307 from an endpoint that does not serve the
+        # bucket yet) stored nothing, and following it would resend a body signed for another host.
+        if response.status_code != 200:
+            status = response.status_code
+            response.close()
+            raise ArcaError(
+                f"the upload was not stored: S3 answered {status} to the presigned PUT; request a new upload",
+                code="UploadNotStored",
+                status=status,
+            )
         return True
 
     def set_latest(

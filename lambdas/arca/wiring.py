@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
@@ -22,7 +24,22 @@ if TYPE_CHECKING:
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
 DYNAMODB_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=2, read_timeout=10)
-S3_CONFIG = Config(signature_version="s3v4", retries={"mode": "standard", "max_attempts": 3})
+_S3_RETRIES = {"mode": "standard", "max_attempts": 3}
+# Environment variables that point S3 at a custom endpoint (local mode's moto server).
+S3_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+
+def s3_config(environ: Mapping[str, str]) -> Config:
+    """Presigned URLs on the Region's own virtual-hosted endpoint (`<bucket>.s3.<region>.amazonaws.com`).
+
+    botocore's default is the legacy global endpoint, which Regions launched after 2019 do not serve and
+    which answers 307 for a bucket created in another Region until DNS catches up. A custom endpoint
+    (an IP and port) cannot carry the bucket in its host name, so it keeps path-style addressing.
+    """
+    style = "path" if any(environ.get(v) for v in S3_ENDPOINT_VARIABLES) else "virtual"
+    # us-east-1 too: its regional name rather than the global one it otherwise shares with the legacy URLs.
+    s3 = {"addressing_style": style, "us_east_1_regional_endpoint": "regional"}
+    return Config(signature_version="s3v4", s3=s3, retries=_S3_RETRIES)
 
 
 class Services:
@@ -37,7 +54,7 @@ class Services:
         self.policy = policy or Policy()
         self.repository = Repository(Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
         self.blobs = Blobs(
-            boto3.client("s3", config=S3_CONFIG),
+            boto3.client("s3", config=s3_config(os.environ)),
             config.bucket_name,
             clock=self.policy.clock,
             upload_ttl=config.upload_url_ttl,

@@ -602,6 +602,25 @@ def test_a_throttled_upload_is_sent_again_from_the_first_byte(h: Harness, tmp_pa
     assert len(h.sleeps) == 1
 
 
+def test_an_upload_redirected_by_s3_is_a_failure_and_nothing_is_published(h: Harness, tmp_path: Path) -> None:
+    # Given S3 answering the presigned PUT with a 307 to another endpoint (a legacy global URL, a new bucket)
+    data = b"model bytes"
+    source = tmp_path / "f"
+    source.write_bytes(data)
+    upload = {"url": S3_URL, "method": "PUT", "headers": {}}
+    regional = "https://arca-bucket.s3.af-south-1.amazonaws.com/artifacts/app/_blobs/x"
+    h.answer(
+        (201, {"exists": False, "sha256": sha(data), "size": len(data), "upload": upload}),
+        (307, b"<Error><Code>TemporaryRedirect</Code></Error>", {"Location": regional}),
+    )
+    # When the file is published
+    with pytest.raises(ArcaError) as raised:
+        h.client.publish("app", source)
+    # Then the upload is reported as not stored, the redirect is not followed, and no publish is sent
+    assert (raised.value.code, raised.value.status) == ("UploadNotStored", 307)
+    assert [(s.method, s.url.split("?")[0]) for s in h.sent[1:]] == [("PUT", S3_URL.split("?")[0])]
+
+
 def test_a_pipe_is_spooled_while_hashed(h: Harness) -> None:
     # Given: a non-seekable source
     data = b"piped bytes" * 1000

@@ -64,7 +64,9 @@ def test_the_interactive_page_embeds_the_document(arca: ArcaHttp) -> None:
     assert "SwaggerUIBundle" in page.text and '"operationId": "resolve"' in page.text
 
 
-def test_property_based_run_finds_no_server_error_and_no_answer_outside_the_schema(arca: ArcaHttp) -> None:
+def test_property_based_run_finds_no_server_error_and_no_answer_outside_the_schema(
+    arca: ArcaHttp, tmp_path: Path
+) -> None:
     # When schemathesis generates requests from the document and sends them to the local server
     command = [
         str(Path(sys.executable).with_name("schemathesis")),
@@ -87,6 +89,8 @@ def test_property_based_run_finds_no_server_error_and_no_answer_outside_the_sche
         "--suppress-health-check",
         "filter_too_much",
     ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+    env = {**os.environ, "NO_COLOR": "1"}
+    # In a temporary folder: schemathesis keeps a cache in the working directory.
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     # Then
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

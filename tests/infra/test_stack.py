@@ -26,7 +26,8 @@ MAX_NAME_DEPTH = 8  # a name is one to eight segments
 # Keep these tests on one xdist worker, so that each stage is synthesized once.
 pytestmark = pytest.mark.xdist_group("infra")
 
-# What each function may do, spelled out here rather than read from infra.
+# What each function may do, spelled out here rather than read from infra: unconditioned table actions, then
+# table actions allowed only on some partitions (IAM's dynamodb:LeadingKeys), then object and bucket actions.
 TABLE_ACTIONS = {
     "publish": {
         "dynamodb:GetItem",
@@ -36,17 +37,26 @@ TABLE_ACTIONS = {
         "dynamodb:Query",
         "dynamodb:BatchWriteItem",
     },
-    "alias": {
-        "dynamodb:GetItem",
-        "dynamodb:Query",
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-        "dynamodb:ConditionCheckItem",
-    },
+    "alias": {"dynamodb:GetItem", "dynamodb:Query"},
     "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
 }
+SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "publish": {},
+    "alias": {
+        "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history"]}},
+        "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+        "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+    },
+    "resolve": {},
+}
 OBJECT_ACTIONS = {
-    "publish": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+    "publish": {
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:PutObjectTagging",
+        "s3:DeleteObjectTagging",
+        "s3:DeleteObject",
+    },
     "alias": set(),
     "resolve": {"s3:GetObject"},
 }
@@ -122,6 +132,12 @@ def _as_list(value: Any) -> list[Any]:
 
 def _grants(template: dict[str, Any], function_id: str) -> Iterator[tuple[str, str]]:
     """(action, resource as JSON) for every Allow of the function's role, over all its policies."""
+    for action, resource, _ in _conditional_grants(template, function_id):
+        yield action, resource
+
+
+def _conditional_grants(template: dict[str, Any], function_id: str) -> Iterator[tuple[str, str, str]]:
+    """(action, resource as JSON, condition as JSON or "") for every Allow of the function's role."""
     role_id = template["Resources"][function_id]["Properties"]["Role"]["Fn::GetAtt"][0]
     role = template["Resources"][role_id]["Properties"]
     assert "ManagedPolicyArns" not in role
@@ -134,9 +150,10 @@ def _grants(template: dict[str, Any], function_id: str) -> Iterator[tuple[str, s
     for document in documents:
         for statement in document["Statement"]:
             assert statement["Effect"] == "Allow"
+            condition = json.dumps(statement["Condition"], sort_keys=True) if "Condition" in statement else ""
             for action in _as_list(statement["Action"]):
                 for resource in _as_list(statement["Resource"]):
-                    yield action, json.dumps(resource, sort_keys=True)
+                    yield action, json.dumps(resource, sort_keys=True), condition
 
 
 def _arn(parts: list[Any]) -> str:
@@ -316,23 +333,41 @@ def test_each_function_logs_to_its_own_group_kept_one_month(template: dict[str, 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dict[str, Any], name: str) -> None:
-    # Given the dev service template and the ARNs of the table, the bucket and its objects, built from the names
+    # Given the dev service template and the ARNs of the table, the bucket and its blobs, built from the names
     # the storage stack publishes (dev is environment-agnostic: partition, region and account are pseudo params)
     table_name, bucket_name = _storage_refs(template)
     partition, region, account = ({"Ref": f"AWS::{pseudo}"} for pseudo in ("Partition", "Region", "AccountId"))
     table_arn = _arn(["arn:", partition, ":dynamodb:", region, ":", account, ":table/", {"Ref": table_name}])
     bucket_arn = _arn(["arn:", partition, ":s3:::", {"Ref": bucket_name}])
-    objects_arn = _arn(["arn:", partition, ":s3:::", {"Ref": bucket_name}, "/*"])
-    # When the grants of the function's role are collected
-    grants = set(_grants(template, _functions_by_name(template)[name]))
-    # Then it has exactly the spec's actions, each on the right resource, plus tracing and its own logs
-    assert {(action, table_arn) for action in TABLE_ACTIONS[name]} <= grants
-    assert {(action, objects_arn) for action in OBJECT_ACTIONS[name]} <= grants
-    assert {(action, bucket_arn) for action in BUCKET_ACTIONS[name]} <= grants
-    expected = TABLE_ACTIONS[name] | OBJECT_ACTIONS[name] | BUCKET_ACTIONS[name] | PLUMBING_ACTIONS
-    assert {action for action, _ in grants} == expected
+    blobs_arn = _arn(["arn:", partition, ":s3:::", {"Ref": bucket_name}, "/artifacts/*"])
+    # When the grants of the function's role are collected, with their conditions
+    grants = set(_conditional_grants(template, _functions_by_name(template)[name]))
+    # Then it has exactly the spec's actions, each on the right resource under the right condition, plus tracing
+    # and its own logs; object actions reach only the blobs' prefix
+    scoped = SCOPED_TABLE_ACTIONS[name]
+    expected_data = (
+        {(action, table_arn, "") for action in TABLE_ACTIONS[name]}
+        | {(action, table_arn, json.dumps(condition, sort_keys=True)) for action, condition in scoped.items()}
+        | {(action, blobs_arn, "") for action in OBJECT_ACTIONS[name]}
+        | {(action, bucket_arn, "") for action in BUCKET_ACTIONS[name]}
+    )
     data_grants = {grant for grant in grants if grant[0].split(":")[0] in {"dynamodb", "s3"}}
-    assert len(data_grants) == len(TABLE_ACTIONS[name] | OBJECT_ACTIONS[name] | BUCKET_ACTIONS[name])
+    assert data_grants == expected_data
+    assert {action for action, _, _ in grants} - {action for action, _, _ in data_grants} == PLUMBING_ACTIONS
+    assert all(condition == "" for action, _, condition in grants if action in PLUMBING_ACTIONS)
+
+
+def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(template: dict[str, Any]) -> None:
+    # Given the alias function's grants
+    grants = list(_conditional_grants(template, _functions_by_name(template)["alias"]))
+    # When the table writes are read with their conditions
+    writes = {action: json.loads(condition) if condition else None for action, _, condition in grants}
+    # Then no write is unconditioned: Puts only on `__<name>-alias` / `__<name>-history` partitions, and the
+    # pins and the LATEST check only outside the registry's `__` partitions (IAM has no sort-key condition)
+    for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"):
+        assert writes[action] is not None, action
+    assert writes["dynamodb:PutItem"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["__*-alias", "__*-history"]
+    assert "dynamodb:DeleteItem" not in writes and "dynamodb:BatchWriteItem" not in writes
 
 
 def test_resolve_role_can_write_nothing(template: dict[str, Any]) -> None:

@@ -250,6 +250,22 @@ def test_resolve_at_a_past_time_uses_history(app: HandlerApi) -> None:
     assert bad.status == 400 and bad.error["field"] == "at"
 
 
+def test_resolve_at_a_time_never_serves_a_version_deleted_since(app: HandlerApi) -> None:
+    # Given prod on version 1, then moved to version 2, and version 1 deleted once no alias pins it
+    moment = put_alias(app, "prod", version=1).body["updated_at"]
+    put_alias(app, "prod", version=2)
+    assert app.call("DELETE", "/artifacts/team/app/versions/1").status == 200
+    # When prod is resolved as it stood before the move, for its answer and for its content
+    answer = app.call("GET", "/artifacts/team/app/resolve/prod", query={"at": moment})
+    content = app.call("GET", "/artifacts/team/app/resolve/prod/content", query={"at": moment})
+    # Then neither hands out a download URL: a 404 naming the deleted version
+    for reply in (answer, content):
+        assert reply.status == 404, reply.body
+        assert "download_url" not in reply.body and "Location" not in reply.headers
+        assert reply.error["version"] == 1
+        assert "version 1" in reply.error["message"]
+
+
 def test_resolve_of_deleted_version_or_unknown_alias_is_404(app: HandlerApi) -> None:
     app.call("DELETE", "/artifacts/team/app/versions/1")
     assert app.call("GET", "/artifacts/team/app/resolve/1").status == 404

@@ -59,3 +59,21 @@ def test_alias_and_resolve_functions_by_direct_invocation(api: HandlerApi) -> No
     assert resolved["version"] == 2 and resolved["sha256"] == sha256(b"two")  # type: ignore[index]
     assert [h["revision"] for h in history["history"]] == [2] and history["next_token"]  # type: ignore[index]
     assert content["download_url"].startswith("http")  # type: ignore[index]
+
+
+def test_a_direct_invocation_is_recorded_under_an_identity_the_caller_cannot_choose(api: HandlerApi) -> None:
+    # Given an artifact with a version
+    api.publish("app", b"one")
+    context = lambda_context("alias")
+    # When an alias is set by direct invocation, once claiming another identity and once without
+    with pytest.raises(ValidationError) as forged:
+        alias.handler(
+            {"operation": "set_alias", "name": "app", "alias": "prod", "version": 1, "identity": "arn:aws:iam::1:root"},
+            context,
+        )
+    created = alias.handler({"operation": "set_alias", "name": "app", "alias": "prod", "version": 1}, context)
+    # Then the claim is refused, writing nothing, and the history records the invoked function instead
+    assert forged.value.field == "identity"
+    assert created["revision"] == 1
+    history = api.call("GET", "/artifacts/app/aliases/prod/history").body["history"]
+    assert [h["updated_by"] for h in history] == [f"direct:{context.invoked_function_arn}"]

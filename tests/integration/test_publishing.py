@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from urllib.parse import parse_qs, urlsplit
 
+from arca.adapters.s3 import hex_to_b64
 from tests.helpers import HandlerApi, sha256
 
 
@@ -25,7 +27,13 @@ def test_upload_returns_presigned_put_covering_the_checksum(api: HandlerApi) -> 
     upload = reply.body["upload"]
     assert upload["method"] == "PUT"
     assert "x-amz-checksum-sha256" in upload["url"].lower()
-    assert set(upload["headers"]) == {"Content-Type", "x-amz-checksum-sha256"}
+    assert upload["headers"] == {
+        "Content-Type": "application/octet-stream",
+        "x-amz-checksum-sha256": hex_to_b64(sha256(data)),
+        "x-amz-tagging": "arca:state=uploaded",
+    }
+    signed = parse_qs(urlsplit(upload["url"]).query)["X-Amz-SignedHeaders"][0].split(";")
+    assert {"content-type", "x-amz-checksum-sha256", "x-amz-tagging"} <= set(signed)
     assert "/artifacts/team/app/_blobs/" in upload["url"]
 
 

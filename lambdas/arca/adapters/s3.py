@@ -18,6 +18,24 @@ from botocore.exceptions import ClientError
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
+# Signed into every presigned PUT and removed when the blob is published: the bucket's lifecycle expires
+# objects that still carry it after a week, so uploads nobody published do not stay billed forever.
+UPLOAD_TAG_KEY = "arca:state"
+UPLOAD_TAG = f"{UPLOAD_TAG_KEY}=uploaded"
+# Download answers: served as stored (never decoded by the client), and never kept by a shared cache, since
+# the URL that fetched them is a bearer token.
+DOWNLOAD_CACHE_CONTROL = "private, no-store"
+DOWNLOAD_CONTENT_ENCODING = "identity"
+# What S3 would serve with an object beside its bytes, none of it covered by the upload's signature: an
+# uploader could make another team's published blob decode (Content-Encoding), cache or redirect otherwise.
+_UNSIGNED_ATTRIBUTES = {
+    "ContentEncoding": "Content-Encoding",
+    "CacheControl": "Cache-Control",
+    "ContentDisposition": "Content-Disposition",
+    "ContentLanguage": "Content-Language",
+    "ExpiresString": "Expires",
+    "WebsiteRedirectLocation": "x-amz-website-redirect-location",
+}
 _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 _THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
@@ -31,6 +49,7 @@ def hex_to_b64(sha256_hex: str) -> str:
 class BlobStat:
     size: int
     sha256_b64: str | None  # None where S3 kept no SHA-256 checksum (moto; objects put without one)
+    unsigned: tuple[str, ...] = ()  # headers set on the object that Arca's signature did not cover
 
 
 def _translate(error: ClientError) -> Exception:
@@ -62,8 +81,8 @@ class Blobs:
     def presign_upload(self, key: str, sha256_hex: str) -> dict[str, Any]:
         """A PUT URL whose signature covers the checksum: S3 refuses a body that does not match it.
 
-        The Content-Type is signed too, and must be sent: moto's server drops the body of a PUT sent
-        as form-urlencoded (curl's default).
+        The Content-Type is signed too, and must be sent: some S3 implementations drop the body of a PUT
+        sent as form-urlencoded (curl's default). So is the upload tag (UPLOAD_TAG), which publishing clears.
         """
         checksum = hex_to_b64(sha256_hex)
         url = self.client.generate_presigned_url(
@@ -73,18 +92,26 @@ class Blobs:
                 "Key": key,
                 "ChecksumSHA256": checksum,
                 "ContentType": UPLOAD_CONTENT_TYPE,
+                "Tagging": UPLOAD_TAG,
             },
             ExpiresIn=self.upload_ttl,
         )
         return {
             "url": url,
             "method": "PUT",
-            "headers": {"Content-Type": UPLOAD_CONTENT_TYPE, "x-amz-checksum-sha256": checksum},
+            "headers": {
+                "Content-Type": UPLOAD_CONTENT_TYPE,
+                "x-amz-checksum-sha256": checksum,
+                "x-amz-tagging": UPLOAD_TAG,
+            },
             "expires_at": _iso(self.clock() + timedelta(seconds=self.upload_ttl)),
         }
 
     def presign_download(self, key: str, *, content_type: str, filename: str) -> tuple[str, str]:
-        """A GET URL serving the blob with its content type and a download filename; (url, expires_at)."""
+        """A GET URL serving the blob with its content type and a download filename; (url, expires_at).
+
+        Every response header a client acts on is pinned by the signed URL, whatever is stored with the object.
+        """
         url = self.client.generate_presigned_url(
             "get_object",
             Params={
@@ -92,6 +119,8 @@ class Blobs:
                 "Key": key,
                 "ResponseContentType": content_type,
                 "ResponseContentDisposition": f'attachment; filename="{filename}"',
+                "ResponseContentEncoding": DOWNLOAD_CONTENT_ENCODING,
+                "ResponseCacheControl": DOWNLOAD_CACHE_CONTROL,
             },
             ExpiresIn=self.download_ttl,
         )
@@ -104,14 +133,21 @@ class Blobs:
             if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:
                 return None
             raise _translate(error) from error
-        return BlobStat(size=int(head["ContentLength"]), sha256_b64=head.get("ChecksumSHA256"))
+        unsigned = tuple(header for field, header in _UNSIGNED_ATTRIBUTES.items() if head.get(field))
+        unsigned += tuple(f"x-amz-meta-{key}" for key in head.get("Metadata") or {})
+        return BlobStat(
+            size=int(head["ContentLength"]),
+            sha256_b64=head.get("ChecksumSHA256"),
+            unsigned=unsigned,
+        )
 
     def verify(self, key: str, sha256_hex: str, size: int) -> None:
-        """Check that the blob is stored with this size and these bytes.
+        """Check that the blob is stored with this size, these bytes and nothing unsigned.
 
         On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
         checksum was kept (moto, or an object put by other means) the bytes are streamed and hashed.
-        Raises ConflictError when nothing is stored, ValidationError(size|sha256) on a mismatch.
+        Raises ConflictError when nothing is stored, or when the object carries headers nobody signed (it is
+        deleted, to be uploaded again); ValidationError(size|sha256) on a mismatch.
         """
         stat = self.stat(key)
         if stat is None:
@@ -119,14 +155,49 @@ class Blobs:
                 "no blob with this sha256 was uploaded for this artifact; POST …/uploads first",
                 field="sha256",
             )
+        if stat.unsigned:
+            self.delete(key)
+            raise ConflictError(
+                f"the uploaded blob carried headers the upload URL did not sign ({', '.join(stat.unsigned)}), "
+                "so it was deleted; POST …/uploads and upload it again with only the headers given",
+                field="sha256",
+                details={"headers": list(stat.unsigned)},
+            )
         if stat.size != size:
             raise ValidationError(f"size is {size} but the uploaded blob has {stat.size} bytes", field="size")
-        if stat.sha256_b64 is not None:
-            matches = stat.sha256_b64 == hex_to_b64(sha256_hex)
-        else:
-            matches = self._hash(key) == sha256_hex
-        if not matches:
+        if not self._same_bytes(key, stat, sha256_hex):
             raise ValidationError("sha256 does not match the bytes of the uploaded blob", field="sha256")
+
+    def stored(self, key: str, sha256_hex: str, size: int) -> bool:
+        """Whether the blob at `key` is exactly these bytes with nothing unsigned: only then may an upload be
+        skipped. Anything else there (a wrong or tampered object) is left for the next upload to overwrite."""
+        stat = self.stat(key)
+        if stat is None or stat.unsigned or stat.size != size:
+            return False
+        return self._same_bytes(key, stat, sha256_hex)
+
+    def mark_published(self, key: str) -> None:
+        """Remove the upload tag, so the lifecycle rule for unpublished uploads never expires this blob.
+
+        Idempotent (one DeleteObjectTagging, whether or not the tag is there). Called before the write that
+        references the blob: a crash in between leaves a kept blob nothing references, never a referenced
+        blob that expires.
+        """
+        try:
+            self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
+        except ClientError as error:
+            raise _translate(error) from error
+
+    def delete(self, key: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=key)
+        except ClientError as error:
+            raise _translate(error) from error
+
+    def _same_bytes(self, key: str, stat: BlobStat, sha256_hex: str) -> bool:
+        if stat.sha256_b64 is not None:
+            return stat.sha256_b64 == hex_to_b64(sha256_hex)
+        return self._hash(key) == sha256_hex
 
     def _hash(self, key: str) -> str:
         digest = hashlib.sha256()

@@ -4,7 +4,8 @@
   and handlers for the registry's errors, request validation, unknown routes and the unexpected.
 - Direct invocation, `{"operation": "...", ...fields}`, becomes the proxy event of that operation's route
   and goes through the same resolver, so validation and behaviour are the HTTP API's; an error is raised
-  as the registry's exception of that code, so the invocation's errorType is the code.
+  as the registry's exception of that code, so the invocation's errorType is the code. Its identity (an
+  alias revision's `updated_by`) is `direct:<function ARN>`, which the event cannot set.
 """
 
 from __future__ import annotations
@@ -177,11 +178,16 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
         raise ValidationError(
             f"operation must be one of {sorted(routes)} for function {router.function}", field="operation"
         )
+    if "identity" in event:
+        raise ValidationError(
+            "identity: cannot be chosen by the caller; a direct invocation is recorded as direct:<function ARN>",
+            field="identity",
+        )
     missing = [p for p in route.params if p not in event]
     if missing:
         raise ValidationError(f"{missing[0]}: is required", field=missing[0])
     params = {p: str(event[p]) for p in route.params}
-    fields = {k: v for k, v in event.items() if k not in ("operation", "identity", *params)}
+    fields = {k: v for k, v in event.items() if k not in ("operation", *params)}
     headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
     query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
     body = json.dumps(fields) if fields and route.method not in _WITHOUT_BODY else None
@@ -197,7 +203,9 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
         "pathParameters": None,
         "body": body,
         "isBase64Encoded": False,
-        "requestContext": {"requestId": request_id, "identity": {"userArn": event.get("identity")}},
+        # Lambda tells a function nothing about who invoked it; what it can vouch for is that the call came
+        # through Lambda's own API (callers need lambda:InvokeFunction), so that is what history records.
+        "requestContext": {"requestId": request_id, "identity": {"userArn": direct_identity(context)}},
     }
     response = resolve_http(app, proxy, context)
     payload = json.loads(response["body"]) if response.get("body") else {}
@@ -207,6 +215,11 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
         error.pop("request_id", None)
         raise error_class(code)(message, field=field, details=error)
     return payload
+
+
+def direct_identity(context: LambdaContext) -> str:
+    """`direct:<invoked function ARN>`: set from the invocation's context, never from the event."""
+    return f"direct:{getattr(context, 'invoked_function_arn', '') or 'unknown'}"
 
 
 def _text(value: Any) -> str:

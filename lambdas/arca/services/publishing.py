@@ -31,11 +31,14 @@ class Publishing:
         self.policy = policy
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
-        """Where to upload a blob: `exists` when stored already, else a presigned PUT."""
+        """Where to upload a blob: `exists` when these very bytes are stored already, else a presigned PUT.
+
+        A wrong object at the blob's key (other bytes, unsigned headers) never answers `exists`: the PUT
+        replaces it, so an honest upload of the true bytes always succeeds.
+        """
         _check_size(blob.size)
         key = keys.blob_key(name, blob.sha256)
-        stat = self.blobs.stat(key)
-        if stat is not None and stat.size == blob.size:
+        if self.blobs.stored(key, blob.sha256, blob.size):
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
         return Upload(
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
@@ -157,8 +160,11 @@ class Publishing:
             )
 
     def _verify(self, name: str, content: Content) -> None:
+        """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
         _check_size(content.size)
-        self.blobs.verify(keys.blob_key(name, content.sha256), content.sha256, content.size)
+        key = keys.blob_key(name, content.sha256)
+        self.blobs.verify(key, content.sha256, content.size)
+        self.blobs.mark_published(key)
 
 
 def _check_size(size: int) -> None:

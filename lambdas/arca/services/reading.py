@@ -126,8 +126,21 @@ class Reading:
         content = record.primary if route == PRIMARY else record.secondary
         if version == LATEST or content is None:
             content = target_of(self.live_latest(name))
+        elif at is not None and isinstance(version, int):
+            # A live alias pins its versions against deletion; a past revision pins nothing, so its target may
+            # have been deleted since. One GetItem: a deleted version is never served, by any path.
+            self._live_version(name, version, ref)
         assert version is not None
         return self._resolved(name, ref, version, content, route, record.revision)
+
+    def _live_version(self, name: str, number: int, ref: str) -> Version:
+        found = self.repository.version(name, number)
+        if found is None or found.deleted:
+            raise NotFoundError(
+                f"alias {ref!r} of {name!r} pointed at version {number} then, which is deleted now",
+                details={"version": number},
+            )
+        return found
 
     def _as_of(self, name: str, alias: str, at: datetime) -> Alias:
         moment = now_iso(at)
