@@ -12,6 +12,7 @@ docs/access-patterns.md lists every access pattern.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attrib
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: with LATEST's count, TransactWriteItems' limit of 100 items.
 DELETE_BATCH = 99
+# Rows read and deleted per purge step: one BatchWriteItem call (its limit is 25).
+PURGE_PAGE = 25
 
 
 def latest_entity(item: Item) -> Latest:
@@ -44,6 +47,7 @@ def latest_entity(item: Item) -> Latest:
         deleted_count=int(item.get("deleted_count", 0)),
         purging=item.get("purging"),
         purged=item.get("purged"),
+        purges=int(item.get("purges", 0)),
     )
 
 
@@ -257,11 +261,24 @@ class Repository:
                 "version_count": 1 if publish_as else 0,
                 "deleted_count": 0,
                 "rev": (seen.rev if seen else 0) + 1,
+                "purges": seen.purges if seen else 0,
+                "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
                 **keys.latest_key(name),
             }
-            condition = "attribute_not_exists(pk)" if seen is None else "attribute_exists(purged)"
-            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
+            # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
+            # (its blobs gone) must send the writer back to re-read and re-verify.
+            if seen is None:
+                latest = Write("latest", "Put", keys.latest_key(name), item=item, condition="attribute_not_exists(pk)")
+            else:
+                latest = Write(
+                    "latest",
+                    "Put",
+                    keys.latest_key(name),
+                    item=item,
+                    condition="attribute_exists(purged) AND rev = :rev",
+                    values={":rev": seen.rev},
+                )
             return [latest, *_listing_rows(name)]
         if seen.purging:
             raise ConflictError(f"artifact {name!r} is being purged", field="name")
@@ -356,39 +373,94 @@ class Repository:
 
     # Purge.
 
-    def mark_purging(self, name: str, *, now: str) -> None:
-        """Set the `purging` mark (after it, alias writes and publishes fail). NotFoundError if purged meanwhile."""
+    def mark_purging(self, name: str, *, token: str, force: bool, now: str) -> None:
+        """Set the `purging` mark, owned by `token`; after it, publishes and alias writes fail.
+
+        Without `force` the mark is set only under `alias_count <= 0` (the count the alias transactions
+        keep on LATEST), so "no aliases" and the mark are one condition, and a plain purge never takes
+        over a forced one's mark. A re-run takes over its own kind of mark (a crashed or budget-stopped
+        purge is continued by calling again). Setting the mark advances `rev`, so a publish that read
+        LATEST before it fails its condition. Raises NotFoundError (absent or purged), AliasesExistError-like
+        ConflictError (details: the aliases) or ConflictError (a forced purge holds the mark).
+        """
+        condition = "attribute_exists(pk) AND attribute_not_exists(purged)"
+        values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
+        if not force:
+            condition += (
+                " AND (attribute_not_exists(alias_count) OR alias_count <= :zero)"
+                " AND (attribute_not_exists(purging) OR attribute_not_exists(purging_force) OR purging_force = :no)"
+            )
+            values.update({":zero": 0, ":no": False})
         try:
             self.table.update(
                 keys.latest_key(name),
-                "SET purging = :now",
-                condition="attribute_exists(pk) AND attribute_not_exists(purged)",
-                values={":now": now},
+                "SET purging = :token, purging_at = :now, purging_force = :force ADD rev :one",
+                condition=condition,
+                values=values,
             )
-        except ConditionFailed:
-            raise NotFoundError(f"artifact {name!r} does not exist") from None
+        except ConditionFailed as failed:
+            if failed.item is None or failed.item.get("purged"):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            if failed.item.get("purging") and failed.item.get("purging_force"):
+                raise ConflictError(
+                    f"a forced purge of {name!r} is running; purge with force=true to continue"
+                ) from None
+            if int(failed.item.get("alias_count", 0)) > 0:
+                live = [a.alias for a in self.live_aliases(name)]
+                raise ConflictError(
+                    f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
+                    details={"aliases": live},
+                ) from None
+            raise ConflictError(f"artifact {name!r} changed during the purge; retry") from None
 
-    def clear_purging(self, name: str) -> None:
-        self.table.update(keys.latest_key(name), "REMOVE purging")
+    def clear_purging(self, name: str, *, token: str) -> None:
+        """Remove the mark only if this purge still owns it (never another purge's)."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(
+                keys.latest_key(name),
+                "REMOVE purging, purging_at, purging_force ADD rev :one",
+                condition="purging = :token",
+                values={":token": token, ":one": 1},
+            )
 
-    def delete_rows(self, name: str) -> None:
-        """Delete every alias, history and version item of the artifact (BatchWriteItem; idempotent)."""
+    def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """Delete the artifact's alias, history and version items page by page (idempotent).
+
+        Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
+        before each page's BatchWriteItem call; False stops early and this returns False (call again).
+        """
         for pk, bounds in ((keys.alias_pk(name), None), (keys.history_pk(name), None), (name, VERSIONS)):
-            items = self.table.query_all(pk, sk_between=bounds, projection="pk, sk", consistent=True)
-            self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in items])
+            start = None
+            while True:
+                page = self.table.query(
+                    pk, sk_between=bounds, projection="pk, sk", consistent=True, limit=PURGE_PAGE, start=start
+                )
+                if page.items:
+                    if not spend():
+                        return False
+                    self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in page.items])
+                if page.last_key is None:
+                    break
+                start = page.last_key
+        return True
 
-    def finish_purge(self, name: str, *, now: str) -> None:
-        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction."""
+    def finish_purge(self, name: str, *, token: str, now: str) -> bool:
+        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction.
+
+        Conditioned on the mark still being this purge's: False when another purge took it over (that one
+        finishes). The tombstone advances `rev` and `purges`, and resets `alias_count`.
+        """
         writes = [
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update="SET purged = :now, version_count = :zero, deleted_count = :zero "
-                "REMOVE purging, sha256, #size, content_type, metadata, newest_sha256",
-                condition="attribute_exists(purging)",
+                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero "
+                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256 "
+                "ADD rev :one, purges :one",
+                condition="purging = :token",
                 names={"#size": "size"},
-                values={":now": now, ":zero": 0},
+                values={":now": now, ":zero": 0, ":one": 1, ":token": token},
             ),
             Write("name", "Delete", keys.name_key(name)),
             *(
@@ -401,7 +473,8 @@ class Repository:
         try:
             self.table.transact(writes)
         except TransactionCancelled:
-            raise NotFoundError(f"artifact {name!r} was purged concurrently") from None
+            return False
+        return True
 
     # Aliases.
 
@@ -440,7 +513,22 @@ class Repository:
                 condition="attribute_not_exists(pk)",
             ),
         ]
-        if not new.deleted:
+        # Every alias write, deletions included, holds only while the artifact is live and unmarked, so
+        # nothing is written to its partitions once a purge has marked it. `alias_count` on LATEST counts
+        # the live aliases: a plain purge marks LATEST only where it is zero.
+        delta = int(not new.deleted) - int(old is not None and not old.deleted)
+        if delta:
+            writes.append(
+                Write(
+                    "artifact",
+                    "Update",
+                    keys.latest_key(name),
+                    update="ADD alias_count :delta",
+                    condition=LIVE_LATEST,
+                    values={":delta": delta},
+                )
+            )
+        else:
             writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
         before = old.pinned if old else set()
         pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]

@@ -138,19 +138,22 @@ class Blobs:
             digest.update(chunk)
         return digest.hexdigest()
 
-    def delete_prefix(self, prefix: str) -> int:
-        """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat."""
-        deleted = 0
+    def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat.
+
+        `spend` is asked before each page; False stops early and this returns False (call again).
+        """
         paginator = self.client.get_paginator("list_objects_v2")
         try:
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
                 objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
                 if objects:
+                    if not spend():
+                        return False
                     self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
-                    deleted += len(objects)
         except ClientError as error:
             raise _translate(error) from error
-        return deleted
+        return True
 
 
 def _iso(moment: datetime) -> str:

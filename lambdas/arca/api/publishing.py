@@ -8,9 +8,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from arca import wiring
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
-from arca.domain.entities import Latest, PruneResult, Published, Upload, Version
+from arca.domain.entities import Latest, PruneResult, Published, PurgeProgress, Upload, Version
 from arca.domain.models import BlobRef, Content, PruneBody, PublishBody
 from arca.observability import metrics
+from arca.services.retry import Budget
+from arca.settings import settings
 
 router = Router("publish")
 JSON = "application/json"
@@ -67,11 +69,20 @@ def prune(name: Name, body: Annotated[PruneBody, Body()]) -> PruneResult:
     )
 
 
-@router.delete("/artifacts/<name>", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["publishing"])
+@router.delete(
+    "/artifacts/<name>", status_code=204, responses=answers(202, 204, 400, 404, 409, 503), tags=["publishing"]
+)
 def purge(
     name: Name,
     force: Annotated[bool, Query(description="purge even while aliases exist")] = False,
-) -> Response[None]:
-    """Purge the artifact: every item and every object. Version numbers are never reused."""
-    wiring.publishing().purge(name, force=force)
-    return Response(204, None, None)
+) -> Response[PurgeProgress | None]:
+    """Purge the artifact: every item and every object. Version numbers are never reused.
+
+    204 when done. 202 when the work did not fit in one request (a batch-call budget, and 20 s kept in
+    reserve of the function's time): send the same DELETE again to continue; it is idempotent.
+    """
+    context = router.lambda_context
+    budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
+    if wiring.publishing().purge(name, force=force, budget=budget):
+        return Response(204, None, None)
+    return Response(202, JSON, PurgeProgress(name=name))

@@ -10,6 +10,8 @@ Invariants (the repository names the conditions; docs/access-patterns.md lists t
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from arca.adapters import keys
@@ -20,7 +22,7 @@ from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeErro
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Budget, Policy, now_iso
 
 
 class Publishing:
@@ -43,16 +45,36 @@ class Publishing:
 
     def put_latest(self, name: str, content: Content) -> Latest:
         """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new."""
-        self._verify(name, content)
-        return self._set_latest(name, content)
+        return self._set_latest(name, content, self._verified_reader(name, content))
 
-    def _set_latest(self, name: str, content: Content) -> Latest:
+    def _set_latest(self, name: str, content: Content, read: Callable[[], Latest | None]) -> Latest:
         def attempt() -> Latest:
-            written = self.repository.write_latest(name, self.repository.latest(name), content, now=self.policy.now())
+            written = self.repository.write_latest(name, read(), content, now=self.policy.now())
             assert isinstance(written, Latest)
             return written
 
         return self.policy.compare_and_set(attempt)
+
+    def _verified_reader(self, name: str, content: Content) -> Callable[[], Latest | None]:
+        """Check the blob in S3, and return the reader of LATEST for the compare-and-set tries.
+
+        LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
+        a write conditioned on a reading made before the check cannot commit over a blob that a purge
+        deleted after it. A reading that shows a purge finished since (`purges` moved) checks again.
+        """
+        _check_size(content.size)
+        seen = self.repository.latest(name)
+        self.blobs.verify(keys.blob_key(name, content.sha256), content.sha256, content.size)
+        checked = [seen.purges if seen else 0]
+
+        def read() -> Latest | None:
+            latest = self.repository.latest(name)
+            if latest is not None and latest.purges != checked[0]:
+                self.blobs.verify(keys.blob_key(name, content.sha256), content.sha256, content.size)
+                checked[0] = latest.purges
+            return latest
+
+        return read
 
     def publish(self, name: str, content: Content | None, *, force: bool = False) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
@@ -60,11 +82,10 @@ class Publishing:
         Deduplicates onto the newest version when it has the same sha256 and is not deleted, unless
         `force`. Raises NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
-        if content is not None:
-            self._verify(name, content)
+        read = self._verified_reader(name, content) if content is not None else lambda: self.repository.latest(name)
 
         def attempt() -> Published:
-            latest = self.repository.latest(name)
+            latest = read()
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
             snapshot = content or Content.model_validate(latest.model_dump(include=set(Content.model_fields)))  # type: ignore[union-attr]
@@ -73,7 +94,7 @@ class Publishing:
                 existing = self.repository.version(name, newest)
                 if existing is not None and not existing.deleted:
                     if content is not None and any(getattr(latest, f) != v for f, v in content.model_dump().items()):
-                        self._set_latest(name, content)
+                        self._set_latest(name, content, read)
                     return Published(**existing.model_dump(), deduplicated=True)
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
@@ -128,37 +149,41 @@ class Publishing:
                 deleted.append(number)
         return PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
 
-    def purge(self, name: str, *, force: bool) -> None:
+    def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
-        Refused (409) while aliases exist unless `force`. Safe to re-run after a crash: the `purging`
-        mark is set first and cleared only by the final transaction, and every step is idempotent.
+        Refused (409) while aliases exist unless `force`. Marks LATEST with a token of its own first
+        (Repository.mark_purging: no aliases and the mark are one condition), deletes page by page, and
+        finishes only while it still owns the mark. Returns True when purged, False when the budget ran
+        out (or another purge took the mark over) first: the same call again continues; every step is
+        idempotent.
         """
-        latest = self.reading.live_latest(name)
-        self._refuse_aliases(name, force)
-        if not latest.purging:
-            self.repository.mark_purging(name, now=self.policy.now())
-        # An alias written between the check and the mark is caught here; after the mark, alias writes fail.
-        try:
-            self._refuse_aliases(name, force)
-        except ConflictError:
-            self.repository.clear_purging(name)
-            raise
-        self.repository.delete_rows(name)
-        self.blobs.delete_prefix(keys.blob_prefix(name))
-        self.repository.finish_purge(name, now=self.policy.now())
+        self.reading.live_latest(name)
+        if not force:
+            self._refuse_aliases(name)
+        token = uuid.uuid4().hex
+        self.repository.mark_purging(name, token=token, force=force, now=self.policy.now())
+        if not force:
+            try:
+                # LATEST items written before `alias_count` existed count no aliases: look once more.
+                self._refuse_aliases(name)
+            except ConflictError:
+                self.repository.clear_purging(name, token=token)
+                raise
+        spend = (budget or Budget()).spend
+        if not self.repository.delete_rows(name, spend=spend):
+            return False
+        if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
+            return False
+        return self.repository.finish_purge(name, token=token, now=self.policy.now())
 
-    def _refuse_aliases(self, name: str, force: bool) -> None:
+    def _refuse_aliases(self, name: str) -> None:
         live = [a.alias for a in self.repository.live_aliases(name)]
-        if live and not force:
+        if live:
             raise ConflictError(
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
-
-    def _verify(self, name: str, content: Content) -> None:
-        _check_size(content.size)
-        self.blobs.verify(keys.blob_key(name, content.sha256), content.sha256, content.size)
 
 
 def _check_size(size: int) -> None:
