@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
+from arca.domain.errors import (
+    ConflictError,
+    ContentionError,
+    IdempotencyKeyTakenError,
+    NotFoundError,
+    VersionPinnedError,
+)
+from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
     from arca.domain.models import Content
@@ -30,8 +37,9 @@ ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "des
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
 LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
-# Versions soft-deleted per transaction: with LATEST's count, TransactWriteItems' limit of 100 items.
-DELETE_BATCH = 99
+# Versions soft-deleted per transaction: with LATEST's count and an idempotency record, TransactWriteItems'
+# limit of 100 items.
+DELETE_BATCH = 98
 # Rows read and deleted per purge step: one BatchWriteItem call (its limit is 25).
 PURGE_PAGE = 25
 
@@ -209,13 +217,21 @@ class Repository:
     # LATEST and publishing.
 
     def write_latest(
-        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None = None
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None = None,
+        seal: Seal | None = None,
     ) -> Latest | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
 
-        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction. Returns the
-        new version when publishing, else LATEST as written. Raises ContentionError when LATEST moved since
-        it was read, ConflictError when the artifact is being purged.
+        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
+        the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
+        Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
+        purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
         """
         writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as)
         version: Item | None = None
@@ -230,21 +246,31 @@ class Repository:
             }
             key = keys.version_key(name, publish_as)
             writes.append(Write("version", "Put", key, item=version, condition="attribute_not_exists(pk)"))
+        written: Latest | Version
+        if version is not None:
+            written = version_entity(version)
+        elif seen is None or seen.purged:
+            written = latest_entity(dict(writes[0].item or {}))
+        else:
+            written = seen.model_copy(
+                update={
+                    **content.model_dump(),
+                    "updated_at": now,
+                    "rev": seen.rev + 1,
+                    "newest_sha256": seen.newest_sha256,
+                }
+            )
+        writes = self._sealed(seal, written) + writes
         try:
             self.table.transact(writes)
         except TransactionCancelled as lost:
+            _raise_if_key_taken(lost)
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
             # exists. DynamoDB Local reports both reasons; moto stops at the first.
             if lost.failed("latest") is None:
                 raise ConflictError(f"concurrent change: {lost}") from None
             raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
-        if version is not None:
-            return version_entity(version)
-        if seen is None or seen.purged:
-            return latest_entity(dict(writes[0].item or {}))
-        return seen.model_copy(
-            update={**content.model_dump(), "updated_at": now, "rev": seen.rev + 1, "newest_sha256": seen.newest_sha256}
-        )
+        return written
 
     def _latest_writes(
         self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
@@ -338,11 +364,18 @@ class Repository:
             raise ConflictError(f"artifact {name!r} is being purged; retry") from None
         return None
 
-    def delete_versions(self, name: str, numbers: list[int], *, now: str) -> bool:
-        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed."""
+    def delete_versions(self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None) -> bool:
+        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
+
+        With `seal`, its idempotency record is written in the same transaction (its answer rendered from
+        `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
+        """
         try:
-            self.table.transact(self._deletion_writes(name, numbers, deleted=True, now=now))
-        except TransactionCancelled:
+            self.table.transact(
+                self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now)
+            )
+        except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
             return False
         return True
 
@@ -476,9 +509,30 @@ class Repository:
             return False
         return True
 
+    # Idempotency records.
+
+    def receipt(self, scope: str, key: str, *, now: int) -> StoredReceipt | None:
+        """The key's record if it is still retained (TTL deletion lags, so `ttl` is checked here too)."""
+        item = self.table.get(keys.receipt_key(scope, key))
+        if item is None or int(item["ttl"]) <= now:
+            return None
+        return StoredReceipt(item["fingerprint"], Answer(int(item["status"]), item["body"]))
+
+    def put_receipt(self, receipt: Receipt, answer: Answer) -> None:
+        """The record alone, for a write that changed nothing (a deduplicated publish, a dry run)."""
+        try:
+            self.table.transact([_receipt_write(receipt, answer)])
+        except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
+            raise
+
+    @staticmethod
+    def _sealed(seal: Seal | None, entity: Any) -> list[Write]:
+        return [] if seal is None else [_receipt_write(seal.receipt, seal.respond(entity))]
+
     # Aliases.
 
-    def write_alias(self, new: Alias, old: Alias | None, *, action: str) -> Alias:
+    def write_alias(self, new: Alias, old: Alias | None, *, action: str, seal: Seal | None = None) -> Alias:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
 
         Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
@@ -540,8 +594,9 @@ class Repository:
                 Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
             )
         try:
-            self.table.transact(writes)
+            self.table.transact(self._sealed(seal, new) + writes)
         except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
             if cancelled.failed("alias") or cancelled.failed("history"):
                 raise ContentionError(f"alias {alias!r} changed concurrently") from None
             artifact = cancelled.failed("artifact")
@@ -552,6 +607,31 @@ class Repository:
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return new
+
+
+def _receipt_write(receipt: Receipt, answer: Answer) -> Write:
+    """The record `__idem#<scope>` / `<key>`, put only where none is retained (an expired one is replaced)."""
+    item = {
+        "kind": "idempotency",
+        "fingerprint": receipt.fingerprint,
+        "status": answer.status,
+        "body": answer.body,
+        "ttl": receipt.expires,
+    }
+    return Write(
+        "receipt",
+        "Put",
+        keys.receipt_key(receipt.scope, receipt.key),
+        item=item,
+        condition="attribute_not_exists(pk) OR #ttl <= :now",
+        names={"#ttl": "ttl"},
+        values={":now": receipt.now},
+    )
+
+
+def _raise_if_key_taken(cancelled: TransactionCancelled) -> None:
+    if cancelled.failed("receipt") is not None:
+        raise IdempotencyKeyTakenError("this Idempotency-Key was used by a concurrent request") from None
 
 
 def target_of(source: Latest | Version) -> Target:

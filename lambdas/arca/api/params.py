@@ -95,6 +95,7 @@ def answers(*statuses: int) -> dict[int, Any]:
         412: "a precondition did not hold",
         413: "too large",
         415: "the body is not JSON",
+        422: "the Idempotency-Key was used for a different request",
         503: "AWS kept throttling; retry",
     }
     shape = {"application/json": {"model": ErrorBody}}

@@ -20,6 +20,7 @@ from arca.adapters.s3 import Blobs
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, VersionLimitError, VersionPinnedError
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
+from arca.domain.receipts import Receipt, Seal, answer, seal
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
 from arca.services.retry import Budget, Policy, now_iso
@@ -43,13 +44,18 @@ class Publishing:
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
         )
 
-    def put_latest(self, name: str, content: Content) -> Latest:
-        """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new."""
-        return self._set_latest(name, content, self._verified_reader(name, content))
+    def put_latest(self, name: str, content: Content, *, receipt: Receipt | None = None) -> Latest:
+        """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new.
 
-    def _set_latest(self, name: str, content: Content, read: Callable[[], Latest | None]) -> Latest:
+        With `receipt`, its record (answer: LATEST as written) is written in the same transaction.
+        """
+        return self._set_latest(name, content, self._verified_reader(name, content), seal=seal(receipt, answer))
+
+    def _set_latest(
+        self, name: str, content: Content, read: Callable[[], Latest | None], *, seal: Seal | None = None
+    ) -> Latest:
         def attempt() -> Latest:
-            written = self.repository.write_latest(name, read(), content, now=self.policy.now())
+            written = self.repository.write_latest(name, read(), content, now=self.policy.now(), seal=seal)
             assert isinstance(written, Latest)
             return written
 
@@ -76,11 +82,15 @@ class Publishing:
 
         return read
 
-    def publish(self, name: str, content: Content | None, *, force: bool = False) -> Published:
+    def publish(
+        self, name: str, content: Content | None, *, force: bool = False, receipt: Receipt | None = None
+    ) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
 
         Deduplicates onto the newest version when it has the same sha256 and is not deleted, unless
-        `force`. Raises NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
+        `force`. With `receipt`, its record (answer: 201 and the version, or 200 when deduplicated) is
+        written in the transaction that makes the version (alone when nothing changes). Raises
+        NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
         read = self._verified_reader(name, content) if content is not None else lambda: self.repository.latest(name)
 
@@ -93,12 +103,19 @@ class Publishing:
             if latest is not None and not force and newest and latest.newest_sha256 == snapshot.sha256:
                 existing = self.repository.version(name, newest)
                 if existing is not None and not existing.deleted:
+                    same = Published(**existing.model_dump(), deduplicated=True)
+                    kept = seal(receipt, lambda _: answer(same))
                     if content is not None and any(getattr(latest, f) != v for f, v in content.model_dump().items()):
-                        self._set_latest(name, content, read)
-                    return Published(**existing.model_dump(), deduplicated=True)
+                        self._set_latest(name, content, read, seal=kept)
+                    elif receipt is not None:
+                        self.repository.put_receipt(receipt, answer(same))
+                    return same
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
-            version = self.repository.write_latest(name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1)
+            made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
+            version = self.repository.write_latest(
+                name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made
+            )
             return Published(**version.model_dump(), deduplicated=False)
 
         return self.policy.compare_and_set(attempt)
@@ -115,8 +132,21 @@ class Publishing:
         unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now())
         return unchanged or self.reading.version(name, number)
 
-    def prune(self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool) -> PruneResult:
-        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one."""
+    def prune(
+        self,
+        name: str,
+        *,
+        keep_last: int,
+        older_than_days: int | None,
+        dry_run: bool,
+        receipt: Receipt | None = None,
+    ) -> PruneResult:
+        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
+
+        With `receipt`, its record goes into the transaction of the last batch (alone when nothing is
+        deleted, or when the last batch fell back to one by one): a retry after a crash before that
+        prunes what is left, and only a completed prune is replayed.
+        """
         self.reading.live_latest(name)
         cutoff = None
         if older_than_days is not None:
@@ -131,14 +161,24 @@ class Publishing:
             else:
                 doomed.append(version.version)
         if dry_run:
-            return PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
+            result = PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
+            if receipt is not None:
+                self.repository.put_receipt(receipt, answer(result))
+            return result
         # One transaction per batch. If one of its versions was pinned meanwhile the batch is cancelled
         # whole, and its versions are then deleted one by one.
         deleted: list[int] = []
+        sealed = False
         for start in range(0, len(doomed), DELETE_BATCH):
             batch = doomed[start : start + DELETE_BATCH]
-            if self.repository.delete_versions(name, batch, now=self.policy.now()):
+            last = start + DELETE_BATCH >= len(doomed)
+            outcome = seal(
+                receipt if last else None,
+                lambda done: answer(PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped)),
+            )
+            if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome):
                 deleted.extend(batch)
+                sealed = outcome is not None
                 continue
             for number in batch:
                 try:
@@ -147,7 +187,10 @@ class Publishing:
                     skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
                     continue
                 deleted.append(number)
-        return PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+        result = PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+        if receipt is not None and not sealed:
+            self.repository.put_receipt(receipt, answer(result))
+        return result
 
     def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
