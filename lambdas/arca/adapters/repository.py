@@ -457,12 +457,14 @@ class Repository:
             )
 
     def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
-        """Delete the artifact's alias, history and version items page by page (idempotent).
+        """Delete the artifact's history, alias and version items page by page (idempotent).
 
         Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
         before each page's BatchWriteItem call; False stops early and this returns False (call again).
         """
-        for pk, bounds in ((keys.alias_pk(name), None), (keys.history_pk(name), None), (name, VERSIONS)):
+        # History before aliases before versions: a purge stopped midway leaves no history without its
+        # alias and no alias on a missing version.
+        for pk, bounds in ((keys.history_pk(name), None), (keys.alias_pk(name), None), (name, VERSIONS)):
             start = None
             while True:
                 page = self.table.query(

@@ -103,8 +103,9 @@ def purge(
 ) -> Response[PurgeProgress | None]:
     """Purge the artifact: every item and every object. Version numbers are never reused.
 
-    204 when done. 202 when the work did not fit in one request (a batch-call budget, and 20 s kept in
-    reserve of the function's time): send the same DELETE again to continue; it is idempotent.
+    204 when done, and again for a repeat after it finished (404 only for a name that never existed). 202
+    when the work did not fit in one request (a batch-call budget, and 20 s kept in reserve of the
+    function's time): send the same DELETE again to continue; it is idempotent.
     """
     context = router.lambda_context
     budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)

@@ -199,9 +199,13 @@ class Publishing:
         (Repository.mark_purging: no aliases and the mark are one condition), deletes page by page, and
         finishes only while it still owns the mark. Returns True when purged, False when the budget ran
         out (or another purge took the mark over) first: the same call again continues; every step is
-        idempotent.
+        idempotent; so is a purge repeated after it finished (True again, until the name is re-created).
         """
-        self.reading.live_latest(name)
+        latest = self.repository.latest(name)
+        if latest is None:
+            raise NotFoundError(f"artifact {name!r} does not exist")
+        if latest.purged:
+            return True
         if not force:
             self._refuse_aliases(name)
         token = uuid.uuid4().hex
