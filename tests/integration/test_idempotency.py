@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 from arca import wiring
-from local.events import Reply
+from arca.handlers.publish import handler
+from local.events import Reply, api_event, lambda_context, response_body
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
@@ -87,16 +89,23 @@ def test_same_key_with_a_different_request_is_422_and_writes_nothing(
 
 
 def test_keys_are_scoped_by_caller(api: HandlerApi) -> None:
-    # Given a key used by one caller (direct invocation carries the identity)
+    # Given a key used by one caller (the identity API Gateway verified)
     api.publish("app", b"one")
-    blob = {"sha256": api.upload("app", b"two"), "size": 3}
-    from arca.handlers.publish import handler
-    from local.events import lambda_context
+    blob = json.dumps({"sha256": api.upload("app", b"two"), "size": 3})
 
-    event = {"operation": "publish", "name": "app", "idempotency_key": "k", **blob}
-    first = handler({**event, "identity": "arn:aws:iam::1:user/a"}, lambda_context("publish"))
+    def publish_as(caller: str) -> dict[str, Any]:
+        event, _ = api_event(
+            "POST",
+            "/artifacts/app/versions",
+            body=blob,
+            headers={"Content-Type": "application/json", "Idempotency-Key": "k"},
+            identity=caller,
+        )
+        return json.loads(response_body(handler(event, lambda_context("publish"))))
+
+    first = publish_as("arn:aws:iam::111111111111:user/a")
     # When another caller sends the same key and request
-    second = handler({**event, "identity": "arn:aws:iam::1:user/b"}, lambda_context("publish"))
+    second = publish_as("arn:aws:iam::111111111111:user/b")
     # Then it is not a replay of the first caller's answer
     assert first["version"] == 2 and not first["deduplicated"]
     assert second["version"] == 2 and second["deduplicated"]
