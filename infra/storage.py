@@ -80,6 +80,8 @@ class Storage(Construct):
                 point_in_time_recovery_enabled=True
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # Idempotency records carry `ttl` (epoch seconds, 24 h on); the code also ignores expired ones.
+            time_to_live_attribute="ttl",
             deletion_protection=retain,
             removal_policy=removal_policy,
         )

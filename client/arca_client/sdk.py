@@ -20,6 +20,7 @@ import os
 import secrets
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -154,6 +155,14 @@ class Client:
                 status=response.status_code,
             ) from None
 
+    def _write(
+        self, method: str, path: str, *, body: Any = None, headers: Mapping[str, str] | None = None
+    ) -> tuple[Any, requests.structures.CaseInsensitiveDict[str]]:
+        """A write under one Idempotency-Key for all its attempts: a retry after a lost answer (a timeout, a
+        dropped connection, a 503) gets the first answer back instead of making a second change."""
+        keyed = {**(headers or {}), "Idempotency-Key": str(uuid.uuid4())}
+        return self._call(method, path, body=body, headers=keyed, idempotent=True)
+
     def _get(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
         return self._call("GET", path, query=query)[0]
 
@@ -204,8 +213,15 @@ class Client:
             token = page.next_token
 
     def purge(self, name: str, *, force: bool = False) -> None:
-        """Delete the artifact, its versions, aliases and content. ConflictError while aliases exist unless `force`."""
-        self._call("DELETE", _artifact(name), query={"force": True} if force else None)
+        """Delete the artifact, its versions, aliases and content. ConflictError while aliases exist unless `force`.
+
+        A large artifact may take several requests: the API answers 202 while work remains, and the same
+        DELETE continues it, so this repeats it until the purge is done.
+        """
+        while True:
+            data, _ = self._call("DELETE", _artifact(name), query={"force": True} if force else None)
+            if not (isinstance(data, dict) and data.get("status") == "purging"):
+                return
 
     # ---- content: upload, LATEST, publish -----------------------------------------------------
 
@@ -261,7 +277,7 @@ class Client:
     ) -> Version:
         """Point LATEST at an uploaded blob (creates the artifact). ConflictError if the blob is not uploaded."""
         body = _content(sha256, size, content_type, metadata)
-        data, _ = self._call("PUT", _artifact(name, "latest"), body=body)
+        data, _ = self._write("PUT", _artifact(name, "latest"), body=body)
         return Version.from_dict(data)
 
     def publish(
@@ -294,15 +310,12 @@ class Client:
         body = _content(blob.sha256, blob.size, content_type, metadata)
         if force:
             body["force"] = True
-        # Without force a repeat is deduplicated onto the version the first attempt made: safe to retry.
-        data, _ = self._call("POST", _artifact(name, "versions"), body=body, idempotent=not force)
+        data, _ = self._write("POST", _artifact(name, "versions"), body=body)
         return Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=uploaded)
 
     def publish_latest(self, name: str, *, force: bool = False) -> Published:
         """Snapshot LATEST as a new version (deduplicated like `publish`). NotFoundError if there is no LATEST."""
-        data, _ = self._call(
-            "POST", _artifact(name, "versions"), body={"force": True} if force else None, idempotent=not force
-        )
+        data, _ = self._write("POST", _artifact(name, "versions"), body={"force": True} if force else None)
         return Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")))
 
     # ---- versions -----------------------------------------------------------------------------
@@ -348,7 +361,7 @@ class Client:
         body: dict[str, Any] = {"keep_last": keep_last, "dry_run": dry_run}
         if older_than_days is not None:
             body["older_than_days"] = older_than_days
-        data, _ = self._call("POST", _artifact(name, "prune"), body=body, idempotent=True)
+        data, _ = self._write("POST", _artifact(name, "prune"), body=body)
         return PruneResult.from_dict(data)
 
     # ---- aliases ------------------------------------------------------------------------------
@@ -386,7 +399,7 @@ class Client:
             headers["If-Match"] = f'"{if_revision}"'
         if create_only:
             headers["If-None-Match"] = "*"
-        data, response_headers = self._call("PUT", _alias(name, alias), body=body, headers=headers)
+        data, response_headers = self._write("PUT", _alias(name, alias), body=body, headers=headers)
         return Alias.from_dict(data or {}, name=name, alias=alias, etag=response_headers.get("ETag"))
 
     def get_alias(self, name: str, alias: str) -> Alias:
@@ -426,8 +439,7 @@ class Client:
             body["to_revision"] = to_revision
         if reason is not None:
             body["reason"] = reason
-        # Not retried on a lost connection: a repeated default rollback would step back once more.
-        data, headers = self._call("POST", _alias(name, alias, "rollback"), body=body, idempotent=False)
+        data, headers = self._write("POST", _alias(name, alias, "rollback"), body=body)
         return Alias.from_dict(data or {}, name=name, alias=alias, etag=headers.get("ETag"))
 
     def promote(self, name: str, source: str, target: str, *, reason: str | None = None) -> Promotion:

@@ -13,6 +13,7 @@ class Settings:
     bucket_name: str
     download_url_ttl: int = 900
     upload_url_ttl: int = 900
+    purge_max_calls: int = 2000
 
 
 @cache
@@ -22,4 +23,5 @@ def settings() -> Settings:
         bucket_name=os.environ["ARCA_BUCKET_NAME"],
         download_url_ttl=int(os.environ.get("ARCA_DOWNLOAD_URL_TTL", "900")),
         upload_url_ttl=int(os.environ.get("ARCA_UPLOAD_URL_TTL", "900")),
+        purge_max_calls=int(os.environ.get("ARCA_PURGE_MAX_CALLS", "2000")),
     )

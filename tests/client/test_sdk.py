@@ -242,18 +242,28 @@ def test_connection_error_is_retried_for_a_read() -> None:
     assert len(h.sleeps) == 1
 
 
-def test_connection_error_is_not_retried_for_a_rollback() -> None:
-    # Given: repeating a default rollback would step back twice
+def test_connection_error_retries_a_rollback_under_one_idempotency_key() -> None:
+    # Given: a repeated default rollback would step back twice, unless the server sees the same key
     h = make()
-    h.answer(requests.ConnectionError("Connection refused"))
+    h.answer(requests.ConnectionError("Connection refused"), (200, alias("prod", 2, 4)))
     # When
-    with pytest.raises(TransportError) as raised:
-        h.client.rollback_alias("app", "prod")
+    rolled = h.client.rollback_alias("app", "prod")
+    # Then it was sent twice with one key, which the server uses to answer the retry with the first answer
+    assert rolled.revision == 4
+    keys = [s.headers["Idempotency-Key"] for s in h.sent]
+    assert len(keys) == 2 and keys[0] == keys[1]
+
+
+def test_each_logical_write_has_a_key_of_its_own() -> None:
+    # Given
+    h = make()
+    h.answer((200, alias("prod", 2, 4)), (200, alias("prod", 1, 5)))
+    # When
+    h.client.rollback_alias("app", "prod")
+    h.client.rollback_alias("app", "prod")
     # Then
-    assert raised.value.code == "ConnectionError"
-    assert raised.value.status is None
-    assert "connection refused" in raised.value.message
-    assert len(h.sent) == 1
+    first, second = (s.headers["Idempotency-Key"] for s in h.sent)
+    assert first != second
 
 
 def test_connection_error_gives_up_after_max_attempts() -> None:
@@ -266,18 +276,24 @@ def test_connection_error_gives_up_after_max_attempts() -> None:
     assert len(h.sent) == 4
 
 
-def test_bad_gateway_is_retried_for_reads_but_not_for_a_forced_publish(tmp_path: Path) -> None:
+def test_bad_gateway_is_retried_for_reads_and_for_a_forced_publish_under_one_key(tmp_path: Path) -> None:
     # Given
     h = make()
     h.answer((502, {"message": "Internal server error"}), (200, version(1)))
     assert h.client.get_version("app", 1).version == 1
     source = tmp_path / "f"
     source.write_bytes(b"abc")
-    h.answer((200, {"exists": True, "sha256": sha(b"abc"), "size": 3}), (502, {"message": "Internal server error"}))
-    # When / Then
-    with pytest.raises(ServerError):
-        h.client.publish("app", source, force=True)
-    assert [s.method for s in h.sent[2:]] == ["POST", "POST"]
+    h.answer(
+        (200, {"exists": True, "sha256": sha(b"abc"), "size": 3}),
+        (502, {"message": "Internal server error"}),
+        (201, version(2, deduplicated=False)),
+    )
+    # When
+    published = h.client.publish("app", source, force=True)
+    # Then the retry carried the first attempt's key, so it cannot make a second version
+    assert published.version.version == 2
+    posts = [s for s in h.sent[2:] if s.path.endswith("/versions")]
+    assert len(posts) == 2 and posts[0].headers["Idempotency-Key"] == posts[1].headers["Idempotency-Key"]
 
 
 # ---- errors -------------------------------------------------------------------------------------
@@ -452,7 +468,11 @@ def test_signature_covers_the_json_body_as_sent(tmp_path: Path, monkeypatch: pyt
     expected = AWSRequest(
         method="POST",
         url=sent.url,
-        headers={k: v for k, v in sent.headers.items() if k.lower() in ("content-type", "accept", "user-agent")},
+        headers={
+            k: v
+            for k, v in sent.headers.items()
+            if k.lower() in ("content-type", "accept", "user-agent", "idempotency-key")
+        },
         data=sent.body,
     )
     SigV4Auth(CREDENTIALS.get_frozen_credentials(), "execute-api", "eu-west-1").add_auth(expected)
@@ -864,6 +884,16 @@ def test_purge_with_force_and_prune_results(h: Harness) -> None:
     assert h.sent[0].query == {"force": ["true"]}
     assert h.sent[1].json() == {"keep_last": 1, "dry_run": False, "older_than_days": 30}
     assert pruned.deleted == [1, 2]
+
+
+def test_purge_repeats_the_delete_while_the_api_answers_202(h: Harness) -> None:
+    # Given a purge that takes three requests
+    progress = {"name": "app", "status": "purging", "message": "send the same DELETE again"}
+    h.answer((202, progress), (202, progress), (204, None))
+    # When
+    h.client.purge("app", force=True)
+    # Then the same DELETE was sent until it finished
+    assert [(s.method, s.path, s.query) for s in h.sent] == [("DELETE", "/artifacts/app", {"force": ["true"]})] * 3
 
 
 def test_a_non_json_success_is_a_bad_response(h: Harness) -> None:

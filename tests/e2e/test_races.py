@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
+import requests
 
 from arca.domain.errors import ConflictError, PreconditionFailedError, VersionPinnedError
 from arca.domain.models import AliasBody, Content
@@ -145,3 +146,23 @@ def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(arca: Arca
                 expected[target].add(alias["alias"])
     assert {n: set(v["aliases"]) for n, v in by_number.items()} == expected
     assert sum(t.get("ok", 0) for t in tallies) > 0
+
+
+def test_concurrent_retries_with_one_idempotency_key_make_one_version(arca: ArcaHttp, unique: str) -> None:
+    # Given a forced publish (never deduplicated) whose request 8 clients send at once with one key
+    name = f"{unique}/idem"
+    publish_versions(arca, name, 1)
+    data = b"the one release"
+    body = {"sha256": arca.upload(name, data), "size": len(data), "force": True}
+    headers = {"Idempotency-Key": f"{unique}-release"}
+
+    # When
+    def sender(_: int) -> tuple[int, dict[str, Any]]:
+        reply = requests.post(f"{arca.url}/artifacts/{name}/versions", json=body, headers=headers, timeout=30)
+        return reply.status_code, reply.json()
+
+    answers = race(sender)
+    # Then one version was made and every sender got its answer
+    assert {(status, answer["version"]) for status, answer in answers} == {(201, 2)}
+    versions = arca.get(f"/artifacts/{name}/versions").json()["versions"]
+    assert [v["version"] for v in versions] == [2, 1]

@@ -226,6 +226,7 @@ def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(storage: dic
     # Then it bills per request, keeps PITR, and encrypts with the AWS-managed KMS key
     assert properties["BillingMode"] == "PAY_PER_REQUEST"
     assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert properties["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
     assert properties["SSESpecification"] == {"SSEEnabled": True}
     assert "TableName" not in properties
 

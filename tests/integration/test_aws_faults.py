@@ -164,3 +164,33 @@ def test_unexpected_error_is_500_with_request_id_and_logged(
     }
     logged = capsys.readouterr().out
     assert "RuntimeError: boom" in logged and "Traceback" in logged
+
+
+def test_unprocessed_batch_items_are_resent_after_a_jittered_pause() -> None:
+    # Given a batch delete whose first two answers leave an item unprocessed
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    left = {"t": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}, "sk": {"S": "000002"}}}}]}
+    stub.add_response("batch_write_item", {"UnprocessedItems": left})
+    stub.add_response("batch_write_item", {"UnprocessedItems": left}, {"RequestItems": left})
+    stub.add_response("batch_write_item", {"UnprocessedItems": {}}, {"RequestItems": left})
+    # When
+    with stub:
+        table.batch_delete([{"pk": "a", "sk": "000001"}, {"pk": "a", "sk": "000002"}])
+    # Then the leftover was re-sent twice, each after a jittered pause within the growing ceiling
+    stub.assert_no_pending_responses()
+    assert len(sleeps) == 2 and sleeps[0] != sleeps[1]
+    assert all(0 <= s <= table.base_delay * 2**n for n, s in enumerate(sleeps, 1))
+
+
+def test_items_left_unprocessed_every_time_become_throttled_error() -> None:
+    # Given a batch delete that never gets its item processed
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    left = {"t": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}, "sk": {"S": "000001"}}}}]}
+    for _ in range(table.max_attempts):
+        stub.add_response("batch_write_item", {"UnprocessedItems": left})
+    # When / Then
+    with stub, pytest.raises(ThrottledError):
+        table.batch_delete([{"pk": "a", "sk": "000001"}])
+    assert len(sleeps) == table.max_attempts - 1

@@ -82,3 +82,28 @@ def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
     assert set(error) >= {"code", "message", "request_id"}
     assert error["request_id"]
     assert snapshot(aws) == before
+
+
+@pytest.mark.parametrize("key", ["", "k" * 129, "naïve", "tab\there"])
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/artifacts/app/versions", None),
+        ("PUT", "/artifacts/app/latest", {"sha256": GOOD, "size": 6}),
+        ("PUT", "/artifacts/app/aliases/prod", {"version": 1}),
+        ("POST", "/artifacts/app/aliases/prod/rollback", None),
+        ("POST", "/artifacts/app/prune", {"keep_last": 0}),
+    ],
+)
+def test_bad_idempotency_key_is_a_400_naming_the_header_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace, key: str, method: str, path: str, body: Any
+) -> None:
+    # Given
+    api.publish("app", b"stored")
+    before = snapshot(aws)
+    # When
+    reply = api.call(method, path, body, headers={"Idempotency-Key": key})
+    # Then
+    assert reply.status == 400, reply.body
+    assert reply.error["field"] == "Idempotency-Key"
+    assert snapshot(aws) == before

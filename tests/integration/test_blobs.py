@@ -152,3 +152,21 @@ def test_a_refused_publish_leaves_the_upload_tag(api: HandlerApi, aws: SimpleNam
     assert reply.status == 400
     tags = aws.s3.get_object_tagging(Bucket=aws.bucket, Key=_blob_key("app", data))["TagSet"]
     assert tags == [{"Key": "arca:state", "Value": "uploaded"}]
+
+
+def test_a_blob_deleted_between_its_check_and_keeping_it_is_a_conflict_naming_the_content(aws: SimpleNamespace) -> None:
+    # Given S3 answering that the object is gone when its upload tag is removed (a purge ran in between)
+    import boto3
+    from botocore.stub import Stubber
+
+    from arca.adapters.s3 import Blobs
+    from arca.domain.errors import ConflictError
+
+    client = boto3.client("s3")
+    blobs = Blobs(client, aws.bucket, clock=wiring.services().policy.clock)
+    stub = Stubber(client)
+    stub.add_client_error("delete_object_tagging", "NoSuchKey", http_status_code=404)
+    # When / Then
+    with stub, pytest.raises(ConflictError) as gone:
+        blobs.mark_published(keys.blob_key("app", sha256(b"x")))
+    assert gone.value.field == "sha256"

@@ -14,6 +14,7 @@ from arca.domain.errors import ValidationError
 from arca.domain.names import RESERVED_SEGMENTS, parse_target, parse_version, validate_alias, validate_name
 from arca.domain.routing import PRIMARY, SECONDARY, bucket, choose_route
 from arca.domain.versions import LATEST, MAX_VERSION, decode_version, encode_version
+from arca.services.retry import Budget
 
 segments = st.from_regex(r"[a-z0-9]([a-z0-9._-]{0,10}[a-z0-9])?", fullmatch=True).filter(
     lambda s: s not in RESERVED_SEGMENTS
@@ -144,3 +145,19 @@ def test_domain_imports_no_boto3_and_reads_no_environment() -> None:
                 assert not any(m.split(".")[0] in {"boto3", "botocore", "os"} for m in modules), path
             if isinstance(node, ast.Attribute):
                 assert node.attr != "environ", path
+
+
+def test_budget_stops_at_its_call_count() -> None:
+    # Given
+    budget = Budget(calls=2)
+    # When / Then
+    assert [budget.spend() for _ in range(3)] == [True, True, False]
+
+
+def test_budget_stops_while_the_reserve_of_time_remains() -> None:
+    # Given a function with 25 s left, then 19 s, and 20 s kept in reserve
+    left = iter([25.0, 19.0])
+    budget = Budget(time_left=lambda: next(left), reserve=20.0)
+    # When / Then
+    assert budget.spend() is True
+    assert budget.spend() is False

@@ -13,7 +13,7 @@ ALLOWED = {
     "domain": set(),
     "adapters": {"domain"},
     "services": {"domain", "adapters"},
-    "api": {"domain", "services", "wiring", "observability", "routes"},
+    "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
     "handlers": {"api", "observability"},
 }
 # Words of DynamoDB expressions: only the repository and the low-level table may spell them.

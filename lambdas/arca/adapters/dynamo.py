@@ -284,11 +284,20 @@ class Table:
         self._call("transact_write_items", names, TransactItems=[w.request(self.name) for w in writes])
 
     def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
-        """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones."""
+        """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones.
+
+        Unprocessed items mean the partition is busy: they are re-sent after a full-jitter pause, and
+        after `max_attempts` rounds still unprocessed, ThrottledError (503; the delete is safe to repeat).
+        """
         for start in range(0, len(keys), 25):
             pending: dict[str, Any] = {
                 self.name: [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start : start + 25]]
             }
-            while pending:
+            for attempt in range(1, self.max_attempts + 1):
                 response = self._call("batch_write_item", RequestItems=pending)
                 pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                if attempt == self.max_attempts:
+                    raise ThrottledError("DynamoDB left items unprocessed; retry later")
+                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))

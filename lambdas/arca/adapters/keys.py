@@ -60,6 +60,11 @@ def name_key(name: str) -> Key:
     return {"pk": NAMES_PK, "sk": name}
 
 
+def receipt_key(scope: str, key: str) -> Key:
+    """An idempotency record: partition `__idem#<scope>` (the caller), sort key the client's key."""
+    return {"pk": f"__idem#{scope}", "sk": key}
+
+
 def dir_pk(parent: str) -> str:
     """The folder rows (hierarchical keys): partition `__dir#<parent prefix>` holds that folder's children."""
     return f"{_DIR_PREFIX}{parent}"

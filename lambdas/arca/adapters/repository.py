@@ -12,13 +12,21 @@ docs/access-patterns.md lists every access pattern.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
+from arca.domain.errors import (
+    ConflictError,
+    ContentionError,
+    IdempotencyKeyTakenError,
+    NotFoundError,
+    VersionPinnedError,
+)
+from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
     from arca.domain.models import Content
@@ -29,8 +37,11 @@ ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "des
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
 LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
-# Versions soft-deleted per transaction: with LATEST's count, TransactWriteItems' limit of 100 items.
-DELETE_BATCH = 99
+# Versions soft-deleted per transaction: with LATEST's count and an idempotency record, TransactWriteItems'
+# limit of 100 items.
+DELETE_BATCH = 98
+# Rows read and deleted per purge step: one BatchWriteItem call (its limit is 25).
+PURGE_PAGE = 25
 
 
 def latest_entity(item: Item) -> Latest:
@@ -44,6 +55,7 @@ def latest_entity(item: Item) -> Latest:
         deleted_count=int(item.get("deleted_count", 0)),
         purging=item.get("purging"),
         purged=item.get("purged"),
+        purges=int(item.get("purges", 0)),
     )
 
 
@@ -205,13 +217,21 @@ class Repository:
     # LATEST and publishing.
 
     def write_latest(
-        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None = None
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None = None,
+        seal: Seal | None = None,
     ) -> Latest | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
 
-        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction. Returns the
-        new version when publishing, else LATEST as written. Raises ContentionError when LATEST moved since
-        it was read, ConflictError when the artifact is being purged.
+        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
+        the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
+        Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
+        purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
         """
         writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as)
         version: Item | None = None
@@ -226,21 +246,31 @@ class Repository:
             }
             key = keys.version_key(name, publish_as)
             writes.append(Write("version", "Put", key, item=version, condition="attribute_not_exists(pk)"))
+        written: Latest | Version
+        if version is not None:
+            written = version_entity(version)
+        elif seen is None or seen.purged:
+            written = latest_entity(dict(writes[0].item or {}))
+        else:
+            written = seen.model_copy(
+                update={
+                    **content.model_dump(),
+                    "updated_at": now,
+                    "rev": seen.rev + 1,
+                    "newest_sha256": seen.newest_sha256,
+                }
+            )
+        writes = self._sealed(seal, written) + writes
         try:
             self.table.transact(writes)
         except TransactionCancelled as lost:
+            _raise_if_key_taken(lost)
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
             # exists. DynamoDB Local reports both reasons; moto stops at the first.
             if lost.failed("latest") is None:
                 raise ConflictError(f"concurrent change: {lost}") from None
             raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
-        if version is not None:
-            return version_entity(version)
-        if seen is None or seen.purged:
-            return latest_entity(dict(writes[0].item or {}))
-        return seen.model_copy(
-            update={**content.model_dump(), "updated_at": now, "rev": seen.rev + 1, "newest_sha256": seen.newest_sha256}
-        )
+        return written
 
     def _latest_writes(
         self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
@@ -257,11 +287,24 @@ class Repository:
                 "version_count": 1 if publish_as else 0,
                 "deleted_count": 0,
                 "rev": (seen.rev if seen else 0) + 1,
+                "purges": seen.purges if seen else 0,
+                "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
                 **keys.latest_key(name),
             }
-            condition = "attribute_not_exists(pk)" if seen is None else "attribute_exists(purged)"
-            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
+            # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
+            # (its blobs gone) must send the writer back to re-read and re-verify.
+            if seen is None:
+                latest = Write("latest", "Put", keys.latest_key(name), item=item, condition="attribute_not_exists(pk)")
+            else:
+                latest = Write(
+                    "latest",
+                    "Put",
+                    keys.latest_key(name),
+                    item=item,
+                    condition="attribute_exists(purged) AND rev = :rev",
+                    values={":rev": seen.rev},
+                )
             return [latest, *_listing_rows(name)]
         if seen.purging:
             raise ConflictError(f"artifact {name!r} is being purged", field="name")
@@ -321,11 +364,18 @@ class Repository:
             raise ConflictError(f"artifact {name!r} is being purged; retry") from None
         return None
 
-    def delete_versions(self, name: str, numbers: list[int], *, now: str) -> bool:
-        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed."""
+    def delete_versions(self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None) -> bool:
+        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
+
+        With `seal`, its idempotency record is written in the same transaction (its answer rendered from
+        `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
+        """
         try:
-            self.table.transact(self._deletion_writes(name, numbers, deleted=True, now=now))
-        except TransactionCancelled:
+            self.table.transact(
+                self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now)
+            )
+        except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
             return False
         return True
 
@@ -356,39 +406,96 @@ class Repository:
 
     # Purge.
 
-    def mark_purging(self, name: str, *, now: str) -> None:
-        """Set the `purging` mark (after it, alias writes and publishes fail). NotFoundError if purged meanwhile."""
+    def mark_purging(self, name: str, *, token: str, force: bool, now: str) -> None:
+        """Set the `purging` mark, owned by `token`; after it, publishes and alias writes fail.
+
+        Without `force` the mark is set only under `alias_count <= 0` (the count the alias transactions
+        keep on LATEST), so "no aliases" and the mark are one condition, and a plain purge never takes
+        over a forced one's mark. A re-run takes over its own kind of mark (a crashed or budget-stopped
+        purge is continued by calling again). Setting the mark advances `rev`, so a publish that read
+        LATEST before it fails its condition. Raises NotFoundError (absent or purged), AliasesExistError-like
+        ConflictError (details: the aliases) or ConflictError (a forced purge holds the mark).
+        """
+        condition = "attribute_exists(pk) AND attribute_not_exists(purged)"
+        values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
+        if not force:
+            condition += (
+                " AND (attribute_not_exists(alias_count) OR alias_count <= :zero)"
+                " AND (attribute_not_exists(purging) OR attribute_not_exists(purging_force) OR purging_force = :no)"
+            )
+            values.update({":zero": 0, ":no": False})
         try:
             self.table.update(
                 keys.latest_key(name),
-                "SET purging = :now",
-                condition="attribute_exists(pk) AND attribute_not_exists(purged)",
-                values={":now": now},
+                "SET purging = :token, purging_at = :now, purging_force = :force ADD rev :one",
+                condition=condition,
+                values=values,
             )
-        except ConditionFailed:
-            raise NotFoundError(f"artifact {name!r} does not exist") from None
+        except ConditionFailed as failed:
+            if failed.item is None or failed.item.get("purged"):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            if failed.item.get("purging") and failed.item.get("purging_force"):
+                raise ConflictError(
+                    f"a forced purge of {name!r} is running; purge with force=true to continue"
+                ) from None
+            if int(failed.item.get("alias_count", 0)) > 0:
+                live = [a.alias for a in self.live_aliases(name)]
+                raise ConflictError(
+                    f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
+                    details={"aliases": live},
+                ) from None
+            raise ConflictError(f"artifact {name!r} changed during the purge; retry") from None
 
-    def clear_purging(self, name: str) -> None:
-        self.table.update(keys.latest_key(name), "REMOVE purging")
+    def clear_purging(self, name: str, *, token: str) -> None:
+        """Remove the mark only if this purge still owns it (never another purge's)."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(
+                keys.latest_key(name),
+                "REMOVE purging, purging_at, purging_force ADD rev :one",
+                condition="purging = :token",
+                values={":token": token, ":one": 1},
+            )
 
-    def delete_rows(self, name: str) -> None:
-        """Delete every alias, history and version item of the artifact (BatchWriteItem; idempotent)."""
-        for pk, bounds in ((keys.alias_pk(name), None), (keys.history_pk(name), None), (name, VERSIONS)):
-            items = self.table.query_all(pk, sk_between=bounds, projection="pk, sk", consistent=True)
-            self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in items])
+    def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """Delete the artifact's history, alias and version items page by page (idempotent).
 
-    def finish_purge(self, name: str, *, now: str) -> None:
-        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction."""
+        Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
+        before each page's BatchWriteItem call; False stops early and this returns False (call again).
+        """
+        # History before aliases before versions: a purge stopped midway leaves no history without its
+        # alias and no alias on a missing version.
+        for pk, bounds in ((keys.history_pk(name), None), (keys.alias_pk(name), None), (name, VERSIONS)):
+            start = None
+            while True:
+                page = self.table.query(
+                    pk, sk_between=bounds, projection="pk, sk", consistent=True, limit=PURGE_PAGE, start=start
+                )
+                if page.items:
+                    if not spend():
+                        return False
+                    self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in page.items])
+                if page.last_key is None:
+                    break
+                start = page.last_key
+        return True
+
+    def finish_purge(self, name: str, *, token: str, now: str) -> bool:
+        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction.
+
+        Conditioned on the mark still being this purge's: False when another purge took it over (that one
+        finishes). The tombstone advances `rev` and `purges`, and resets `alias_count`.
+        """
         writes = [
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update="SET purged = :now, version_count = :zero, deleted_count = :zero "
-                "REMOVE purging, sha256, #size, content_type, metadata, newest_sha256",
-                condition="attribute_exists(purging)",
+                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero "
+                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256 "
+                "ADD rev :one, purges :one",
+                condition="purging = :token",
                 names={"#size": "size"},
-                values={":now": now, ":zero": 0},
+                values={":now": now, ":zero": 0, ":one": 1, ":token": token},
             ),
             Write("name", "Delete", keys.name_key(name)),
             *(
@@ -401,11 +508,33 @@ class Repository:
         try:
             self.table.transact(writes)
         except TransactionCancelled:
-            raise NotFoundError(f"artifact {name!r} was purged concurrently") from None
+            return False
+        return True
+
+    # Idempotency records.
+
+    def receipt(self, scope: str, key: str, *, now: int) -> StoredReceipt | None:
+        """The key's record if it is still retained (TTL deletion lags, so `ttl` is checked here too)."""
+        item = self.table.get(keys.receipt_key(scope, key))
+        if item is None or int(item["ttl"]) <= now:
+            return None
+        return StoredReceipt(item["fingerprint"], Answer(int(item["status"]), item["body"]))
+
+    def put_receipt(self, receipt: Receipt, answer: Answer) -> None:
+        """The record alone, for a write that changed nothing (a deduplicated publish, a dry run)."""
+        try:
+            self.table.transact([_receipt_write(receipt, answer)])
+        except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
+            raise
+
+    @staticmethod
+    def _sealed(seal: Seal | None, entity: Any) -> list[Write]:
+        return [] if seal is None else [_receipt_write(seal.receipt, seal.respond(entity))]
 
     # Aliases.
 
-    def write_alias(self, new: Alias, old: Alias | None, *, action: str) -> Alias:
+    def write_alias(self, new: Alias, old: Alias | None, *, action: str, seal: Seal | None = None) -> Alias:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
 
         Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
@@ -440,7 +569,22 @@ class Repository:
                 condition="attribute_not_exists(pk)",
             ),
         ]
-        if not new.deleted:
+        # Every alias write, deletions included, holds only while the artifact is live and unmarked, so
+        # nothing is written to its partitions once a purge has marked it. `alias_count` on LATEST counts
+        # the live aliases: a plain purge marks LATEST only where it is zero.
+        delta = int(not new.deleted) - int(old is not None and not old.deleted)
+        if delta:
+            writes.append(
+                Write(
+                    "artifact",
+                    "Update",
+                    keys.latest_key(name),
+                    update="ADD alias_count :delta",
+                    condition=LIVE_LATEST,
+                    values={":delta": delta},
+                )
+            )
+        else:
             writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
         before = old.pinned if old else set()
         pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]
@@ -452,8 +596,9 @@ class Repository:
                 Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
             )
         try:
-            self.table.transact(writes)
+            self.table.transact(self._sealed(seal, new) + writes)
         except TransactionCancelled as cancelled:
+            _raise_if_key_taken(cancelled)
             if cancelled.failed("alias") or cancelled.failed("history"):
                 raise ContentionError(f"alias {alias!r} changed concurrently") from None
             artifact = cancelled.failed("artifact")
@@ -464,6 +609,31 @@ class Repository:
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return new
+
+
+def _receipt_write(receipt: Receipt, answer: Answer) -> Write:
+    """The record `__idem#<scope>` / `<key>`, put only where none is retained (an expired one is replaced)."""
+    item = {
+        "kind": "idempotency",
+        "fingerprint": receipt.fingerprint,
+        "status": answer.status,
+        "body": answer.body,
+        "ttl": receipt.expires,
+    }
+    return Write(
+        "receipt",
+        "Put",
+        keys.receipt_key(receipt.scope, receipt.key),
+        item=item,
+        condition="attribute_not_exists(pk) OR #ttl <= :now",
+        names={"#ttl": "ttl"},
+        values={":now": receipt.now},
+    )
+
+
+def _raise_if_key_taken(cancelled: TransactionCancelled) -> None:
+    if cancelled.failed("receipt") is not None:
+        raise IdempotencyKeyTakenError("this Idempotency-Key was used by a concurrent request") from None
 
 
 def target_of(source: Latest | Version) -> Target:

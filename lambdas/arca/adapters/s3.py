@@ -37,6 +37,7 @@ _UNSIGNED_ATTRIBUTES = {
     "WebsiteRedirectLocation": "x-amz-website-redirect-location",
 }
 _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+NOT_UPLOADED = "no blob with this sha256 was uploaded for this artifact; POST …/uploads first"
 _THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
 
@@ -152,7 +153,7 @@ class Blobs:
         stat = self.stat(key)
         if stat is None:
             raise ConflictError(
-                "no blob with this sha256 was uploaded for this artifact; POST …/uploads first",
+                NOT_UPLOADED,
                 field="sha256",
             )
         if stat.unsigned:
@@ -186,6 +187,8 @@ class Blobs:
         try:
             self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
         except ClientError as error:
+            if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:  # deleted since it was verified
+                raise ConflictError(NOT_UPLOADED, field="sha256") from None
             raise _translate(error) from error
 
     def delete(self, key: str) -> None:
@@ -209,19 +212,22 @@ class Blobs:
             digest.update(chunk)
         return digest.hexdigest()
 
-    def delete_prefix(self, prefix: str) -> int:
-        """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat."""
-        deleted = 0
+    def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat.
+
+        `spend` is asked before each page; False stops early and this returns False (call again).
+        """
         paginator = self.client.get_paginator("list_objects_v2")
         try:
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
                 objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
                 if objects:
+                    if not spend():
+                        return False
                     self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
-                    deleted += len(objects)
         except ClientError as error:
             raise _translate(error) from error
-        return deleted
+        return True
 
 
 def _iso(moment: datetime) -> str:

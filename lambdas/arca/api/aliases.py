@@ -1,6 +1,6 @@
 """Routes of the `alias` function: alias writes and rollback."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.depends import Depends
@@ -8,10 +8,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from arca import wiring
 from arca.api.caller import identity
+from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, answers, create_only, revision_of
 from arca.api.routing import Router
 from arca.domain.entities import Alias
 from arca.domain.models import AliasBody, RollbackBody
+from arca.domain.receipts import Receipt
 from arca.observability import metrics
 
 router = Router("alias")
@@ -23,8 +25,15 @@ def with_etag(alias: Alias, status: int = 200) -> Response[Alias]:
     return Response(status, JSON, alias, headers={"ETag": f'"{alias.revision}"'})
 
 
+def etag(alias: dict[str, Any]) -> dict[str, str]:
+    """The ETag of a replayed alias answer."""
+    return {"ETag": f'"{alias["revision"]}"'}
+
+
 @router.put(
-    "/artifacts/<name>/aliases/<alias>", responses=answers(200, 201, 400, 404, 409, 412, 415, 503), tags=["aliases"]
+    "/artifacts/<name>/aliases/<alias>",
+    responses=answers(200, 201, 400, 404, 409, 412, 415, 422, 503),
+    tags=["aliases"],
 )
 def set_alias(
     name: Name,
@@ -33,18 +42,24 @@ def set_alias(
     caller: Caller,
     if_match: IfMatch = None,
     if_none_match: IfNoneMatch = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[Alias]:
     """Create (201) or move (200) an alias, optionally with a canary secondary. `ETag` is the revision."""
-    written, created = wiring.aliases().set(
-        name,
-        alias,
-        body,
-        if_match=revision_of(if_match),
-        create_only=create_only(if_none_match),
-        identity=caller,
-    )
-    metrics.add_metric(name="AliasChanges", unit="Count", value=1)
-    return with_etag(written, 201 if created else 200)
+
+    def run(receipt: Receipt | None) -> Response[Alias]:
+        written, created = wiring.aliases().set(
+            name,
+            alias,
+            body,
+            if_match=revision_of(if_match),
+            create_only=create_only(if_none_match),
+            identity=caller,
+            receipt=receipt,
+        )
+        metrics.add_metric(name="AliasChanges", unit="Count", value=1)
+        return with_etag(written, 201 if created else 200)
+
+    return idempotent(router, idempotency_key, run, etag)
 
 
 @router.delete(
@@ -58,16 +73,25 @@ def delete_alias(name: Name, alias: AliasName, caller: Caller, if_match: IfMatch
 
 
 @router.post(
-    "/artifacts/<name>/aliases/<alias>/rollback", responses=answers(200, 400, 404, 409, 415, 503), tags=["aliases"]
+    "/artifacts/<name>/aliases/<alias>/rollback",
+    responses=answers(200, 400, 404, 409, 415, 422, 503),
+    tags=["aliases"],
 )
 def rollback_alias(
     name: Name,
     alias: AliasName,
     caller: Caller,
     body: Annotated[RollbackBody | None, Body()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[Alias]:
     """A new revision with the targets of `to_revision` (default: the one before the current)."""
-    body = body or RollbackBody()
-    rolled = wiring.aliases().rollback(name, alias, to_revision=body.to_revision, reason=body.reason, identity=caller)
-    metrics.add_metric(name="AliasRollbacks", unit="Count", value=1)
-    return with_etag(rolled)
+    request = body or RollbackBody()
+
+    def run(receipt: Receipt | None) -> Response[Alias]:
+        rolled = wiring.aliases().rollback(
+            name, alias, to_revision=request.to_revision, reason=request.reason, identity=caller, receipt=receipt
+        )
+        metrics.add_metric(name="AliasRollbacks", unit="Count", value=1)
+        return with_etag(rolled)
+
+    return idempotent(router, idempotency_key, run, etag)

@@ -23,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from arca.api.routing import Router, canonical_path
 from arca.domain.errors import (
     ConflictError,
+    IdempotencyKeyReusedError,
     InternalError,
     MethodNotAllowed,
     NotFoundError,
@@ -42,6 +43,7 @@ STATUS: dict[type[RegistryError], int] = {
     NotFoundError: 404,
     ConflictError: 409,
     PreconditionFailedError: 412,
+    IdempotencyKeyReusedError: 422,
     PayloadTooLargeError: 413,
     MethodNotAllowed: 405,
     UnsupportedMediaTypeError: 415,
@@ -49,7 +51,7 @@ STATUS: dict[type[RegistryError], int] = {
 }
 JSON = "application/json"
 # Direct invocations carry these headers as plain fields.
-DIRECT_HEADERS = {"if_match": "If-Match", "if_none_match": "If-None-Match"}
+DIRECT_HEADERS = {"if_match": "If-Match", "if_none_match": "If-None-Match", "idempotency_key": "Idempotency-Key"}
 _WITHOUT_BODY = frozenset({"GET", "DELETE", "HEAD"})
 
 

@@ -86,6 +86,7 @@ def answers(*statuses: int) -> dict[int, Any]:
     described = {
         200: "OK",
         201: "created",
+        202: "accepted, not finished: repeat the request to continue",
         204: "done; no body",
         302: "redirect to `Location`; the body is the resolution",
         400: "bad input: `field` names it",
@@ -94,6 +95,7 @@ def answers(*statuses: int) -> dict[int, Any]:
         412: "a precondition did not hold",
         413: "too large",
         415: "the body is not JSON",
+        422: "the Idempotency-Key was used for a different request",
         503: "AWS kept throttling; retry",
     }
     shape = {"application/json": {"model": ErrorBody}}

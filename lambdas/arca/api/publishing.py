@@ -6,11 +6,15 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca import wiring
+from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
-from arca.domain.entities import Latest, PruneResult, Published, Upload, Version
+from arca.domain.entities import Latest, PruneResult, Published, PurgeProgress, Upload, Version
 from arca.domain.models import BlobRef, Content, PruneBody, PublishBody
+from arca.domain.receipts import Receipt
 from arca.observability import metrics
+from arca.services.retry import Budget
+from arca.settings import settings
 
 router = Router("publish")
 JSON = "application/json"
@@ -23,26 +27,38 @@ def create_upload(name: Name, blob: Annotated[BlobRef, Body()]) -> Response[Uplo
     return Response(200 if upload.exists else 201, JSON, upload)
 
 
-@router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 503), tags=["publishing"])
-def put_latest(name: Name, content: Annotated[Content, Body()]) -> Latest:
+@router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 422, 503), tags=["publishing"])
+def put_latest(
+    name: Name, content: Annotated[Content, Body()], idempotency_key: IdempotencyKey = None
+) -> Response[Latest]:
     """Point LATEST at an uploaded blob (checked in S3: present, same size and checksum)."""
-    return wiring.publishing().put_latest(name, content)
+
+    def run(receipt: Receipt | None) -> Response[Latest]:
+        return Response(200, JSON, wiring.publishing().put_latest(name, content, receipt=receipt))
+
+    return idempotent(router, idempotency_key, run)
 
 
 @router.post(
-    "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 503), tags=["publishing"]
+    "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 422, 503), tags=["publishing"]
 )
-def publish(name: Name, body: Annotated[PublishBody | None, Body()] = None) -> Response[Published]:
+def publish(
+    name: Name, body: Annotated[PublishBody | None, Body()] = None, idempotency_key: IdempotencyKey = None
+) -> Response[Published]:
     """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
 
     201 for a new version; 200 with `deduplicated: true` when the newest version already has that content.
     """
-    body = body or PublishBody()
-    published = wiring.publishing().publish(name, body.content(), force=body.force)
-    if published.deduplicated:
-        return Response(200, JSON, published)
-    metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
-    return Response(201, JSON, published)
+    request = body or PublishBody()
+
+    def run(receipt: Receipt | None) -> Response[Published]:
+        published = wiring.publishing().publish(name, request.content(), force=request.force, receipt=receipt)
+        if published.deduplicated:
+            return Response(200, JSON, published)
+        metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
+        return Response(201, JSON, published)
+
+    return idempotent(router, idempotency_key, run)
 
 
 @router.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
@@ -59,19 +75,40 @@ def restore_version(name: Name, version: VersionNumber) -> Version:
     return wiring.publishing().restore_version(name, version)
 
 
-@router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 503), tags=["publishing"])
-def prune(name: Name, body: Annotated[PruneBody, Body()]) -> PruneResult:
+@router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 422, 503), tags=["publishing"])
+def prune(
+    name: Name, body: Annotated[PruneBody, Body()], idempotency_key: IdempotencyKey = None
+) -> Response[PruneResult]:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at."""
-    return wiring.publishing().prune(
-        name, keep_last=body.keep_last, older_than_days=body.older_than_days, dry_run=body.dry_run
-    )
+
+    def run(receipt: Receipt | None) -> Response[PruneResult]:
+        result = wiring.publishing().prune(
+            name,
+            keep_last=body.keep_last,
+            older_than_days=body.older_than_days,
+            dry_run=body.dry_run,
+            receipt=receipt,
+        )
+        return Response(200, JSON, result)
+
+    return idempotent(router, idempotency_key, run)
 
 
-@router.delete("/artifacts/<name>", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["publishing"])
+@router.delete(
+    "/artifacts/<name>", status_code=204, responses=answers(202, 204, 400, 404, 409, 503), tags=["publishing"]
+)
 def purge(
     name: Name,
     force: Annotated[bool, Query(description="purge even while aliases exist")] = False,
-) -> Response[None]:
-    """Purge the artifact: every item and every object. Version numbers are never reused."""
-    wiring.publishing().purge(name, force=force)
-    return Response(204, None, None)
+) -> Response[PurgeProgress | None]:
+    """Purge the artifact: every item and every object. Version numbers are never reused.
+
+    204 when done, and again for a repeat after it finished (404 only for a name that never existed). 202
+    when the work did not fit in one request (a batch-call budget, and 20 s kept in reserve of the
+    function's time): send the same DELETE again to continue; it is idempotent.
+    """
+    context = router.lambda_context
+    budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
+    if wiring.publishing().purge(name, force=force, budget=budget):
+        return Response(204, None, None)
+    return Response(202, JSON, PurgeProgress(name=name))

@@ -40,6 +40,7 @@ class Latest(_Entity):
     deleted_count: int = Field(0, exclude=True)
     purging: str | None = Field(None, exclude=True)
     purged: str | None = Field(None, exclude=True)
+    purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
 
     @property
     def newest(self) -> int:
@@ -117,6 +118,14 @@ class PruneResult(_Entity):
     dry_run: bool
     deleted: list[int]
     skipped: list[Skipped]
+
+
+class PurgeProgress(_Entity):
+    """A purge that stopped at its budget: the same DELETE continues it (idempotent)."""
+
+    name: str
+    status: Literal["purging"] = "purging"
+    message: str = "purge in progress; send the same DELETE again to continue"
 
 
 class Target(_Entity):

@@ -43,6 +43,14 @@ class ContentionError(ConflictError):
     """
 
 
+class IdempotencyKeyTakenError(ConflictError):
+    """A concurrent request with the same Idempotency-Key committed first (its answer is then replayed)."""
+
+
+class IdempotencyKeyReusedError(RegistryError):
+    """The Idempotency-Key was used for a different request within its retention (422)."""
+
+
 class VersionPinnedError(ConflictError):
     """A version is the target of one or more aliases; `details["aliases"]` names them."""
 

@@ -15,6 +15,7 @@ from arca.adapters.repository import Repository, target_of
 from arca.domain.entities import Alias, AliasRevision, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PreconditionFailedError
 from arca.domain.models import AliasBody
+from arca.domain.receipts import Receipt, Seal, answer, seal
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 
@@ -43,8 +44,12 @@ class Aliases:
         if_match: int | None = None,
         create_only: bool = False,
         identity: str | None = None,
+        receipt: Receipt | None = None,
     ) -> tuple[Alias, bool]:
-        """Create or move an alias; returns (alias, created). 412 when a precondition does not hold."""
+        """Create or move an alias; returns (alias, created). 412 when a precondition does not hold.
+
+        With `receipt`, its record (answer: 201 created / 200 moved, and the alias) is in the same transaction.
+        """
         conditional = if_match is not None or create_only or body.expected_version is not None
         spec = body.model_dump(include=set(SPEC_FIELDS))
 
@@ -58,7 +63,11 @@ class Aliases:
                 raise PreconditionFailedError(
                     f"alias {alias!r} does not point at version {body.expected_version}", field="expected_version"
                 )
-            written = self._write(name, alias, spec, old, action="set", reason=body.reason, identity=identity)
+            status = 200 if live else 201
+            kept = seal(receipt, lambda new: answer(new, status))
+            written = self._write(
+                name, alias, spec, old, action="set", reason=body.reason, identity=identity, seal=kept
+            )
             return written, not live
 
         return self._retry(attempt, alias, precondition=conditional)
@@ -74,7 +83,14 @@ class Aliases:
         self._retry(attempt, alias, precondition=if_match is not None)
 
     def rollback(
-        self, name: str, alias: str, *, to_revision: int | None, reason: str | None, identity: str | None
+        self,
+        name: str,
+        alias: str,
+        *,
+        to_revision: int | None,
+        reason: str | None,
+        identity: str | None,
+        receipt: Receipt | None = None,
     ) -> Alias:
         """A new revision with the targets of `to_revision` (default: the last one before the current)."""
 
@@ -85,7 +101,8 @@ class Aliases:
             record = self._rollback_target(name, alias, old.revision, to_revision)
             spec = record.model_dump(include=set(SPEC_FIELDS))
             why = reason or f"rollback to revision {record.revision}"
-            return self._write(name, alias, spec, old, action="rollback", reason=why, identity=identity)
+            kept = seal(receipt, answer)
+            return self._write(name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=kept)
 
         return self._retry(attempt, alias, precondition=False)
 
@@ -139,6 +156,7 @@ class Aliases:
         action: str,
         reason: str | None,
         identity: str | None,
+        seal: Seal | None = None,
     ) -> Alias:
         now = self.policy.now()
         live_before = old is not None and not old.deleted
@@ -157,4 +175,4 @@ class Aliases:
                 spec = {**spec, "secondary_version_weight": 0}
             created = old.created_at if live_before and old else now
             new = Alias(**common, **spec, **self._targets(name, spec), created_at=created)
-        return self.repository.write_alias(new, old, action=action)
+        return self.repository.write_alias(new, old, action=action, seal=seal)

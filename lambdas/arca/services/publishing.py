@@ -10,6 +10,8 @@ Invariants (the repository names the conditions; docs/access-patterns.md lists t
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from arca.adapters import keys
@@ -18,9 +20,10 @@ from arca.adapters.s3 import Blobs
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, VersionLimitError, VersionPinnedError
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
+from arca.domain.receipts import Receipt, Seal, answer, seal
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Budget, Policy, now_iso
 
 
 class Publishing:
@@ -44,30 +47,65 @@ class Publishing:
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
         )
 
-    def put_latest(self, name: str, content: Content) -> Latest:
-        """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new."""
-        self._verify(name, content)
-        return self._set_latest(name, content)
+    def put_latest(self, name: str, content: Content, *, receipt: Receipt | None = None) -> Latest:
+        """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new.
 
-    def _set_latest(self, name: str, content: Content) -> Latest:
+        With `receipt`, its record (answer: LATEST as written) is written in the same transaction.
+        """
+        return self._set_latest(name, content, self._verified_reader(name, content), seal=seal(receipt, answer))
+
+    def _set_latest(
+        self, name: str, content: Content, read: Callable[[], Latest | None], *, seal: Seal | None = None
+    ) -> Latest:
         def attempt() -> Latest:
-            written = self.repository.write_latest(name, self.repository.latest(name), content, now=self.policy.now())
+            written = self.repository.write_latest(name, read(), content, now=self.policy.now(), seal=seal)
             assert isinstance(written, Latest)
             return written
 
         return self.policy.compare_and_set(attempt)
 
-    def publish(self, name: str, content: Content | None, *, force: bool = False) -> Published:
+    def _verified_reader(self, name: str, content: Content) -> Callable[[], Latest | None]:
+        """Check the blob in S3, and return the reader of LATEST for the compare-and-set tries.
+
+        LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
+        a write conditioned on a reading made before the check cannot commit over a blob that a purge
+        deleted after it. A reading that shows a purge finished since (`purges` moved) checks again.
+        """
+        _check_size(content.size)
+        key = keys.blob_key(name, content.sha256)
+
+        def check() -> None:
+            """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
+            self.blobs.verify(key, content.sha256, content.size)
+            self.blobs.mark_published(key)
+
+        seen = self.repository.latest(name)
+        check()
+        checked = [seen.purges if seen else 0]
+
+        def read() -> Latest | None:
+            latest = self.repository.latest(name)
+            if latest is not None and latest.purges != checked[0]:
+                check()
+                checked[0] = latest.purges
+            return latest
+
+        return read
+
+    def publish(
+        self, name: str, content: Content | None, *, force: bool = False, receipt: Receipt | None = None
+    ) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
 
         Deduplicates onto the newest version when it has the same sha256 and is not deleted, unless
-        `force`. Raises NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
+        `force`. With `receipt`, its record (answer: 201 and the version, or 200 when deduplicated) is
+        written in the transaction that makes the version (alone when nothing changes). Raises
+        NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
-        if content is not None:
-            self._verify(name, content)
+        read = self._verified_reader(name, content) if content is not None else lambda: self.repository.latest(name)
 
         def attempt() -> Published:
-            latest = self.repository.latest(name)
+            latest = read()
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
             snapshot = content or Content.model_validate(latest.model_dump(include=set(Content.model_fields)))  # type: ignore[union-attr]
@@ -75,12 +113,19 @@ class Publishing:
             if latest is not None and not force and newest and latest.newest_sha256 == snapshot.sha256:
                 existing = self.repository.version(name, newest)
                 if existing is not None and not existing.deleted:
+                    same = Published(**existing.model_dump(), deduplicated=True)
+                    kept = seal(receipt, lambda _: answer(same))
                     if content is not None and any(getattr(latest, f) != v for f, v in content.model_dump().items()):
-                        self._set_latest(name, content)
-                    return Published(**existing.model_dump(), deduplicated=True)
+                        self._set_latest(name, content, read, seal=kept)
+                    elif receipt is not None:
+                        self.repository.put_receipt(receipt, answer(same))
+                    return same
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
-            version = self.repository.write_latest(name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1)
+            made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
+            version = self.repository.write_latest(
+                name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made
+            )
             return Published(**version.model_dump(), deduplicated=False)
 
         return self.policy.compare_and_set(attempt)
@@ -97,8 +142,21 @@ class Publishing:
         unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now())
         return unchanged or self.reading.version(name, number)
 
-    def prune(self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool) -> PruneResult:
-        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one."""
+    def prune(
+        self,
+        name: str,
+        *,
+        keep_last: int,
+        older_than_days: int | None,
+        dry_run: bool,
+        receipt: Receipt | None = None,
+    ) -> PruneResult:
+        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
+
+        With `receipt`, its record goes into the transaction of the last batch (alone when nothing is
+        deleted, or when the last batch fell back to one by one): a retry after a crash before that
+        prunes what is left, and only a completed prune is replayed.
+        """
         self.reading.live_latest(name)
         cutoff = None
         if older_than_days is not None:
@@ -113,14 +171,24 @@ class Publishing:
             else:
                 doomed.append(version.version)
         if dry_run:
-            return PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
+            result = PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
+            if receipt is not None:
+                self.repository.put_receipt(receipt, answer(result))
+            return result
         # One transaction per batch. If one of its versions was pinned meanwhile the batch is cancelled
         # whole, and its versions are then deleted one by one.
         deleted: list[int] = []
+        sealed = False
         for start in range(0, len(doomed), DELETE_BATCH):
             batch = doomed[start : start + DELETE_BATCH]
-            if self.repository.delete_versions(name, batch, now=self.policy.now()):
+            last = start + DELETE_BATCH >= len(doomed)
+            outcome = seal(
+                receipt if last else None,
+                lambda done: answer(PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped)),
+            )
+            if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome):
                 deleted.extend(batch)
+                sealed = outcome is not None
                 continue
             for number in batch:
                 try:
@@ -129,42 +197,50 @@ class Publishing:
                     skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
                     continue
                 deleted.append(number)
-        return PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+        result = PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+        if receipt is not None and not sealed:
+            self.repository.put_receipt(receipt, answer(result))
+        return result
 
-    def purge(self, name: str, *, force: bool) -> None:
+    def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
-        Refused (409) while aliases exist unless `force`. Safe to re-run after a crash: the `purging`
-        mark is set first and cleared only by the final transaction, and every step is idempotent.
+        Refused (409) while aliases exist unless `force`. Marks LATEST with a token of its own first
+        (Repository.mark_purging: no aliases and the mark are one condition), deletes page by page, and
+        finishes only while it still owns the mark. Returns True when purged, False when the budget ran
+        out (or another purge took the mark over) first: the same call again continues; every step is
+        idempotent; so is a purge repeated after it finished (True again, until the name is re-created).
         """
-        latest = self.reading.live_latest(name)
-        self._refuse_aliases(name, force)
-        if not latest.purging:
-            self.repository.mark_purging(name, now=self.policy.now())
-        # An alias written between the check and the mark is caught here; after the mark, alias writes fail.
-        try:
-            self._refuse_aliases(name, force)
-        except ConflictError:
-            self.repository.clear_purging(name)
-            raise
-        self.repository.delete_rows(name)
-        self.blobs.delete_prefix(keys.blob_prefix(name))
-        self.repository.finish_purge(name, now=self.policy.now())
+        latest = self.repository.latest(name)
+        if latest is None:
+            raise NotFoundError(f"artifact {name!r} does not exist")
+        if latest.purged:
+            return True
+        if not force:
+            self._refuse_aliases(name)
+        token = uuid.uuid4().hex
+        self.repository.mark_purging(name, token=token, force=force, now=self.policy.now())
+        if not force:
+            try:
+                # LATEST items written before `alias_count` existed count no aliases: look once more.
+                self._refuse_aliases(name)
+            except ConflictError:
+                self.repository.clear_purging(name, token=token)
+                raise
+        spend = (budget or Budget()).spend
+        if not self.repository.delete_rows(name, spend=spend):
+            return False
+        if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
+            return False
+        return self.repository.finish_purge(name, token=token, now=self.policy.now())
 
-    def _refuse_aliases(self, name: str, force: bool) -> None:
+    def _refuse_aliases(self, name: str) -> None:
         live = [a.alias for a in self.repository.live_aliases(name)]
-        if live and not force:
+        if live:
             raise ConflictError(
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
-
-    def _verify(self, name: str, content: Content) -> None:
-        """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
-        _check_size(content.size)
-        key = keys.blob_key(name, content.sha256)
-        self.blobs.verify(key, content.sha256, content.size)
-        self.blobs.mark_published(key)
 
 
 def _check_size(size: int) -> None:

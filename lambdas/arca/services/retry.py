@@ -43,3 +43,25 @@ class Policy:
                     raise ConflictError("too many concurrent writers on this artifact; retry") from None
                 self.sleep(random.uniform(0, 0.002 * min(number, 20)))
         raise AssertionError("unreachable")
+
+
+@dataclass
+class Budget:
+    """How much work one request may do before answering "continue later" (a purge's 202).
+
+    `calls` caps the batch calls (BatchWriteItem, DeleteObjects); `time_left` (seconds, e.g. from the
+    Lambda context) stops the work while `reserve` seconds remain, so the answer is sent before the
+    function or API Gateway times out.
+    """
+
+    calls: int = 1_000_000
+    time_left: Callable[[], float] | None = None
+    reserve: float = 20.0
+    spent: int = 0
+
+    def spend(self) -> bool:
+        """Take one call from the budget; False when none is left."""
+        if self.spent >= self.calls or (self.time_left is not None and self.time_left() < self.reserve):
+            return False
+        self.spent += 1
+        return True

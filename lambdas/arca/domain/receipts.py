@@ -1,0 +1,62 @@
+"""Idempotency keys: the receipt of a write, kept beside the change it made (pure; no I/O).
+
+A write sent with an `Idempotency-Key` stores, in the same transaction as its change, the key's record:
+who sent it (`scope`), a fingerprint of the request and the answer given. A retry with the same key and
+request gets that answer again and changes nothing; the same key with another request is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+# How long an answer is kept for replay (the record's `ttl`, also checked on read: TTL deletion is lazy).
+RETENTION_SECONDS = 24 * 3600
+KEY_PATTERN = r"^[\x20-\x7e]{1,128}$"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: str  # the JSON body, exactly as first sent
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An Idempotency-Key as received, with the request's fingerprint and the time (epoch seconds)."""
+
+    scope: str
+    key: str
+    fingerprint: str
+    now: int
+
+    @property
+    def expires(self) -> int:
+        return self.now + RETENTION_SECONDS
+
+
+@dataclass(frozen=True)
+class StoredReceipt:
+    fingerprint: str
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class Seal:
+    """A receipt and how to render the answer from the entity a write produces (its status included)."""
+
+    receipt: Receipt
+    respond: Callable[[Any], Answer]
+
+
+def answer(entity: BaseModel, status: int = 200) -> Answer:
+    """The body as the API serialises a response model (JSON mode, by alias)."""
+    return Answer(status, json.dumps(entity.model_dump(mode="json", by_alias=True), separators=(",", ":")))
+
+
+def seal(receipt: Receipt | None, respond: Callable[[Any], Answer]) -> Seal | None:
+    return None if receipt is None else Seal(receipt, respond)

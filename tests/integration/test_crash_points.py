@@ -1,0 +1,188 @@
+"""Crash points: every multi-call write, failed after each of its AWS calls in turn, then run again.
+
+A botocore `after-call` hook on the service's own clients counts the calls and raises on the k-th, after
+AWS has applied it (the worst case: the change is made, the answer is lost). The operation is then sent
+again (with the same Idempotency-Key where the route takes one), and the stored state must satisfy the
+invariants: gapless unique version numbers, no alias on a missing or deleted version, `pinned_by` equal to
+the live aliases, no orphan rows, no mark left behind, and the re-run completes with exactly one change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import EndpointConnectionError
+
+from arca import wiring
+from tests.helpers import HandlerApi
+
+NAME = "team/app"
+KEY = {"Idempotency-Key": "crash-sweep"}
+# The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
+# sweep covers every call, and a new call cannot escape it.
+CALLS = {"alias": 5, "prune": 4, "publish": 7, "purge": 11, "rollback": 5}
+_deserialize = TypeDeserializer().deserialize
+
+
+def given_an_artifact_with_aliases(api: HandlerApi) -> dict[str, Any]:
+    for data in (b"one", b"two", b"three"):
+        assert api.publish(NAME, data).status == 201
+    assert api.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 2}).status == 201
+    assert api.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 3}).status == 200
+    return {"sha256": api.upload(NAME, b"four"), "size": 4}
+
+
+OPERATIONS: dict[str, Any] = {
+    "publish": lambda blob: ("POST", f"/artifacts/{NAME}/versions", blob, KEY),
+    "alias": lambda blob: (
+        "PUT",
+        f"/artifacts/{NAME}/aliases/beta",
+        {"version": 1, "secondary_version": 2, "secondary_version_weight": 10},
+        KEY,
+    ),
+    "rollback": lambda blob: ("POST", f"/artifacts/{NAME}/aliases/prod/rollback", {}, KEY),
+    "prune": lambda blob: ("POST", f"/artifacts/{NAME}/prune", {"keep_last": 1}, KEY),
+    "purge": lambda blob: ("DELETE", f"/artifacts/{NAME}", None, None),
+}
+
+
+@contextmanager
+def crash_after_call(k: int) -> Iterator[list[str]]:
+    """Raise a connection error right after the k-th AWS call of the services' clients (0: never)."""
+    services = wiring.services()
+    clients = (services.repository.table.client, services.blobs.client)
+    calls: list[str] = []
+
+    def after(event_name: str, **_: Any) -> None:
+        calls.append(event_name.rsplit(".", 1)[-1])
+        if len(calls) == k:
+            raise EndpointConnectionError(endpoint_url=f"crash after call {k} ({calls[-1]})")
+
+    for client in clients:
+        client.meta.events.register("after-call.*.*", after)
+    try:
+        yield calls
+    finally:
+        for client in clients:
+            client.meta.events.unregister("after-call.*.*", after)
+
+
+def send(api: HandlerApi, request: tuple[str, str, Any, dict[str, str] | None], query: dict[str, str] | None) -> Any:
+    method, path, body, headers = request
+    return api.call(method, path, body, headers=headers, query=query)
+
+
+def stored(aws: SimpleNamespace) -> list[dict[str, Any]]:
+    items = aws.dynamodb.scan(TableName=aws.table, ConsistentRead=True)["Items"]
+    return [{k: _deserialize(v) for k, v in item.items()} for item in items]
+
+
+def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str, Any]:
+    """Assert the registry's invariants over everything stored; returns a digest for the per-operation checks.
+
+    After a crash (`crashed`) a purge may have stopped midway: the artifact then keeps its mark (every
+    other write is refused until a purge finishes), and only what the deletion order guarantees holds:
+    history goes before aliases, aliases before versions, rows before blobs.
+    """
+    items = stored(aws)
+    by_pk: dict[str, dict[str, dict[str, Any]]] = {}
+    for item in items:
+        by_pk.setdefault(item["pk"], {})[item["sk"]] = item
+    latest = by_pk[NAME]["LATEST"]
+    versions = {int(sk): v for sk, v in by_pk.get(NAME, {}).items() if sk != "LATEST"}
+    aliases = by_pk.get(f"__{NAME}-alias", {})
+    history = by_pk.get(f"__{NAME}-history", {})
+    live = {a: item for a, item in aliases.items() if not item.get("deleted")}
+    objects = {o["Key"] for o in aws.s3.list_objects_v2(Bucket=aws.bucket).get("Contents", [])}
+    if "purging" in latest:
+        assert crashed, "a purge mark was left behind"
+        assert {sk.split("#")[0] for sk in history} <= set(aliases), "history without its alias"
+        for alias in live.values():
+            assert all(int(t) in versions for t in (alias.get("version"), alias.get("secondary_version")) if t)
+        assert not aliases or len(versions) == int(latest["version_count"]), "versions deleted before aliases"
+        for version in versions.values():
+            assert f"artifacts/{NAME}/_blobs/{version['sha256']}" in objects, "a blob deleted before its version"
+        return {"purging": True}
+    if latest.get("purged"):
+        assert not versions and not aliases and not history, "rows survived the purge"
+        assert not any(o.startswith(f"artifacts/{NAME}/") for o in objects)
+        assert ("__names", NAME) not in {(i["pk"], i["sk"]) for i in items}
+        return {"purged": True}
+    # Gapless, unique numbers, counted on LATEST
+    assert sorted(versions) == list(range(1, int(latest["newest"]) + 1))
+    assert int(latest["version_count"]) == len(versions)
+    assert int(latest["deleted_count"]) == sum(1 for v in versions.values() if v["deleted"])
+    # Every version's content is stored
+    for version in versions.values():
+        assert f"artifacts/{NAME}/_blobs/{version['sha256']}" in objects
+    # No alias on a missing or deleted version; pins are exactly the live aliases
+    pins: dict[int, set[str]] = {n: set() for n in versions}
+    for name, alias in live.items():
+        for target in (alias.get("version"), alias.get("secondary_version")):
+            if isinstance(target, int) or (target is not None and str(target).isdigit()):
+                number = int(target)
+                assert number in versions and not versions[number]["deleted"], (name, number)
+                pins[number].add(name)
+    assert {n: set(v.get("pinned_by") or ()) for n, v in versions.items()} == pins
+    assert int(latest.get("alias_count", 0)) == len(live)
+    # History: gapless per alias, up to the alias's revision, and never without its alias
+    for alias_name, alias in aliases.items():
+        revisions = sorted(int(sk.split("#")[1]) for sk in history if sk.split("#")[0] == alias_name)
+        assert revisions == list(range(1, int(alias["revision"]) + 1)), alias_name
+    assert {sk.split("#")[0] for sk in history} <= set(aliases)
+    # Listing rows exist for a live artifact
+    assert ("__names", NAME) in {(i["pk"], i["sk"]) for i in items}
+    return {
+        "newest": int(latest["newest"]),
+        "aliases": {a: int(i["revision"]) for a, i in aliases.items()},
+        "deleted": sorted(n for n, v in versions.items() if v["deleted"]),
+    }
+
+
+EXPECTED = {
+    "publish": {"newest": 4, "aliases": {"prod": 2}, "deleted": []},
+    "alias": {"newest": 3, "aliases": {"prod": 2, "beta": 1}, "deleted": []},
+    "rollback": {"newest": 3, "aliases": {"prod": 3}, "deleted": []},
+    "prune": {"newest": 3, "aliases": {"prod": 2}, "deleted": [1, 2]},
+    "purge": {"purged": True},
+}
+
+
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+def test_the_sweep_covers_every_aws_call_of_each_operation(
+    api: HandlerApi, aws: SimpleNamespace, operation: str
+) -> None:
+    # Given
+    request = OPERATIONS[operation](given_an_artifact_with_aliases(api))
+    query = {"force": "true"} if operation == "purge" else None
+    # When it runs without a fault
+    with crash_after_call(0) as calls:
+        reply = send(api, request, query)
+    # Then it succeeds, makes the one expected change, within the sweep's reach
+    assert reply.status in (200, 201, 204), reply.body
+    assert check_invariants(aws) == EXPECTED[operation]
+    assert len(calls) == CALLS[operation], calls
+
+
+@pytest.mark.parametrize(("operation", "k"), [(op, k) for op, n in sorted(CALLS.items()) for k in range(1, n + 1)])
+def test_crash_after_each_aws_call_then_rerun_keeps_the_invariants(
+    api: HandlerApi, aws: SimpleNamespace, operation: str, k: int
+) -> None:
+    # Given
+    request = OPERATIONS[operation](given_an_artifact_with_aliases(api))
+    query = {"force": "true"} if operation == "purge" else None
+    # When the operation fails right after its k-th AWS call (if it makes that many)
+    with crash_after_call(k) as calls:
+        crashed = send(api, request, query)
+    # Then what is stored keeps the invariants
+    assert crashed.status == 500, (calls, crashed.body)
+    check_invariants(aws, crashed=True)
+    # And running it again completes, with exactly one change made in all
+    again = send(api, request, query)
+    assert again.status in (200, 201, 204), (calls, again.body)
+    assert check_invariants(aws) == EXPECTED[operation], calls

@@ -1,0 +1,135 @@
+"""Idempotency-Key: a retry gets the first answer and changes nothing; a reused key is refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from arca import wiring
+from arca.handlers.publish import handler
+from local.events import Reply, api_event, lambda_context, response_body
+from tests.helpers import HandlerApi, sha256
+from tests.integration.conftest import snapshot
+
+KEY = {"Idempotency-Key": "retry-me-1"}
+
+
+def given_two_versions(api: HandlerApi) -> dict[str, Any]:
+    api.publish("app", b"one")
+    api.publish("app", b"two")
+    api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
+    api.call("PUT", "/artifacts/app/aliases/prod", {"version": 2})
+    blob = b"three"
+    return {"sha256": api.upload("app", blob), "size": len(blob)}
+
+
+WRITES: dict[str, Callable[[dict[str, Any]], tuple[str, str, Any]]] = {
+    "publish": lambda blob: ("POST", "/artifacts/app/versions", blob),
+    "latest": lambda blob: ("PUT", "/artifacts/app/latest", {**blob, "metadata": {"k": "v"}}),
+    "alias": lambda blob: ("PUT", "/artifacts/app/aliases/beta", {"version": 1}),
+    "rollback": lambda blob: ("POST", "/artifacts/app/aliases/prod/rollback", {}),
+    "prune": lambda blob: ("POST", "/artifacts/app/prune", {"keep_last": 0}),
+}
+# A change to each body that makes it another request.
+OTHER: dict[str, dict[str, Any]] = {
+    "publish": {"force": True},
+    "latest": {"metadata": {"k": "w"}},
+    "alias": {"version": 2},
+    "rollback": {"reason": "again"},
+    "prune": {"keep_last": 1},
+}
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_retry_with_the_same_key_replays_the_first_answer_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace, write: str
+) -> None:
+    # Given a first write sent with a key
+    method, path, body = WRITES[write](given_two_versions(api))
+    first = api.call(method, path, body, headers=KEY)
+    assert first.status in (200, 201), first.body
+    before = snapshot(aws)
+    # When it is sent again with the same key
+    again = api.call(method, path, body, headers=KEY)
+    # Then the answer is the same, marked as a replay, and nothing changed
+    assert (again.status, again.body) == (first.status, first.body)
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.headers.get("ETag") == first.headers.get("ETag")
+    assert snapshot(aws) == before
+
+
+def test_without_a_key_a_repeat_is_a_second_write(api: HandlerApi) -> None:
+    # Given
+    given_two_versions(api)
+    # When the same rollback is sent twice without a key
+    first = api.call("POST", "/artifacts/app/aliases/prod/rollback", {})
+    second = api.call("POST", "/artifacts/app/aliases/prod/rollback", {})
+    # Then each made a revision (which is what the key prevents)
+    assert (first.body["revision"], second.body["revision"]) == (3, 4)
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_same_key_with_a_different_request_is_422_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace, write: str
+) -> None:
+    # Given a key used for one write
+    method, path, body = WRITES[write](given_two_versions(api))
+    assert api.call(method, path, body, headers=KEY).status in (200, 201)
+    before = snapshot(aws)
+    # When the key comes with another body
+    other = api.call(method, path, {**body, **OTHER[write]}, headers=KEY)
+    # Then
+    assert other.status == 422, other.body
+    assert other.error["field"] == "Idempotency-Key" and other.error["code"] == "IdempotencyKeyReusedError"
+    assert snapshot(aws) == before
+
+
+def test_keys_are_scoped_by_caller(api: HandlerApi) -> None:
+    # Given a key used by one caller (the identity API Gateway verified)
+    api.publish("app", b"one")
+    blob = json.dumps({"sha256": api.upload("app", b"two"), "size": 3})
+
+    def publish_as(caller: str) -> dict[str, Any]:
+        event, _ = api_event(
+            "POST",
+            "/artifacts/app/versions",
+            body=blob,
+            headers={"Content-Type": "application/json", "Idempotency-Key": "k"},
+            identity=caller,
+        )
+        return json.loads(response_body(handler(event, lambda_context("publish"))))
+
+    first = publish_as("arn:aws:iam::111111111111:user/a")
+    # When another caller sends the same key and request
+    second = publish_as("arn:aws:iam::111111111111:user/b")
+    # Then it is not a replay of the first caller's answer
+    assert first["version"] == 2 and not first["deduplicated"]
+    assert second["version"] == 2 and second["deduplicated"]
+
+
+def test_concurrent_requests_with_one_key_make_one_change(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a publish with a key, and the same request arriving (and committing) while the first is
+    # between its record check and its transaction
+    blob = {"sha256": api.upload("app", b"one"), "size": 3, "force": True}
+    api.publish("app", b"zero")
+    repository = wiring.services().repository
+    write_latest = repository.write_latest
+    inner: list[Reply] = []
+
+    def the_other_commits_first(*args: Any, **kwargs: Any) -> Any:
+        repository.write_latest = write_latest  # type: ignore[method-assign]
+        inner.append(api.call("POST", "/artifacts/app/versions", blob, headers=KEY))
+        return write_latest(*args, **kwargs)
+
+    repository.write_latest = the_other_commits_first  # type: ignore[method-assign]
+    # When the first goes on
+    outer = api.call("POST", "/artifacts/app/versions", blob, headers=KEY)
+    # Then one version was made, and both got its answer
+    assert inner[0].status == 201 and (outer.status, outer.body) == (inner[0].status, inner[0].body)
+    versions = api.call("GET", "/artifacts/app/versions").body["versions"]
+    assert [v["version"] for v in versions] == [2, 1]
+    assert outer.body["sha256"] == sha256(b"one")
