@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 from arca.domain.errors import ValidationError
@@ -95,8 +96,14 @@ def encode_token(last_key: dict[str, Any], scope: str) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_token(token: str, scope: str) -> dict[str, Any]:
-    """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope."""
+def decode_token(
+    token: str, scope: str, *, pk: str | None = None, within: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope.
+
+    The key must also lie in the listing's partition `pk` and sort-key range `within`: the token is not
+    secret, so a forged one must never reach another partition (or another alias's history).
+    """
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
@@ -106,6 +113,8 @@ def decode_token(token: str, scope: str) -> dict[str, Any]:
             and isinstance(key, dict)
             and set(key) == {"pk", "sk"}
             and all(isinstance(v, str) for v in key.values())
+            and (pk is None or key["pk"] == pk)
+            and (within is None or within(key["sk"]))
         )
     except (ValueError, TypeError, KeyError):
         valid = False

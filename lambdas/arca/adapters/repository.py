@@ -31,6 +31,10 @@ LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attrib
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: with LATEST's count, TransactWriteItems' limit of 100 items.
 DELETE_BATCH = 99
+# A listing request makes at most QUERY_BUDGET Queries (the first of `limit` items, then PAGE_SIZE or
+# more), so its time is bounded however many skipped items lie between two kept ones.
+QUERY_BUDGET = 5
+PAGE_SIZE = 100
 
 
 def latest_entity(item: Item) -> Latest:
@@ -175,22 +179,48 @@ class Repository:
         return None
 
     def revision_at(self, name: str, alias: str, moment: str) -> AliasRevision | None:
-        """The alias as it stood at `moment` (newest first, so the first record at or before it); None if deleted."""
-        for item in self.table.query_all(
-            keys.history_pk(name), sk_prefix=keys.history_prefix(alias), forward=False, consistent=True
-        ):
-            if item["updated_at"] <= moment:
-                return None if item.get("deleted") else revision_entity(item)
-        return None
+        """The alias as it stood at `moment`: its newest revision written at or before it; None if deleted then.
+
+        Revisions are dense (1..current: a deletion is a revision and purge removes the whole history) and
+        each is written after the one before, so `updated_at` grows with the revision: a binary search by
+        revision finds it in at most 1 + ceil(log2(current + 1)) GetItems, however long the history.
+        """
+        current = self.alias(name, alias)
+        if current is None:
+            return None
+        found: Item | None = None
+        low, high = 0, current.revision  # invariant: revision `low` (0: none) is at or before `moment`
+        if (current.updated_at or "") <= moment:
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            item = self.table.get(keys.history_key(name, alias, middle))
+            if item is not None and item["updated_at"] <= moment:
+                low, found = middle, item
+            else:
+                high = middle - 1
+        if low and (found is None or found["revision"] != low):
+            found = self.table.get(keys.history_key(name, alias, low))
+        if found is None or found.get("deleted"):
+            return None
+        return revision_entity(found)
 
     def _page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
     ) -> tuple[list[Item], str | None]:
-        """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end)."""
-        start = keys.decode_token(token, scope) if token else None
+        """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end).
+
+        Bounded whatever was skipped (soft-deleted versions, emptied folders): at most QUERY_BUDGET
+        Queries, the first of `limit` items and the rest of max(limit, PAGE_SIZE). When the budget is
+        spent the page may hold fewer than `limit` items, even none, and the token continues after the
+        last key read. A token is honoured only by its own listing and only inside its partition and range.
+        """
+        start = keys.decode_token(token, scope, pk=pk, within=_sk_test(**query)) if token else None
         kept: list[Item] = []
-        while True:
-            page = self.table.query(pk, start=start, limit=limit, **query)
+        last_read: dict[str, str] | None = None
+        for spent in range(1, QUERY_BUDGET + 1):
+            size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
+            page = self.table.query(pk, start=start, limit=size, **query)
             for item in page.items:
                 if keep(item):
                     kept.append(item)
@@ -200,7 +230,8 @@ class Repository:
                         return kept, keys.encode_token(last, scope) if more else None
             if page.last_key is None:
                 return kept, None
-            start = page.last_key
+            start = last_read = page.last_key
+        return kept, keys.encode_token(dict(last_read or {}), scope)
 
     # LATEST and publishing.
 
@@ -464,6 +495,16 @@ class Repository:
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return new
+
+
+def _sk_test(
+    *, sk_between: tuple[str, str] | None = None, sk_prefix: str | None = None, **_: Any
+) -> Callable[[str], bool]:
+    """Whether a sort key lies in a listing's range (a token's key must)."""
+    if sk_between is not None:
+        low, high = sk_between
+        return lambda sk: low <= sk <= high
+    return lambda sk: sk.startswith(sk_prefix or "")
 
 
 def target_of(source: Latest | Version) -> Target:
