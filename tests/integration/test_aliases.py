@@ -114,6 +114,9 @@ def test_alias_on_missing_artifact_is_404(api: HandlerApi) -> None:
         ({"version": 1, "description": "x" * 300}, None, "description"),
         ({"version": 1, "target": 2}, None, "target"),
         ({"version": 1}, {"If-Match": "abc"}, "If-Match"),
+        ({"version": 1}, {"If-Match": "\u0661"}, "If-Match"),  # ARABIC-INDIC DIGIT ONE: a digit, not ASCII
+        ({"version": 1}, {"If-Match": '"\uff11"'}, "If-Match"),  # FULLWIDTH DIGIT ONE
+        ({"version": 1}, {"If-Match": "1" * 5000}, "If-Match"),
         ({"version": 1}, {"If-None-Match": "1"}, "If-None-Match"),
     ],
 )
