@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
+from arca.domain.errors import AliasLimitError, ConflictError, ContentionError, NotFoundError, VersionPinnedError
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
     from arca.domain.models import Content
@@ -35,6 +35,9 @@ DELETE_BATCH = 99
 # more), so its time is bounded however many skipped items lie between two kept ones.
 QUERY_BUDGET = 5
 PAGE_SIZE = 100
+# Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
+# every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
+MAX_ALIASES = 100
 
 
 def latest_entity(item: Item) -> Latest:
@@ -46,6 +49,7 @@ def latest_entity(item: Item) -> Latest:
         rev=int(item.get("rev", 0)),
         version_count=int(item.get("version_count", 0)),
         deleted_count=int(item.get("deleted_count", 0)),
+        alias_count=int(item.get("alias_count", 0)),
         purging=item.get("purging"),
         purged=item.get("purged"),
     )
@@ -108,8 +112,20 @@ class Repository:
         return None if item is None else revision_entity(item)
 
     def live_aliases(self, name: str) -> list[Alias]:
-        items = self.table.query_all(keys.alias_pk(name), consistent=True)
-        return [alias_entity(i) for i in items if not i.get("deleted")]
+        """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
+        return self.aliases_page(name, limit=MAX_ALIASES, token=None)[0]
+
+    def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[Alias], str | None]:
+        """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
+        items, next_token = self._page(
+            keys.alias_pk(name),
+            f"aliases:{name}",
+            limit=limit,
+            token=token,
+            keep=lambda i: not i.get("deleted"),
+            consistent=True,
+        )
+        return [alias_entity(i) for i in items], next_token
 
     def versions_page(
         self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
@@ -471,8 +487,7 @@ class Repository:
                 condition="attribute_not_exists(pk)",
             ),
         ]
-        if not new.deleted:
-            writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
+        writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
         before = old.pinned if old else set()
         pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]
         pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - new.pinned)]
@@ -491,10 +506,46 @@ class Repository:
             if artifact is not None:
                 if artifact.item is None or artifact.item.get("purged"):
                     raise NotFoundError(f"artifact {name!r} does not exist") from None
-                raise ConflictError(f"artifact {name!r} is being purged") from None
+                if artifact.item.get("purging"):
+                    raise ConflictError(f"artifact {name!r} is being purged") from None
+                raise AliasLimitError(
+                    f"artifact {name!r} has {MAX_ALIASES} aliases, the most it may have; delete one first",
+                    field="alias",
+                    details={"limit": MAX_ALIASES},
+                ) from None
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return new
+
+    @staticmethod
+    def _alias_count_write(name: str, *, live_before: bool, new: Alias) -> Write:
+        """LATEST's part of an alias transaction: `alias_count` counts live aliases, under MAX_ALIASES.
+
+        A new live alias adds one only while the count is below the cap (so concurrent creations cannot
+        pass it), a deletion takes one away; a move only checks that the artifact is live.
+        """
+        key = keys.latest_key(name)
+        if new.deleted:
+            if not live_before:
+                return Write("artifact", "ConditionCheck", key, condition="attribute_exists(pk)")
+            return Write(
+                "artifact",
+                "Update",
+                key,
+                update="ADD alias_count :minus",
+                condition="attribute_exists(pk)",
+                values={":minus": -1},
+            )
+        if live_before:
+            return Write("artifact", "ConditionCheck", key, condition=LIVE_LATEST)
+        return Write(
+            "artifact",
+            "Update",
+            key,
+            update="ADD alias_count :one",
+            condition=f"{LIVE_LATEST} AND (attribute_not_exists(alias_count) OR alias_count < :cap)",
+            values={":one": 1, ":cap": MAX_ALIASES},
+        )
 
 
 def _sk_test(

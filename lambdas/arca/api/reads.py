@@ -79,9 +79,9 @@ def get_version(name: Name, version: VersionOrLatest) -> Version | Latest:
 
 
 @router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])
-def list_aliases(name: Name) -> AliasList:
-    """The artifact's aliases."""
-    return wiring.reading().list_aliases(name)
+def list_aliases(name: Name, limit: Limit = 100, next_token: NextToken = None) -> AliasList:
+    """The artifact's aliases, in name order."""
+    return wiring.reading().list_aliases(name, limit=limit, token=next_token)
 
 
 @router.get("/artifacts/<name>/aliases/<alias>", responses=answers(200, 400, 404, 503), tags=["reads"])

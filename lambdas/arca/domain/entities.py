@@ -38,6 +38,7 @@ class Latest(_Entity):
     newest_sha256: str | None = Field(None, exclude=True)
     version_count: int = Field(0, exclude=True)
     deleted_count: int = Field(0, exclude=True)
+    alias_count: int = Field(0, exclude=True)  # live aliases, kept by the alias transactions
     purging: str | None = Field(None, exclude=True)
     purged: str | None = Field(None, exclude=True)
 
@@ -162,6 +163,7 @@ class AliasRevision(_AliasState):
 
 class AliasList(_Entity):
     aliases: list[Alias]
+    next_token: str | None = None
 
 
 class HistoryPage(_Entity):
