@@ -141,6 +141,8 @@ def build_app(router: Router) -> APIGatewayRestResolver:
             match(event.http_method, path)
             allowed: tuple[str, ...] = ()
         except NoRouteError as missing:
+            if missing.reserved is not None:
+                return refused(ValidationError(f"name segment {missing.reserved!r} is a reserved word", field="name"))
             allowed = missing.allowed
         if not allowed:
             return reply(NotFoundError(f"no route for {event.http_method} {path}"))
