@@ -82,8 +82,8 @@ class NoRouteError(LookupError):
     """No route has this path (`allowed` is empty) or none has this method (`allowed` lists methods).
 
     `reserved` is set when the path matches no route, but would match one with this method had a reserved
-    word been part of the name (`PUT /artifacts/team/latest/app/latest`): the client wrote a name with a reserved segment,
-    which is bad input (400 naming the word), not a missing route.
+    word been part of the name (`PUT /artifacts/team/latest/app/latest`): the client wrote a name with a
+    reserved segment, which is bad input (400 naming the word), not a missing route.
     """
 
     def __init__(self, path: str, allowed: tuple[str, ...] = (), reserved: str | None = None) -> None:
