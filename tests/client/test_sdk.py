@@ -845,6 +845,20 @@ def test_purge_with_force_and_prune_results(h: Harness) -> None:
     assert pruned.deleted == [1, 2]
 
 
+def test_prune_follows_next_token_and_returns_everything_done(h: Harness) -> None:
+    # Given a prune the API does in two requests
+    h.answer(
+        (200, {"name": "app", "dry_run": False, "deleted": [9, 8], "skipped": [], "next_token": "t1"}),
+        (200, {"name": "app", "dry_run": False, "deleted": [2], "skipped": [{"version": 1}], "next_token": None}),
+    )
+    # When
+    pruned = h.client.prune("app", keep_last=1)
+    # Then the second request carried the token with the same body, and the results are merged
+    assert h.sent[1].json() == {"keep_last": 1, "dry_run": False, "next_token": "t1"}
+    assert pruned.deleted == [9, 8, 2]
+    assert pruned.skipped == [{"version": 1}]
+
+
 def test_a_non_json_success_is_a_bad_response(h: Harness) -> None:
     # Given
     h.answer((200, b"<html>proxy page</html>"))

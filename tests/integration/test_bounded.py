@@ -97,3 +97,51 @@ def test_resolve_at_a_moment_reads_a_logarithmic_number_of_items(
         assert reply.body["alias_revision"] == revision
         assert sum(calls.values()) <= (301).bit_length() + 2, calls
         assert calls["Query"] == 0
+
+
+def prune_to_the_end(api: HandlerApi, calls: Counter[str], body: dict[str, Any]) -> tuple[list[Any], int]:
+    """POST …/prune again with each next_token; returns the replies and the most calls any one request made."""
+    replies, most, token = [], 0, None
+    while True:
+        calls.clear()
+        reply = api.call("POST", "/artifacts/app/prune", {**body, **({"next_token": token} if token else {})})
+        assert reply.status == 200, reply.body
+        most = max(most, sum(calls.values()))
+        replies.append(reply.body)
+        token = reply.body["next_token"]
+        if token is None:
+            return replies, most
+
+
+@pytest.mark.parametrize("keep_last", [1, 550])
+def test_prune_goes_page_by_page_with_bounded_calls_and_a_token_to_go_on(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str], keep_last: int
+) -> None:
+    # Given 600 live versions, version 3 pinned by an alias
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 601), deleted=False)
+    assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": 3}).status == 201
+    # When pruned, a dry run first, each request sent again with the token it returned
+    planned, _ = prune_to_the_end(api, calls, {"keep_last": keep_last, "dry_run": True})
+    replies, most = prune_to_the_end(api, calls, {"keep_last": keep_last})
+    # Then no request made more than a bounded number of calls: LATEST, 5 Queries, 5 transactions
+    assert len(replies) == 2
+    assert most <= 1 + 5 + 5
+    # And together they deleted exactly what the dry run planned: all but the newest `keep_last` and version 3
+    deleted = sorted(n for r in replies for n in r["deleted"])
+    assert deleted == sorted(n for r in planned for n in r["deleted"])
+    assert deleted == [n for n in range(1, 601 - keep_last) if n != 3]
+    assert [s["version"] for r in replies for s in r["skipped"]] == [3]
+    live = api.call("GET", "/artifacts/app").body["counts"]["versions"]
+    assert live == keep_last + 1
+
+
+def test_prune_token_of_other_parameters_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a prune that stopped halfway
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 601), deleted=False)
+    token = api.call("POST", "/artifacts/app/prune", {"keep_last": 1, "dry_run": True}).body["next_token"]
+    # When its token is sent with another keep_last
+    reply = api.call("POST", "/artifacts/app/prune", {"keep_last": 2, "dry_run": True, "next_token": token})
+    # Then
+    assert reply.status == 400 and reply.error["field"] == "next_token"

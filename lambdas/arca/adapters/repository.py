@@ -12,7 +12,7 @@ docs/access-patterns.md lists every access pattern.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
@@ -179,10 +179,22 @@ class Repository:
         )
         return [revision_entity(i) for i in items], next_token
 
-    def live_versions_newest_first(self, name: str) -> Iterator[Version]:
-        for item in self.table.query_all(name, sk_between=VERSIONS, forward=False, consistent=True):
-            if not item.get("deleted"):
-                yield version_entity(item)
+    def versions_chunk(
+        self, name: str, *, start: dict[str, str] | None, size: int
+    ) -> tuple[list[Version], dict[str, str] | None]:
+        """One Query of up to `size` versions, newest first, deleted ones included; and the key to go on from."""
+        page = self.table.query(name, sk_between=VERSIONS, forward=False, consistent=True, limit=size, start=start)
+        return [version_entity(i) for i in page.items], page.last_key
+
+    @staticmethod
+    def resume_token(name: str, scope: str, key: dict[str, str], state: dict[str, int]) -> str:
+        """A token that continues a paged operation over the versions of `name` after `key`, with its counters."""
+        return keys.encode_token(dict(key), scope, state)
+
+    @staticmethod
+    def resume_from(name: str, scope: str, token: str) -> tuple[dict[str, str], dict[str, int]]:
+        """The key and counters of a `resume_token`; ValidationError(next_token) for any other token."""
+        return keys.decode_token_state(token, scope, pk=name, within=_sk_test(sk_between=VERSIONS))
 
     def revision_before(self, name: str, alias: str, current: int) -> AliasRevision | None:
         """The newest revision before `current` that is not a deletion (a few records a page)."""

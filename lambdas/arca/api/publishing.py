@@ -61,9 +61,13 @@ def restore_version(name: Name, version: VersionNumber) -> Version:
 
 @router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 503), tags=["publishing"])
 def prune(name: Name, body: Annotated[PruneBody, Body()]) -> PruneResult:
-    """Soft-delete old versions, never the newest `keep_last` and never one an alias points at."""
+    """Soft-delete old versions, never the newest `keep_last` and never one an alias points at; page by page."""
     return wiring.publishing().prune(
-        name, keep_last=body.keep_last, older_than_days=body.older_than_days, dry_run=body.dry_run
+        name,
+        keep_last=body.keep_last,
+        older_than_days=body.older_than_days,
+        dry_run=body.dry_run,
+        token=body.next_token,
     )
 
 

@@ -114,10 +114,14 @@ class Skipped(_Entity):
 
 
 class PruneResult(_Entity):
+    """What one prune request did. `next_token` is set when versions remain to be examined: send the same
+    body again with it, until it is null."""
+
     name: str
     dry_run: bool
     deleted: list[int]
     skipped: list[Skipped]
+    next_token: str | None = None
 
 
 class Target(_Entity):

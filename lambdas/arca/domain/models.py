@@ -100,6 +100,7 @@ class PruneBody(_Body):
     keep_last: Annotated[StrictInt, Field(ge=0, le=999_999)]
     older_than_days: Annotated[StrictInt, Field(ge=0, le=36_500)] | None = None
     dry_run: StrictBool = False
+    next_token: Annotated[StrictStr, Field(max_length=2048)] | None = None
 
 
 class PageQuery(_Query):

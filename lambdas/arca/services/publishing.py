@@ -22,6 +22,9 @@ from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
 
+# Pages of DELETE_BATCH versions one prune request reads (and deletes, one transaction each).
+PRUNE_PAGES = 5
+
 
 class Publishing:
     def __init__(self, repository: Repository, blobs: Blobs, reading: Reading, policy: Policy) -> None:
@@ -94,39 +97,59 @@ class Publishing:
         unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now())
         return unchanged or self.reading.version(name, number)
 
-    def prune(self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool) -> PruneResult:
-        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one."""
+    def prune(
+        self, name: str, *, keep_last: int, older_than_days: int | None, dry_run: bool, token: str | None = None
+    ) -> PruneResult:
+        """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
+
+        Page by page, newest first: at most PRUNE_PAGES Queries of DELETE_BATCH versions and one transaction
+        per page, so every request is bounded. When pages remain, `next_token` says where the next request
+        (same body plus the token) goes on; the token carries how many live versions were kept so far.
+        """
         self.reading.live_latest(name)
         cutoff = None
         if older_than_days is not None:
             cutoff = now_iso(self.policy.clock() - timedelta(days=older_than_days))
-        doomed: list[int] = []
-        skipped: list[Skipped] = []
-        for index, version in enumerate(self.repository.live_versions_newest_first(name)):
-            if index < keep_last or (cutoff is not None and version.created_at >= cutoff):
-                continue
-            if version.aliases:
-                skipped.append(Skipped(version=version.version, aliases=version.aliases))
-            else:
-                doomed.append(version.version)
-        if dry_run:
-            return PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
-        # One transaction per batch. If one of its versions was pinned meanwhile the batch is cancelled
-        # whole, and its versions are then deleted one by one.
+        scope = f"prune:{name}:{keep_last}:{older_than_days}:{dry_run}"
+        start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        seen_live = state.get("live", 0)
         deleted: list[int] = []
-        for start in range(0, len(doomed), DELETE_BATCH):
-            batch = doomed[start : start + DELETE_BATCH]
-            if self.repository.delete_versions(name, batch, now=self.policy.now()):
-                deleted.extend(batch)
-                continue
-            for number in batch:
-                try:
-                    self.delete_version(name, number)
-                except VersionPinnedError as pinned:
-                    skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
+        skipped: list[Skipped] = []
+        for _ in range(PRUNE_PAGES):
+            versions, start = self.repository.versions_chunk(name, start=start, size=DELETE_BATCH)
+            doomed: list[int] = []
+            for version in versions:
+                if version.deleted:
                     continue
-                deleted.append(number)
-        return PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+                seen_live += 1
+                if seen_live <= keep_last or (cutoff is not None and version.created_at >= cutoff):
+                    continue
+                if version.aliases:
+                    skipped.append(Skipped(version=version.version, aliases=version.aliases))
+                else:
+                    doomed.append(version.version)
+            if dry_run:
+                deleted.extend(doomed)
+            elif doomed:
+                self._delete_batch(name, doomed, deleted, skipped)
+            if start is None:
+                break
+        next_token = None if start is None else self.repository.resume_token(name, scope, start, {"live": seen_live})
+        return PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
+
+    def _delete_batch(self, name: str, batch: list[int], deleted: list[int], skipped: list[Skipped]) -> None:
+        """One transaction. If one of its versions was pinned meanwhile the batch is cancelled whole, and its
+        versions are then deleted one by one."""
+        if self.repository.delete_versions(name, batch, now=self.policy.now()):
+            deleted.extend(batch)
+            return
+        for number in batch:
+            try:
+                self.delete_version(name, number)
+            except VersionPinnedError as pinned:
+                skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
+                continue
+            deleted.append(number)
 
     def purge(self, name: str, *, force: bool) -> None:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
