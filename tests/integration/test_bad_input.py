@@ -61,7 +61,7 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("PUT", "/artifacts/team/latest/app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
     ("POST", "/artifacts/app/versions/x/versions", None, None, 400, "name"),
     ("PUT", "/artifacts/latest/aliases/prod", {"version": 1}, None, 400, "name"),
-    ("GET", "/artifacts/app/resolve/prod/history", None, None, 400, "name"),
+    ("GET", "/artifacts/app/resolve/prod/versions", None, None, 400, "name"),
     ("PUT", "/artifacts/a//app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
     ("PUT", "/artifacts//app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
     ("POST", "/artifacts/app//versions", None, None, 400, "name"),

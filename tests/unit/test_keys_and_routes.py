@@ -84,7 +84,7 @@ def test_a_token_carries_its_counters_and_refuses_forged_ones() -> None:
         ("PUT", "/artifacts/team/latest/app/latest", "latest"),
         ("GET", "/artifacts/a/versions/b/versions", "versions"),
         ("GET", "/artifacts/latest/aliases", "latest"),
-        ("DELETE", "/artifacts/a/b/history", "history"),
+        ("DELETE", "/artifacts/a/history/b/aliases/prod", "history"),
     ],
 )
 def test_a_path_that_matches_only_with_a_reserved_word_in_the_name_names_the_word(
@@ -97,7 +97,13 @@ def test_a_path_that_matches_only_with_a_reserved_word_in_the_name_names_the_wor
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/nope"), ("PATCH", "/artifacts/app/versions"), ("GET", "/artifacts/app/uploads")],
+    [
+        ("GET", "/nope"),
+        ("PATCH", "/artifacts/app/versions"),
+        ("GET", "/artifacts/app/uploads"),
+        ("GET", "/artifacts/app/events"),
+        ("GET", "/artifacts/app/aliases/prod/rollout"),
+    ],
 )
 def test_unknown_paths_and_wrong_methods_name_no_reserved_word(method: str, path: str) -> None:
     with pytest.raises(NoRouteError) as missing:

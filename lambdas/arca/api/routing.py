@@ -157,7 +157,11 @@ def _find(
 
 def _reserved_in_name(routes: tuple[Route, ...], method: str, path: str) -> str | None:
     """The reserved word that ends the name as read, if the path matches a route with this method when the
-    name is read to a later reserved word (or to the end) instead."""
+    name is read to a later reserved word instead.
+
+    Only to a later reserved word: a path that merely ends in unknown segments (`…/events` where no such route
+    is deployed) stays a 404, so clients can probe for routes.
+    """
     segments = path.split("/")[1:]
     if len(segments) < 2 or segments[0] != "artifacts":
         return None
@@ -165,7 +169,7 @@ def _reserved_in_name(routes: tuple[Route, ...], method: str, path: str) -> str 
     reserved = [i for i, segment in enumerate(rest) if segment in RESERVED_SEGMENTS]
     if not reserved:
         return None
-    for end in [*reserved[1:], len(rest)]:
+    for end in reserved[1:]:
         suffix = [s for s in rest[end:] if s]
         if _find(routes, method, ["artifacts", "{name}", *suffix], "/".join(rest[:end]))[0] is not None:
             return rest[reserved[0]]
