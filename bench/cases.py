@@ -10,11 +10,13 @@ before each call.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bench.counting import Call
 from bench.harness import BenchFailure, Case, Group, Pair, publish_check
 from bench.world import KIB, MIB, Blob, World, blob, blob_key
 
@@ -27,6 +29,7 @@ A_DELETE, V_DELETE = "bench/delete", "bench-delete"
 A_PRUNE, V_PRUNE = "bench/pruned", "bench-pruned"
 A_ALIAS, V_ALIAS = "bench/aliased", "bench-aliased"
 A_UPLOADS = "bench/incoming"
+A_DELETED, A_HISTORY, A_PRUNE_MANY = "bench/mostly-deleted", "bench/revised", "bench/prune-many"
 A_TREE = ("bench/tree/a", "bench/tree/b/c", "bench/tree/b/d", "bench/zeta")
 ALIAS_GROUP = "Aliases and resolve"
 
@@ -42,6 +45,9 @@ class Config:
     small_size: int = KIB
     big_size: int = 64 * MIB
     list_versions: int = 120  # versions of the artifact listed page by page
+    deleted_versions: int = 5_000  # soft-deleted versions a `limit=1` listing looks past (written directly)
+    alias_revisions: int = 1_000  # revisions of the alias resolved with at= (written directly)
+    prune_versions: int = 5_000  # live versions of the artifact a prune request pages through
     page: int = 100
     prune_batch: int = 5  # versions each prune call deletes
     max_publish_ratio: float | None = 2.0  # fail when publish at big_size is slower than this times small_size
@@ -430,7 +436,7 @@ def alias_group(w: World, cfg: Config) -> Group:
             Case(
                 "resolve alias as it stood before the moves (at=)",
                 lambda i: a.call("GET", f"{resolve}/prod", query={"at": before_moves}),
-                note="reads the alias's history newest first back to that moment: grows with the revisions since",
+                note="binary search of the alias's history by revision (GetItems)",
             ),
             Case("alias history, first page (up to 100 revisions)", lambda i: a.call("GET", f"{aliases}/prod/history")),
             Case(
@@ -443,6 +449,77 @@ def alias_group(w: World, cfg: Config) -> Group:
     )
 
 
+def query_budget_check(counted: Counter[Call]) -> str | None:
+    """A listing or prune request makes at most QUERY_BUDGET Queries, however much it skips."""
+    from arca.adapters.repository import QUERY_BUDGET
+
+    queries = counted[("DynamoDB", "Query")]
+    return f"made {queries} Queries, over the budget of {QUERY_BUDGET}" if queries > QUERY_BUDGET else None
+
+
+def bounded_group(w: World, cfg: Config) -> Group:
+    """Requests whose work must not grow with what lies in the table: deleted versions, history, versions to
+    prune. The large states are written straight into the table (local.seed), copies of items the handlers
+    wrote, since publishing thousands of versions one request at a time would take minutes under moto."""
+    from local.seed import clone_revisions, clone_versions
+
+    a = w.arca
+    small = pair(cfg.small_size)
+    client, table = a.services.repository.table.client, a.services.repository.table.name
+    a.create(A_DELETED, small[0], versions=1)
+    clone_versions(client, table, A_DELETED, range(2, cfg.deleted_versions + 2), deleted=True)
+    a.create(A_HISTORY, small[0], versions=1)
+    a.call("PUT", f"/artifacts/{A_HISTORY}/aliases/prod", {"version": 1}, expect=201)
+    times = clone_revisions(client, table, A_HISTORY, "prod", cfg.alias_revisions - 1)
+    middle = times[len(times) // 2]
+    a.create(A_PRUNE_MANY, small[0], versions=1)
+    clone_versions(client, table, A_PRUNE_MANY, range(2, cfg.prune_versions + 1), deleted=False)
+
+    def list_one(i: int) -> Any:
+        reply = a.call("GET", f"/artifacts/{A_DELETED}/versions", query={"limit": "1", "order": "asc"})
+        if reply["versions"] and reply["versions"][0]["version"] != 1:
+            raise BenchFailure(f"list versions returned {reply['versions'][0]['version']}, expected version 1")
+        return reply
+
+    def at_middle(i: int) -> Any:
+        reply = a.call("GET", f"/artifacts/{A_HISTORY}/resolve/prod", query={"at": middle})
+        if reply["alias_revision"] != len(times) // 2 + 1:
+            raise BenchFailure(f"at= resolved revision {reply['alias_revision']}, expected {len(times) // 2 + 1}")
+        return reply
+
+    def prune_first_request(i: int) -> Any:
+        reply = a.call("POST", f"/artifacts/{A_PRUNE_MANY}/prune", {"keep_last": 1, "dry_run": True})
+        if cfg.prune_versions > 500 and reply["next_token"] is None:
+            raise BenchFailure("a prune over thousands of versions finished in one request: it is not paged")
+        return reply
+
+    return Group(
+        "Bounded requests",
+        [
+            Case(
+                f"list versions limit=1 past {cfg.deleted_versions:,} deleted versions (newest first)",
+                lambda i: a.call("GET", f"/artifacts/{A_DELETED}/versions", query={"limit": "1"}),
+                check=query_budget_check,
+                n=cfg.write_iterations,
+                note="at most 5 Queries, then a next_token to go on; the live version is found by paging",
+            ),
+            Case(f"list versions limit=1 past {cfg.deleted_versions:,} deleted versions (oldest first)", list_one),
+            Case(
+                f"resolve alias at= over {cfg.alias_revisions:,} revisions",
+                at_middle,
+                note="binary search by revision: GetItems grow as log2 of the revisions",
+            ),
+            Case(
+                f"prune dry run over {cfg.prune_versions:,} versions, one request",
+                prune_first_request,
+                check=query_budget_check,
+                n=cfg.write_iterations,
+                note="5 pages of 99 versions, then a next_token; a real prune adds one transaction a page",
+            ),
+        ],
+    )
+
+
 # The groups in order; each runs in a fresh world. A builder returning None is reported as not measured.
 GROUPS: tuple[Callable[[World, Config], Group], ...] = (
     uploads_group,
@@ -450,6 +527,7 @@ GROUPS: tuple[Callable[[World, Config], Group], ...] = (
     reads_group,
     deletes_group,
     alias_group,
+    bounded_group,
 )
 
 

@@ -129,9 +129,18 @@ _HUNG_UP = (BrokenPipeError, ConnectionResetError)
 class _ReplyError(Exception):
     """Answer now with the spec's error shape (the request never reached a function)."""
 
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        field: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+        self.field = field
 
 
 class ArcaServer(ThreadingHTTPServer):
@@ -199,6 +208,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         try:
             route, _ = routes().match(self.command, path)
         except routes().NoRouteError as error:
+            if error.reserved is not None:
+                message = f"name segment {error.reserved!r} is a reserved word"
+                raise _ReplyError(400, "ValidationError", message, field="name") from None
             if error.allowed:
                 allow = ", ".join(sorted(set(error.allowed)))
                 raise _ReplyError(
@@ -276,7 +288,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return int(response["statusCode"])
 
     def _send_error(self, reply: _ReplyError, request_id: str) -> None:
-        body = {"error": {"code": reply.code, "message": reply.message, "request_id": request_id}}
+        error = {"code": reply.code, "message": reply.message, "request_id": request_id}
+        body = {"error": {**error, **({"field": reply.field} if reply.field else {})}}
         headers = [("Content-Type", "application/json"), *reply.headers.items()]
         self._write(reply.status, headers, json.dumps(body).encode(), request_id)
 

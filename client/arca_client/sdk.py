@@ -357,12 +357,25 @@ class Client:
     def prune(
         self, name: str, *, keep_last: int, older_than_days: int | None = None, dry_run: bool = False
     ) -> PruneResult:
-        """Soft-delete old versions, never the newest `keep_last` nor an aliased one; what it deleted (or would)."""
+        """Soft-delete old versions, never the newest `keep_last` nor an aliased one; what it deleted (or would).
+
+        The API prunes a bounded number of versions a request and hands back a `next_token` while more remain:
+        this follows it to the end and returns everything done.
+        """
         body: dict[str, Any] = {"keep_last": keep_last, "dry_run": dry_run}
         if older_than_days is not None:
             body["older_than_days"] = older_than_days
         data, _ = self._write("POST", _artifact(name, "prune"), body=body)
-        return PruneResult.from_dict(data)
+        merged = dict(data)
+        while data.get("next_token"):
+            token = data["next_token"]
+            data, _ = self._write("POST", _artifact(name, "prune"), body={**body, "next_token": token})
+            if data.get("next_token") == token:
+                raise ArcaError(f"prune of {name} returned the same next_token twice", code="PaginationLoop")
+            merged["deleted"] = [*merged.get("deleted", []), *data.get("deleted", [])]
+            merged["skipped"] = [*merged.get("skipped", []), *data.get("skipped", [])]
+        merged["next_token"] = None
+        return PruneResult.from_dict(merged)
 
     # ---- aliases ------------------------------------------------------------------------------
 

@@ -16,6 +16,9 @@ TINY = Config(
     write_iterations=1,
     big_size=64 * KIB,
     list_versions=3,
+    deleted_versions=30,
+    alias_revisions=30,
+    prune_versions=30,
     page=2,
     prune_batch=2,
     max_publish_ratio=None,  # one call per size says nothing about a ratio
@@ -30,7 +33,14 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
     outcome = run(TINY, progress=lambda line: None)
     # Then
     assert outcome.failures == [], outcome.failures
-    for title in ("Uploads and LATEST", "Publish", "Reads", "Delete, restore, prune", "Handler overhead"):
+    for title in (
+        "Uploads and LATEST",
+        "Publish",
+        "Reads",
+        "Delete, restore, prune",
+        "Bounded requests",
+        "Handler overhead",
+    ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
     publish = outcome.results["publish.small"].arca

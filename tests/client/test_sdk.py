@@ -896,6 +896,20 @@ def test_purge_repeats_the_delete_while_the_api_answers_202(h: Harness) -> None:
     assert [(s.method, s.path, s.query) for s in h.sent] == [("DELETE", "/artifacts/app", {"force": ["true"]})] * 3
 
 
+def test_prune_follows_next_token_and_returns_everything_done(h: Harness) -> None:
+    # Given a prune the API does in two requests
+    h.answer(
+        (200, {"name": "app", "dry_run": False, "deleted": [9, 8], "skipped": [], "next_token": "t1"}),
+        (200, {"name": "app", "dry_run": False, "deleted": [2], "skipped": [{"version": 1}], "next_token": None}),
+    )
+    # When
+    pruned = h.client.prune("app", keep_last=1)
+    # Then the second request carried the token with the same body, and the results are merged
+    assert h.sent[1].json() == {"keep_last": 1, "dry_run": False, "next_token": "t1"}
+    assert pruned.deleted == [9, 8, 2]
+    assert pruned.skipped == [{"version": 1}]
+
+
 def test_a_non_json_success_is_a_bad_response(h: Harness) -> None:
     # Given
     h.answer((200, b"<html>proxy page</html>"))

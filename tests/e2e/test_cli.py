@@ -223,6 +223,11 @@ def test_every_error_path_has_its_exit_code(cli: Cli, unique: str, tmp_path: Pat
         (["purge", name, "--yes"], 3, "ConflictError"),
         # usage, including input the API refuses: 1
         (["publish", "Not_A_Name", source], 1, "ValidationError"),
+        (["publish", f"{unique}/latest/app", source], 1, "ValidationError"),
+        (["versions", f"{unique}/latest/app"], 1, "ValidationError"),
+        (["show", f"{unique}/aliases/app@1"], 1, "ValidationError"),
+        (["publish", f"{unique}//app", source], 1, "ValidationError"),
+        (["versions", f"{unique}//app"], 1, "ValidationError"),
         (["alias", "set", name, "Prod", "1"], 1, "ValidationError"),
         (["alias", "set", name, "prod", "1", "--canary", "1", "--weight", "10"], 1, "ValidationError"),
         (["delete", name], 1, "UsageError"),

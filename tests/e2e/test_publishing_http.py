@@ -110,6 +110,32 @@ def test_wrong_method_is_405_naming_the_allowed_ones(arca: ArcaHttp, unique: str
 
 
 @pytest.mark.parametrize(
+    ("method", "suffix", "word"),
+    [
+        pytest.param("PUT", "/team/latest/app/latest", "'latest'", id="reserved-latest"),
+        pytest.param("POST", "/team/versions/app/versions", "'versions'", id="reserved-versions"),
+        pytest.param("PUT", "/team/aliases/app/aliases/prod", "'aliases'", id="reserved-aliases"),
+        pytest.param("PUT", "/team//app/latest", "empty segment", id="double-slash"),
+        pytest.param("PUT", "/team/app//latest", "", id="double-slash-before-suffix"),
+        pytest.param("PUT", "//team/app/latest", "empty segment", id="leading-slash"),
+    ],
+)
+def test_name_with_a_reserved_word_or_empty_segment_is_400_and_writes_nothing(
+    arca: ArcaHttp, unique: str, method: str, suffix: str, word: str
+) -> None:
+    # Given content uploaded under a name that is valid
+    digest = arca.upload(f"{unique}/ok", b"content")
+    # When the name written holds a reserved word or an empty segment
+    reply = arca.request(method, f"/artifacts/{unique}{suffix}", json={"sha256": digest, "size": 7, "version": 1})
+    # Then
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "ValidationError" and error["field"] == "name"
+    assert word in error["message"]
+    assert arca.get("/artifacts", params={"prefix": f"{unique}/"}).json()["artifacts"] == []
+
+
+@pytest.mark.parametrize(
     ("body", "field"),
     [
         pytest.param(b'{"sha256": ', "body", id="not-json"),

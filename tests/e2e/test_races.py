@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import pytest
 import requests
 
-from arca.domain.errors import ConflictError, PreconditionFailedError, VersionPinnedError
+from arca.domain.errors import AliasLimitError, ConflictError, PreconditionFailedError, VersionPinnedError
 from arca.domain.models import AliasBody, Content
 from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
@@ -166,3 +166,27 @@ def test_concurrent_retries_with_one_idempotency_key_make_one_version(arca: Arca
     assert {(status, answer["version"]) for status, answer in answers} == {(201, 2)}
     versions = arca.get(f"/artifacts/{name}/versions").json()["versions"]
     assert [v["version"] for v in versions] == [2, 1]
+
+
+def test_concurrent_alias_creations_never_pass_the_cap(
+    arca: ArcaHttp, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an artifact that may have 5 aliases
+    monkeypatch.setattr("arca.adapters.repository.MAX_ALIASES", 5)
+    name = f"{unique}/capped"
+    assert arca.set_latest(name, b"one").status_code == 200
+    assert arca.post(f"/artifacts/{name}/versions").status_code == 201
+
+    # When 8 writers each create an alias at once
+    def creator(t: int) -> str:
+        try:
+            build().aliases.set(name, f"alias{t}", AliasBody(version=1))
+        except AliasLimitError:
+            return "refused"
+        return "created"
+
+    outcomes = race(creator)
+    # Then exactly 5 were created, and the count agrees with the list
+    assert sorted(outcomes).count("created") == 5
+    assert len(arca.get(f"/artifacts/{name}/aliases").json()["aliases"]) == 5
+    assert arca.get(f"/artifacts/{name}").json()["counts"]["aliases"] == 5

@@ -114,6 +114,9 @@ def test_alias_on_missing_artifact_is_404(api: HandlerApi) -> None:
         ({"version": 1, "description": "x" * 300}, None, "description"),
         ({"version": 1, "target": 2}, None, "target"),
         ({"version": 1}, {"If-Match": "abc"}, "If-Match"),
+        ({"version": 1}, {"If-Match": "\u0661"}, "If-Match"),  # ARABIC-INDIC DIGIT ONE: a digit, not ASCII
+        ({"version": 1}, {"If-Match": '"\uff11"'}, "If-Match"),  # FULLWIDTH DIGIT ONE
+        ({"version": 1}, {"If-Match": "1" * 5000}, "If-Match"),
         ({"version": 1}, {"If-None-Match": "1"}, "If-None-Match"),
     ],
 )
@@ -281,7 +284,7 @@ def test_purge_with_force_removes_aliases_too(app: HandlerApi) -> None:
     assert purged.status == 204
     assert app.call("GET", "/artifacts/team/app/aliases/prod").status == 404
     assert app.publish("team/app", b"again").body["version"] == 4
-    assert app.call("GET", "/artifacts/team/app/aliases").body == {"aliases": []}
+    assert app.call("GET", "/artifacts/team/app/aliases").body == {"aliases": [], "next_token": None}
 
 
 def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: HandlerApi) -> None:
@@ -355,3 +358,45 @@ def test_resolves_emit_a_metric_per_artifact_alias_and_route(
         ("team/app", "prod", "secondary"),
     }
     assert emitted[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["artifact", "alias", "route", "service"]]
+
+
+def test_aliases_are_capped_per_artifact_and_a_deletion_frees_a_place(
+    app: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an artifact at its cap of aliases
+    monkeypatch.setattr("arca.adapters.repository.MAX_ALIASES", 3)
+    for alias in ("a", "b", "c"):
+        assert put_alias(app, alias, version=1).status == 201
+    before = snapshot(aws)
+    # When one more is created
+    refused = put_alias(app, "d", version=2)
+    # Then it is a 409 naming the limit, and nothing was written
+    assert refused.status == 409, refused.body
+    assert refused.error["code"] == "AliasLimitError"
+    assert refused.error["limit"] == 3 and "3 aliases" in refused.error["message"]
+    assert snapshot(aws) == before
+    # And moving an alias at the cap is still allowed
+    assert put_alias(app, "a", version=3).status == 200
+    # And once one is deleted, another may be created, and the summary counts them
+    assert app.call("DELETE", "/artifacts/team/app/aliases/b").status == 204
+    assert put_alias(app, "d", version=2).status == 201
+    assert app.call("POST", "/artifacts/team/app/aliases/b/rollback", {}).error["code"] == "AliasLimitError"
+    assert app.call("GET", "/artifacts/team/app").body["counts"]["aliases"] == 3
+
+
+def test_alias_list_pages_past_deleted_aliases(app: HandlerApi) -> None:
+    # Given five aliases of which two were deleted
+    for alias in ("a", "b", "c", "d", "e"):
+        assert put_alias(app, alias, version=1).status == 201
+    for alias in ("b", "d"):
+        assert app.call("DELETE", f"/artifacts/team/app/aliases/{alias}").status == 204
+    # When listed two at a time
+    first = app.call("GET", "/artifacts/team/app/aliases", query={"limit": "2"})
+    second = app.call(
+        "GET", "/artifacts/team/app/aliases", query={"limit": "2", "next_token": first.body["next_token"]}
+    )
+    # Then
+    assert [a["alias"] for a in first.body["aliases"]] == ["a", "c"]
+    assert [a["alias"] for a in second.body["aliases"]] == ["e"]
+    assert second.body["next_token"] is None
+    assert app.call("GET", "/artifacts/team/app").body["counts"]["aliases"] == 3

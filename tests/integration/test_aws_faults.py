@@ -5,14 +5,16 @@ from __future__ import annotations
 import random
 import sys
 from types import SimpleNamespace
+from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from arca import wiring
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, TransactionRejected, Write
 from arca.domain.errors import ThrottledError
 from arca.observability import logger
 from tests.helpers import HandlerApi
@@ -86,6 +88,89 @@ def test_transaction_conflict_is_retried_but_condition_failure_is_reported_by_na
     assert len(sleeps) == 1
     assert set(raised.value.reasons) == {"version"}
     assert raised.value.failed("version").item == {"pk": "a", "deleted": True}  # type: ignore[union-attr]
+
+
+def cancellation(*codes: str) -> dict[str, Any]:
+    return {"CancellationReasons": [{"Code": c, **({"Message": f"{c} reason"} if c != "None" else {})} for c in codes]}
+
+
+@pytest.mark.parametrize(
+    "codes",
+    [
+        ("None", "ValidationError"),
+        ("ItemCollectionSizeLimitExceeded", "None"),
+        ("ConditionalCheckFailed", "ValidationError"),
+    ],
+)
+def test_cancellation_for_a_reason_other_than_a_condition_is_rejected_not_a_conflict(codes: tuple[str, ...]) -> None:
+    # Given a transaction DynamoDB cancels for a reason that is no condition of ours
+    table, stub = stubbed_table([])
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields=cancellation(*codes),
+    )
+    writes = [
+        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
+        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition="attribute_exists(pk)"),
+    ]
+    # When / Then it is reported as what it is, by item, and not retried
+    with stub, pytest.raises(TransactionRejected) as raised:
+        table.transact(writes)
+    rejected = [c for c in codes if c not in ("None", "ConditionalCheckFailed")]
+    assert [r.code for r in raised.value.reasons.values()] == rejected
+    assert rejected[0] in str(raised.value)
+
+
+def test_transaction_conflict_that_persists_becomes_throttled_error() -> None:
+    # Given conflicts on every attempt
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    for _ in range(table.max_attempts):
+        stub.add_client_error(
+            "transact_write_items",
+            "TransactionCanceledException",
+            http_status_code=400,
+            modeled_fields=cancellation("TransactionConflict", "None"),
+        )
+    writes = [Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1})]
+    # When / Then
+    with stub, pytest.raises(ThrottledError) as raised:
+        table.transact(writes)
+    assert raised.value.details["aws_code"] == "TransactionCanceledException"
+
+
+class OversizeTransactions:
+    """The moto client, except that every TransactWriteItems is cancelled as an item over 400 KB would be."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        reasons = [{"Code": "None"}] * len(kwargs["TransactItems"])
+        reasons[-1] = {"Code": "ValidationError", "Message": "Item size has exceeded the maximum allowed size"}
+        error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
+        raise ClientError({"Error": error, "CancellationReasons": reasons}, "TransactWriteItems")
+
+
+def test_alias_write_rejected_for_item_size_is_a_logged_500_not_a_conflict(
+    api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a version, and a table that rejects every transaction for an item's size
+    assert api.publish("app", b"one").status == 201
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+    repository = wiring.services().repository
+    monkeypatch.setattr(repository, "table", Table(OversizeTransactions(aws.dynamodb), aws.table))
+    # When
+    reply = api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
+    # Then
+    assert reply.status == 500, reply.body
+    assert reply.error["code"] == "InternalError"
+    assert "v1: ValidationError" in capsys.readouterr().out
 
 
 def test_unknown_aws_errors_are_not_swallowed() -> None:

@@ -7,10 +7,16 @@ from typing import Any
 
 import pytest
 
+from arca.adapters import keys
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
 GOOD = sha256(b"stored")
+# Tokens with the right scope whose key leaves the listing: another partition, another alias's history.
+FORGED = keys.encode_token({"pk": "other", "sk": "000001"}, "versions:app:desc:False")
+FORGED_RANGE = keys.encode_token({"pk": "app", "sk": "LATEST"}, "versions:app:desc:False")
+FORGED_NAMES = keys.encode_token({"pk": "__dir#", "sk": "app"}, "artifacts::None")
+DEEP = "[" * 1000 + "]" * 1000
 CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     # method, path, JSON body (str = raw), query, status, field
     ("POST", "/artifacts/app/uploads", {}, None, 400, "sha256"),
@@ -52,10 +58,46 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("DELETE", "/artifacts/app/versions/LATEST", None, None, 400, "version"),
     ("POST", "/artifacts/app/versions/x/restore", None, None, 400, "version"),
     ("GET", "/artifacts/app/versions/-1", None, None, 400, "version"),
+    ("PUT", "/artifacts/team/latest/app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
+    ("POST", "/artifacts/app/versions/x/versions", None, None, 400, "name"),
+    ("PUT", "/artifacts/latest/aliases/prod", {"version": 1}, None, 400, "name"),
+    ("GET", "/artifacts/app/resolve/prod/versions", None, None, 400, "name"),
+    ("PUT", "/artifacts/a//app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
+    ("PUT", "/artifacts//app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
+    ("POST", "/artifacts/app//versions", None, None, 400, "name"),
+    ("PUT", "/artifacts/app/latest", DEEP, None, 400, "body"),
+    ("PUT", "/artifacts/app/latest", '{"metadata": ' + '{"a": ' * 1000 + "1" + "}" * 1001, None, 400, "body"),
+    ("POST", "/artifacts/app/versions", DEEP, None, 400, "body"),
+    ("PUT", "/artifacts/app/aliases/prod", DEEP, None, 400, "body"),
+    (
+        "PUT",
+        "/artifacts/app/latest",
+        {"sha256": GOOD, "size": 6, "content_type": "t\u00e9xt/plain"},
+        None,
+        400,
+        "content_type",
+    ),
+    (
+        "PUT",
+        "/artifacts/app/latest",
+        {"sha256": GOOD, "size": 6, "content_type": "text/\u0440lain"},
+        None,
+        400,
+        "content_type",
+    ),
+    ("GET", "/artifacts/app/resolve/prod", None, {"at": "9999-12-31T23:59:59-12:00"}, 400, "at"),
+    ("GET", "/artifacts/app/resolve/prod", None, {"at": "0001-01-01T00:00:00+14:00"}, 400, "at"),
+    ("GET", "/artifacts/app/versions", None, {"next_token": FORGED}, 400, "next_token"),
+    ("GET", "/artifacts/app/versions", None, {"next_token": FORGED_RANGE}, 400, "next_token"),
+    ("GET", "/artifacts", None, {"next_token": FORGED_NAMES}, 400, "next_token"),
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "query", "status", "field"), CASES)
+@pytest.mark.parametrize(
+    ("method", "path", "body", "query", "status", "field"),
+    CASES,
+    ids=[f"{m} {p[:40]} {str(b)[:20]} {q} {f}" for m, p, b, q, _, f in CASES],
+)
 def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
     api: HandlerApi,
     aws: SimpleNamespace,

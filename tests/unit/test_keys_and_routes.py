@@ -53,6 +53,64 @@ def test_tokens_round_trip_within_their_scope(key: dict[str, str]) -> None:
         keys.decode_token(token, "versions:b")
 
 
+def test_a_token_is_refused_outside_its_partition_or_sort_key_range() -> None:
+    # Given tokens of the right scope whose keys lie elsewhere
+    inside = keys.encode_token({"pk": "app", "sk": "000007"}, "versions:app")
+    other_partition = keys.encode_token({"pk": "__app-alias", "sk": "000007"}, "versions:app")
+    out_of_range = keys.encode_token({"pk": "app", "sk": "LATEST"}, "versions:app")
+    in_range = str.isdigit
+    # When / Then
+    assert keys.decode_token(inside, "versions:app", pk="app", within=in_range)["sk"] == "000007"
+    for forged in (other_partition, out_of_range):
+        with pytest.raises(ValidationError):
+            keys.decode_token(forged, "versions:app", pk="app", within=in_range)
+
+
+def test_a_token_carries_its_counters_and_refuses_forged_ones() -> None:
+    # Given
+    key = {"pk": "app", "sk": "000100"}
+    token = keys.encode_token(key, "prune:app", {"live": 3})
+    forged = keys.encode_token(key, "prune:app", {"live": -1})
+    # When / Then
+    assert keys.decode_token_state(token, "prune:app") == (key, {"live": 3})
+    assert keys.decode_token_state(keys.encode_token(key, "prune:app"), "prune:app") == (key, {})
+    with pytest.raises(ValidationError):
+        keys.decode_token_state(forged, "prune:app")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "word"),
+    [
+        ("PUT", "/artifacts/team/latest/app/latest", "latest"),
+        ("GET", "/artifacts/a/versions/b/versions", "versions"),
+        ("GET", "/artifacts/latest/aliases", "latest"),
+        ("DELETE", "/artifacts/a/history/b/aliases/prod", "history"),
+    ],
+)
+def test_a_path_that_matches_only_with_a_reserved_word_in_the_name_names_the_word(
+    method: str, path: str, word: str
+) -> None:
+    with pytest.raises(NoRouteError) as missing:
+        match(method, path)
+    assert missing.value.reserved == word
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/nope"),
+        ("PATCH", "/artifacts/app/versions"),
+        ("GET", "/artifacts/app/uploads"),
+        ("GET", "/artifacts/app/events"),
+        ("GET", "/artifacts/app/aliases/prod/rollout"),
+    ],
+)
+def test_unknown_paths_and_wrong_methods_name_no_reserved_word(method: str, path: str) -> None:
+    with pytest.raises(NoRouteError) as missing:
+        match(method, path)
+    assert missing.value.reserved is None
+
+
 @pytest.mark.parametrize("bad", ["", "x", "!!!!", "eyJrIjogMX0", "e30"])
 def test_garbage_tokens_are_refused(bad: str) -> None:
     with pytest.raises(ValidationError):

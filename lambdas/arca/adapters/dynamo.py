@@ -3,8 +3,9 @@
 Every AWS error from DynamoDB passes through `Table._call`, the one place where error codes are read:
 - throttling and transaction conflicts are retried with full jitter, then become ThrottledError (503);
 - a failed condition becomes ConditionFailed carrying the item as it was (ALL_OLD);
-- a cancelled transaction becomes TransactionCancelled with each reason under its item's name, so
-  the service can say *which* condition failed;
+- a transaction cancelled by a condition becomes TransactionCancelled with each reason under its item's
+  name, so the service can say *which* condition failed; one cancelled for any other reason (an item over
+  400 KB, a collection over its size limit) becomes TransactionRejected, never mistaken for a conflict;
 - anything else is re-raised untouched (it is a bug or an outage, and ends as a logged 500).
 """
 
@@ -38,6 +39,7 @@ RETRYABLE_CODES = frozenset(
 )
 # Cancellation reasons that say nothing about our conditions: the same request may simply be retried.
 RETRYABLE_REASONS = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "None"})
+CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,6 +84,15 @@ class Reason:
     item: Item | None
 
 
+class TransactionRejected(Exception):
+    """DynamoDB refused a transaction for a reason that is not a condition (e.g. ValidationError: an item over
+    400 KB; ItemCollectionSizeLimitExceeded). Not the caller's race: it ends as a logged 500 naming the reason."""
+
+    def __init__(self, reasons: dict[str, Reason]) -> None:
+        super().__init__("transaction rejected: " + ", ".join(f"{name}: {r.code}" for name, r in reasons.items()))
+        self.reasons = reasons
+
+
 class TransactionCancelled(Exception):
     """A transaction failed on a condition; `reasons` maps each failed item's name to its reason."""
 
@@ -91,7 +102,7 @@ class TransactionCancelled(Exception):
 
     def failed(self, name: str) -> Reason | None:
         reason = self.reasons.get(name)
-        return reason if reason is not None and reason.code == "ConditionalCheckFailed" else None
+        return reason if reason is not None and reason.code == CONDITION_FAILED else None
 
 
 @dataclass
@@ -169,7 +180,13 @@ class Table:
                     raise ConditionFailed(deserialize(error.response.get("Item"))) from None
                 if code == "TransactionCanceledException":
                     reasons = error.response.get("CancellationReasons") or []
-                    if any(r.get("Code") not in RETRYABLE_REASONS for r in reasons):
+                    codes = {r.get("Code", "None") for r in reasons}
+                    if codes - RETRYABLE_REASONS - {CONDITION_FAILED}:
+                        named = self._cancelled(item_names, reasons).reasons
+                        raise TransactionRejected(
+                            {n: r for n, r in named.items() if r.code not in RETRYABLE_REASONS | {CONDITION_FAILED}}
+                        ) from error
+                    if CONDITION_FAILED in codes:
                         raise self._cancelled(item_names, reasons) from None
                 elif code not in RETRYABLE_CODES:
                     raise

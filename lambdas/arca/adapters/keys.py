@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 from arca.domain.errors import ValidationError
@@ -94,26 +95,46 @@ def blob_prefix(name: str) -> str:
     return f"artifacts/{name}/_blobs/"
 
 
-def encode_token(last_key: dict[str, Any], scope: str) -> str:
-    """Opaque pagination token: the last evaluated key, bound to the listing it came from."""
-    raw = json.dumps({"k": last_key, "s": scope}, separators=(",", ":"), sort_keys=True)
+def encode_token(last_key: dict[str, Any], scope: str, state: dict[str, int] | None = None) -> str:
+    """Opaque pagination token: the last evaluated key, bound to the listing it came from, and optionally
+    the counters a paged operation carries from one request to the next (`state`)."""
+    raw = json.dumps(
+        {"k": last_key, "s": scope, **({"x": state} if state else {})}, separators=(",", ":"), sort_keys=True
+    )
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_token(token: str, scope: str) -> dict[str, Any]:
-    """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope."""
+def decode_token(
+    token: str, scope: str, *, pk: str | None = None, within: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope.
+
+    The key must also lie in the listing's partition `pk` and sort-key range `within`: the token is not
+    secret, so a forged one must never reach another partition (or another alias's history).
+    """
+    return decode_token_state(token, scope, pk=pk, within=within)[0]
+
+
+def decode_token_state(
+    token: str, scope: str, *, pk: str | None = None, within: Callable[[str], bool] | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """`decode_token`, and the token's `state` (non-negative integers; empty when it had none)."""
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        key = data["k"]
+        key, state = data["k"], data.get("x", {})
         valid = (
             data["s"] == scope
             and isinstance(key, dict)
             and set(key) == {"pk", "sk"}
             and all(isinstance(v, str) for v in key.values())
+            and (pk is None or key["pk"] == pk)
+            and (within is None or within(key["sk"]))
+            and isinstance(state, dict)
+            and all(type(v) is int and v >= 0 for v in state.values())
         )
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         valid = False
     if not valid:
         raise ValidationError("next_token is not a token this listing issued", field="next_token")
-    return key  # type: ignore[no-any-return]
+    return key, state

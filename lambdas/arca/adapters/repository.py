@@ -13,13 +13,14 @@ docs/access-patterns.md lists every access pattern.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
 from arca.domain.errors import (
+    AliasLimitError,
     ConflictError,
     ContentionError,
     IdempotencyKeyTakenError,
@@ -42,6 +43,13 @@ VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 DELETE_BATCH = 98
 # Rows read and deleted per purge step: one BatchWriteItem call (its limit is 25).
 PURGE_PAGE = 25
+# A listing request makes at most QUERY_BUDGET Queries (the first of `limit` items, then PAGE_SIZE or
+# more), so its time is bounded however many skipped items lie between two kept ones.
+QUERY_BUDGET = 5
+PAGE_SIZE = 100
+# Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
+# every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
+MAX_ALIASES = 100
 
 
 def latest_entity(item: Item) -> Latest:
@@ -53,6 +61,7 @@ def latest_entity(item: Item) -> Latest:
         rev=int(item.get("rev", 0)),
         version_count=int(item.get("version_count", 0)),
         deleted_count=int(item.get("deleted_count", 0)),
+        alias_count=int(item.get("alias_count", 0)),
         purging=item.get("purging"),
         purged=item.get("purged"),
         purges=int(item.get("purges", 0)),
@@ -116,8 +125,20 @@ class Repository:
         return None if item is None else revision_entity(item)
 
     def live_aliases(self, name: str) -> list[Alias]:
-        items = self.table.query_all(keys.alias_pk(name), consistent=True)
-        return [alias_entity(i) for i in items if not i.get("deleted")]
+        """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
+        return self.aliases_page(name, limit=MAX_ALIASES, token=None)[0]
+
+    def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[Alias], str | None]:
+        """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
+        items, next_token = self._page(
+            keys.alias_pk(name),
+            f"aliases:{name}",
+            limit=limit,
+            token=token,
+            keep=lambda i: not i.get("deleted"),
+            consistent=True,
+        )
+        return [alias_entity(i) for i in items], next_token
 
     def versions_page(
         self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
@@ -171,10 +192,22 @@ class Repository:
         )
         return [revision_entity(i) for i in items], next_token
 
-    def live_versions_newest_first(self, name: str) -> Iterator[Version]:
-        for item in self.table.query_all(name, sk_between=VERSIONS, forward=False, consistent=True):
-            if not item.get("deleted"):
-                yield version_entity(item)
+    def versions_chunk(
+        self, name: str, *, start: dict[str, str] | None, size: int
+    ) -> tuple[list[Version], dict[str, str] | None]:
+        """One Query of up to `size` versions, newest first, deleted ones included; and the key to go on from."""
+        page = self.table.query(name, sk_between=VERSIONS, forward=False, consistent=True, limit=size, start=start)
+        return [version_entity(i) for i in page.items], page.last_key
+
+    @staticmethod
+    def resume_token(name: str, scope: str, key: dict[str, str], state: dict[str, int]) -> str:
+        """A token that continues a paged operation over the versions of `name` after `key`, with its counters."""
+        return keys.encode_token(dict(key), scope, state)
+
+    @staticmethod
+    def resume_from(name: str, scope: str, token: str) -> tuple[dict[str, str], dict[str, int]]:
+        """The key and counters of a `resume_token`; ValidationError(next_token) for any other token."""
+        return keys.decode_token_state(token, scope, pk=name, within=_sk_test(sk_between=VERSIONS))
 
     def revision_before(self, name: str, alias: str, current: int) -> AliasRevision | None:
         """The newest revision before `current` that is not a deletion (a few records a page)."""
@@ -187,22 +220,48 @@ class Repository:
         return None
 
     def revision_at(self, name: str, alias: str, moment: str) -> AliasRevision | None:
-        """The alias as it stood at `moment` (newest first, so the first record at or before it); None if deleted."""
-        for item in self.table.query_all(
-            keys.history_pk(name), sk_prefix=keys.history_prefix(alias), forward=False, consistent=True
-        ):
-            if item["updated_at"] <= moment:
-                return None if item.get("deleted") else revision_entity(item)
-        return None
+        """The alias as it stood at `moment`: its newest revision written at or before it; None if deleted then.
+
+        Revisions are dense (1..current: a deletion is a revision and purge removes the whole history) and
+        each is written after the one before, so `updated_at` grows with the revision: a binary search by
+        revision finds it in at most 1 + ceil(log2(current + 1)) GetItems, however long the history.
+        """
+        current = self.alias(name, alias)
+        if current is None:
+            return None
+        found: Item | None = None
+        low, high = 0, current.revision  # invariant: revision `low` (0: none) is at or before `moment`
+        if (current.updated_at or "") <= moment:
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            item = self.table.get(keys.history_key(name, alias, middle))
+            if item is not None and item["updated_at"] <= moment:
+                low, found = middle, item
+            else:
+                high = middle - 1
+        if low and (found is None or found["revision"] != low):
+            found = self.table.get(keys.history_key(name, alias, low))
+        if found is None or found.get("deleted"):
+            return None
+        return revision_entity(found)
 
     def _page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
     ) -> tuple[list[Item], str | None]:
-        """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end)."""
-        start = keys.decode_token(token, scope) if token else None
+        """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end).
+
+        Bounded whatever was skipped (soft-deleted versions, emptied folders): at most QUERY_BUDGET
+        Queries, the first of `limit` items and the rest of max(limit, PAGE_SIZE). When the budget is
+        spent the page may hold fewer than `limit` items, even none, and the token continues after the
+        last key read. A token is honoured only by its own listing and only inside its partition and range.
+        """
+        start = keys.decode_token(token, scope, pk=pk, within=_sk_test(**query)) if token else None
         kept: list[Item] = []
-        while True:
-            page = self.table.query(pk, start=start, limit=limit, **query)
+        last_read: dict[str, str] | None = None
+        for spent in range(1, QUERY_BUDGET + 1):
+            size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
+            page = self.table.query(pk, start=start, limit=size, **query)
             for item in page.items:
                 if keep(item):
                     kept.append(item)
@@ -212,7 +271,8 @@ class Repository:
                         return kept, keys.encode_token(last, scope) if more else None
             if page.last_key is None:
                 return kept, None
-            start = page.last_key
+            start = last_read = page.last_key
+        return kept, keys.encode_token(dict(last_read or {}), scope)
 
     # LATEST and publishing.
 
@@ -570,22 +630,9 @@ class Repository:
             ),
         ]
         # Every alias write, deletions included, holds only while the artifact is live and unmarked, so
-        # nothing is written to its partitions once a purge has marked it. `alias_count` on LATEST counts
-        # the live aliases: a plain purge marks LATEST only where it is zero.
-        delta = int(not new.deleted) - int(old is not None and not old.deleted)
-        if delta:
-            writes.append(
-                Write(
-                    "artifact",
-                    "Update",
-                    keys.latest_key(name),
-                    update="ADD alias_count :delta",
-                    condition=LIVE_LATEST,
-                    values={":delta": delta},
-                )
-            )
-        else:
-            writes.append(Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST))
+        # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
+        # where `alias_count` is zero).
+        writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
         before = old.pinned if old else set()
         pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]
         pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - new.pinned)]
@@ -605,10 +652,56 @@ class Repository:
             if artifact is not None:
                 if artifact.item is None or artifact.item.get("purged"):
                     raise NotFoundError(f"artifact {name!r} does not exist") from None
-                raise ConflictError(f"artifact {name!r} is being purged") from None
+                if artifact.item.get("purging"):
+                    raise ConflictError(f"artifact {name!r} is being purged") from None
+                raise AliasLimitError(
+                    f"artifact {name!r} has {MAX_ALIASES} aliases, the most it may have; delete one first",
+                    field="alias",
+                    details={"limit": MAX_ALIASES},
+                ) from None
             number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
             raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
         return new
+
+    @staticmethod
+    def _alias_count_write(name: str, *, live_before: bool, new: Alias) -> Write:
+        """LATEST's part of an alias transaction: `alias_count` counts live aliases, under MAX_ALIASES.
+
+        A new live alias adds one only while the count is below the cap (so concurrent creations cannot
+        pass it), a deletion takes one away; a move only checks that the artifact is live.
+        """
+        key = keys.latest_key(name)
+        if new.deleted:
+            if not live_before:
+                return Write("artifact", "ConditionCheck", key, condition=LIVE_LATEST)
+            return Write(
+                "artifact",
+                "Update",
+                key,
+                update="ADD alias_count :minus",
+                condition=LIVE_LATEST,
+                values={":minus": -1},
+            )
+        if live_before:
+            return Write("artifact", "ConditionCheck", key, condition=LIVE_LATEST)
+        return Write(
+            "artifact",
+            "Update",
+            key,
+            update="ADD alias_count :one",
+            condition=f"{LIVE_LATEST} AND (attribute_not_exists(alias_count) OR alias_count < :cap)",
+            values={":one": 1, ":cap": MAX_ALIASES},
+        )
+
+
+def _sk_test(
+    *, sk_between: tuple[str, str] | None = None, sk_prefix: str | None = None, **_: Any
+) -> Callable[[str], bool]:
+    """Whether a sort key lies in a listing's range (a token's key must)."""
+    if sk_between is not None:
+        low, high = sk_between
+        return lambda sk: low <= sk <= high
+    return lambda sk: sk.startswith(sk_prefix or "")
 
 
 def _receipt_write(receipt: Receipt, answer: Answer) -> Write:

@@ -125,6 +125,16 @@ def build_app(router: Router) -> APIGatewayRestResolver:
         """Bytes that are not UTF-8: the only text Powertools decodes from the client is the JSON body."""
         return refused(ValidationError("body is not valid JSON (not UTF-8)", field="body"))
 
+    def too_deep(error: RecursionError) -> Response[Any]:
+        """JSON nested deeper than the parser's recursion limit is bad input; any other RecursionError is a bug."""
+        try:
+            json.loads(app.current_event.body or "null")
+        except RecursionError:
+            return refused(ValidationError("body is nested too deeply", field="body"))
+        except ValueError:
+            pass
+        return unexpected(error)
+
     def no_route(_: Exception) -> Response[Any]:
         """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
         from arca.routes import NoRouteError, match  # the whole table, read only on this error path
@@ -135,6 +145,8 @@ def build_app(router: Router) -> APIGatewayRestResolver:
             match(event.http_method, path)
             allowed: tuple[str, ...] = ()
         except NoRouteError as missing:
+            if missing.reserved is not None:
+                return refused(ValidationError(f"name segment {missing.reserved!r} is a reserved word", field="name"))
             allowed = missing.allowed
         if not allowed:
             return reply(NotFoundError(f"no route for {event.http_method} {path}"))
@@ -149,6 +161,7 @@ def build_app(router: Router) -> APIGatewayRestResolver:
     app.exception_handler(RegistryError)(refused)
     app.exception_handler(RequestValidationError)(invalid)
     app.exception_handler(UnicodeDecodeError)(undecodable)
+    app.exception_handler(RecursionError)(too_deep)
     app.exception_handler(RequestUnsupportedContentType)(not_json)
     app.not_found(no_route)
     app.exception_handler(Exception)(unexpected)

@@ -7,6 +7,7 @@ OpenAPI document shows.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -63,6 +64,14 @@ IfMatch = Annotated[
     Header(alias="If-Match", description="alias revision (the ETag), quoted or not", pattern=r'^(W/)?"?[0-9]{1,9}"?$'),
 ]
 IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", pattern=r"^\*$")]
+
+
+def in_utc(moment: datetime | None) -> datetime | None:
+    """The time in UTC; a time that has no UTC form (year 9999 west of Greenwich) is bad input, not a 500."""
+    try:
+        return None if moment is None else moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is outside the years 1 to 9999 in UTC") from None
 
 
 def revision_of(if_match: str | None) -> int | None:

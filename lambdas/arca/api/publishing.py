@@ -79,7 +79,7 @@ def restore_version(name: Name, version: VersionNumber) -> Version:
 def prune(
     name: Name, body: Annotated[PruneBody, Body()], idempotency_key: IdempotencyKey = None
 ) -> Response[PruneResult]:
-    """Soft-delete old versions, never the newest `keep_last` and never one an alias points at."""
+    """Soft-delete old versions, never the newest `keep_last` and never one an alias points at; page by page."""
 
     def run(receipt: Receipt | None) -> Response[PruneResult]:
         result = wiring.publishing().prune(
@@ -87,6 +87,7 @@ def prune(
             keep_last=body.keep_last,
             older_than_days=body.older_than_days,
             dry_run=body.dry_run,
+            token=body.next_token,
             receipt=receipt,
         )
         return Response(200, JSON, result)

@@ -4,10 +4,10 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from pydantic import AwareDatetime
+from pydantic import AfterValidator, AwareDatetime
 
 from arca import wiring
-from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, answers
+from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, answers, in_utc
 from arca.api.routing import Router
 from arca.domain.entities import (
     Alias,
@@ -79,9 +79,9 @@ def get_version(name: Name, version: VersionOrLatest) -> Version | Latest:
 
 
 @router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])
-def list_aliases(name: Name) -> AliasList:
-    """The artifact's aliases."""
-    return wiring.reading().list_aliases(name)
+def list_aliases(name: Name, limit: Limit = 100, next_token: NextToken = None) -> AliasList:
+    """The artifact's aliases, in name order."""
+    return wiring.reading().list_aliases(name, limit=limit, token=next_token)
 
 
 @router.get("/artifacts/<name>/aliases/<alias>", responses=answers(200, 400, 404, 503), tags=["reads"])
@@ -100,7 +100,9 @@ def alias_history(name: Name, alias: AliasName, limit: Limit = 100, next_token: 
 RoutingKey = Annotated[
     str | None, Query(min_length=1, max_length=256, description="the same key always lands on the same side")
 ]
-At = Annotated[AwareDatetime | None, Query(description="ISO 8601 time: the alias as it stood then")]
+At = Annotated[
+    AwareDatetime | None, AfterValidator(in_utc), Query(description="ISO 8601 time: the alias as it stood then")
+]
 
 
 def _resolve(name: str, ref: str, routing_key: str | None, at: Any) -> Resolution:

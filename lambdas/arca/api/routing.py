@@ -79,12 +79,18 @@ class Router(APIGatewayRouter):
 
 
 class NoRouteError(LookupError):
-    """No route has this path (`allowed` is empty) or none has this method (`allowed` lists methods)."""
+    """No route has this path (`allowed` is empty) or none has this method (`allowed` lists methods).
 
-    def __init__(self, path: str, allowed: tuple[str, ...] = ()) -> None:
+    `reserved` is set when the path matches no route, but would match one with this method had a reserved
+    word been part of the name (`PUT /artifacts/team/latest/app/latest`): the client wrote a name with a
+    reserved segment, which is bad input (400 naming the word), not a missing route.
+    """
+
+    def __init__(self, path: str, allowed: tuple[str, ...] = (), reserved: str | None = None) -> None:
         super().__init__(path)
         self.path = path
         self.allowed = allowed
+        self.reserved = reserved
 
 
 def split_name(path: str) -> tuple[str | None, list[str]]:
@@ -113,10 +119,22 @@ def canonical_path(path: str) -> str:
 def match(routes: Iterable[Route], method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route for a request path (decoded, names with plain slashes), as API Gateway would pick it.
 
-    Raises NoRouteError, listing the methods the path has when only the method is wrong.
+    Raises NoRouteError, listing the methods the path has when only the method is wrong, and naming the
+    reserved word when the path matches only with that word read as part of the name.
     """
+    routes = tuple(routes)
     name, segments = split_name(path)
     segments = [s for s in segments if s] if name is None else segments[:2] + [s for s in segments[2:] if s]
+    found, allowed = _find(routes, method, segments, name)
+    if found is not None:
+        return found
+    # A path that exists with other methods is a 405 as read; only a path that matches nothing is re-read.
+    raise NoRouteError(path, tuple(allowed), None if allowed else _reserved_in_name(routes, method, path))
+
+
+def _find(
+    routes: tuple[Route, ...], method: str, segments: list[str], name: str | None
+) -> tuple[tuple[Route, dict[str, str]] | None, list[str]]:
     allowed: list[str] = []
     for route in routes:
         if len(route.segments) != len(segments):
@@ -132,6 +150,27 @@ def match(routes: Iterable[Route], method: str, path: str) -> tuple[Route, dict[
                 params[found.group(1)] = name if pattern == "{name}" and name is not None else actual
         else:
             if route.method == method.upper():
-                return route, params
+                return (route, params), allowed
             allowed.append(route.method)
-    raise NoRouteError(path, tuple(allowed))
+    return None, allowed
+
+
+def _reserved_in_name(routes: tuple[Route, ...], method: str, path: str) -> str | None:
+    """The reserved word that ends the name as read, if the path matches a route with this method when the
+    name is read to a later reserved word instead.
+
+    Only to a later reserved word: a path that merely ends in unknown segments (`…/events` where no such route
+    is deployed) stays a 404, so clients can probe for routes.
+    """
+    segments = path.split("/")[1:]
+    if len(segments) < 2 or segments[0] != "artifacts":
+        return None
+    rest = segments[1:]
+    reserved = [i for i, segment in enumerate(rest) if segment in RESERVED_SEGMENTS]
+    if not reserved:
+        return None
+    for end in reserved[1:]:
+        suffix = [s for s in rest[end:] if s]
+        if _find(routes, method, ["artifacts", "{name}", *suffix], "/".join(rest[:end]))[0] is not None:
+            return rest[reserved[0]]
+    return None

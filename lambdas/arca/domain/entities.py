@@ -38,6 +38,7 @@ class Latest(_Entity):
     newest_sha256: str | None = Field(None, exclude=True)
     version_count: int = Field(0, exclude=True)
     deleted_count: int = Field(0, exclude=True)
+    alias_count: int = Field(0, exclude=True)  # live aliases, kept by the alias transactions
     purging: str | None = Field(None, exclude=True)
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
@@ -114,10 +115,14 @@ class Skipped(_Entity):
 
 
 class PruneResult(_Entity):
+    """What one prune request did. `next_token` is set when versions remain to be examined: send the same
+    body again with it, until it is null."""
+
     name: str
     dry_run: bool
     deleted: list[int]
     skipped: list[Skipped]
+    next_token: str | None = None
 
 
 class PurgeProgress(_Entity):
@@ -171,6 +176,7 @@ class AliasRevision(_AliasState):
 
 class AliasList(_Entity):
     aliases: list[Alias]
+    next_token: str | None = None
 
 
 class HistoryPage(_Entity):

@@ -59,6 +59,10 @@ class VersionLimitError(ConflictError):
     """The artifact has reached its last version number (999,999)."""
 
 
+class AliasLimitError(ConflictError):
+    """The artifact has as many aliases as it may have (`details["limit"]`); delete one first."""
+
+
 class PreconditionFailedError(RegistryError):
     """If-Match / If-None-Match / expected_version did not hold."""
 

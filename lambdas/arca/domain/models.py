@@ -30,7 +30,10 @@ MAX_METADATA_BYTES = 2048
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 
 Sha256 = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$", description="lower-case hex sha256")]
-ContentType = Annotated[StrictStr, Field(pattern=r"^[\w.+-]+/[\w.+-]+(;[ \w.+=-]*)*$", max_length=255)]
+# ASCII only (`\w` would admit any Unicode letter): the value becomes an S3 and HTTP header.
+ContentType = Annotated[
+    StrictStr, Field(pattern=r"^[A-Za-z0-9_.+-]+/[A-Za-z0-9_.+-]+(;[ A-Za-z0-9_.+=-]*)*$", max_length=255)
+]
 MetadataKey = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,127}$")]
 
 
@@ -97,6 +100,7 @@ class PruneBody(_Body):
     keep_last: Annotated[StrictInt, Field(ge=0, le=999_999)]
     older_than_days: Annotated[StrictInt, Field(ge=0, le=36_500)] | None = None
     dry_run: StrictBool = False
+    next_token: Annotated[StrictStr, Field(max_length=2048)] | None = None
 
 
 class PageQuery(_Query):

@@ -20,10 +20,13 @@ from arca.adapters.s3 import Blobs
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, VersionLimitError, VersionPinnedError
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
-from arca.domain.receipts import Receipt, Seal, answer, seal
+from arca.domain.receipts import Answer, Receipt, Seal, answer, seal
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
 from arca.services.retry import Budget, Policy, now_iso
+
+# Pages of DELETE_BATCH versions one prune request reads (and deletes, one transaction each).
+PRUNE_PAGES = 5
 
 
 class Publishing:
@@ -149,58 +152,81 @@ class Publishing:
         keep_last: int,
         older_than_days: int | None,
         dry_run: bool,
+        token: str | None = None,
         receipt: Receipt | None = None,
     ) -> PruneResult:
         """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
 
-        With `receipt`, its record goes into the transaction of the last batch (alone when nothing is
-        deleted, or when the last batch fell back to one by one): a retry after a crash before that
-        prunes what is left, and only a completed prune is replayed.
+        Page by page, newest first: at most PRUNE_PAGES Queries of DELETE_BATCH versions and one transaction
+        per page, so every request is bounded. When pages remain, `next_token` says where the next request
+        (same body plus the token) goes on; the token carries how many live versions were kept so far.
+
+        With `receipt`, its record goes into the transaction of the request's last batch (alone when that
+        page deletes nothing, or fell back to one by one): a retry after a crash before it prunes what is
+        left, and only a completed request is replayed.
         """
         self.reading.live_latest(name)
         cutoff = None
         if older_than_days is not None:
             cutoff = now_iso(self.policy.clock() - timedelta(days=older_than_days))
-        doomed: list[int] = []
-        skipped: list[Skipped] = []
-        for index, version in enumerate(self.repository.live_versions_newest_first(name)):
-            if index < keep_last or (cutoff is not None and version.created_at >= cutoff):
-                continue
-            if version.aliases:
-                skipped.append(Skipped(version=version.version, aliases=version.aliases))
-            else:
-                doomed.append(version.version)
-        if dry_run:
-            result = PruneResult(name=name, dry_run=True, deleted=doomed, skipped=skipped)
-            if receipt is not None:
-                self.repository.put_receipt(receipt, answer(result))
-            return result
-        # One transaction per batch. If one of its versions was pinned meanwhile the batch is cancelled
-        # whole, and its versions are then deleted one by one.
+        scope = f"prune:{name}:{keep_last}:{older_than_days}:{dry_run}"
+        start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        seen_live = state.get("live", 0)
         deleted: list[int] = []
+        skipped: list[Skipped] = []
         sealed = False
-        for start in range(0, len(doomed), DELETE_BATCH):
-            batch = doomed[start : start + DELETE_BATCH]
-            last = start + DELETE_BATCH >= len(doomed)
-            outcome = seal(
-                receipt if last else None,
-                lambda done: answer(PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped)),
+        next_token: str | None = None
+
+        def respond(done: list[int]) -> Answer:
+            """The request's answer, rendered by the transaction of its last batch (which deletes `done`)."""
+            return answer(
+                PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped, next_token=next_token)
             )
-            if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome):
-                deleted.extend(batch)
-                sealed = outcome is not None
-                continue
-            for number in batch:
-                try:
-                    self.delete_version(name, number)
-                except VersionPinnedError as pinned:
-                    skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
+
+        for page in range(PRUNE_PAGES):
+            versions, start = self.repository.versions_chunk(name, start=start, size=DELETE_BATCH)
+            doomed: list[int] = []
+            for version in versions:
+                if version.deleted:
                     continue
-                deleted.append(number)
-        result = PruneResult(name=name, dry_run=False, deleted=deleted, skipped=skipped)
+                seen_live += 1
+                if seen_live <= keep_last or (cutoff is not None and version.created_at >= cutoff):
+                    continue
+                if version.aliases:
+                    skipped.append(Skipped(version=version.version, aliases=version.aliases))
+                else:
+                    doomed.append(version.version)
+            last = start is None or page == PRUNE_PAGES - 1
+            if last and start is not None:
+                next_token = self.repository.resume_token(name, scope, start, {"live": seen_live})
+            if dry_run:
+                deleted.extend(doomed)
+            elif doomed:
+                outcome = seal(receipt if last else None, respond)
+                sealed = self._delete_batch(name, doomed, deleted, skipped, outcome) and outcome is not None
+            if start is None:
+                break
+        result = PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
         if receipt is not None and not sealed:
             self.repository.put_receipt(receipt, answer(result))
         return result
+
+    def _delete_batch(
+        self, name: str, batch: list[int], deleted: list[int], skipped: list[Skipped], outcome: Seal | None
+    ) -> bool:
+        """One transaction (with `outcome`'s record, if any); True when it committed. If one of its versions
+        was pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
+        if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome):
+            deleted.extend(batch)
+            return True
+        for number in batch:
+            try:
+                self.delete_version(name, number)
+            except VersionPinnedError as pinned:
+                skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
+                continue
+            deleted.append(number)
+        return False
 
     def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.

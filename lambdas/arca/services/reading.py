@@ -55,7 +55,7 @@ class Reading:
             counts=Counts(
                 versions=latest.version_count - latest.deleted_count,
                 deleted_versions=latest.deleted_count,
-                aliases=len(self.repository.live_aliases(name)),
+                aliases=latest.alias_count,
             ),
             created_at=latest.created_at,
             updated_at=latest.updated_at,
@@ -99,9 +99,10 @@ class Reading:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
         return found
 
-    def list_aliases(self, name: str) -> AliasList:
+    def list_aliases(self, name: str, *, limit: int = 100, token: str | None = None) -> AliasList:
         self.live_latest(name)
-        return AliasList(aliases=self.repository.live_aliases(name))
+        aliases, next_token = self.repository.aliases_page(name, limit=limit, token=token)
+        return AliasList(aliases=aliases, next_token=next_token)
 
     def history(self, name: str, alias: str, *, limit: int, token: str | None) -> HistoryPage:
         if self.repository.alias(name, alias) is None:

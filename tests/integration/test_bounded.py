@@ -1,0 +1,147 @@
+"""Every request does a bounded number of DynamoDB calls, however much was deleted or written before."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from arca import wiring
+from arca.adapters.repository import QUERY_BUDGET
+from local.seed import clone_revisions, clone_versions
+from tests.helpers import HandlerApi
+
+
+@pytest.fixture
+def calls(api: HandlerApi) -> Iterator[Counter[str]]:
+    """DynamoDB calls the handlers make, by operation (a before-call hook on their client)."""
+    counted: Counter[str] = Counter()
+
+    def count(event_name: str, **_: Any) -> None:
+        counted[event_name.split(".")[-1]] += 1
+
+    client = wiring.services().repository.table.client
+    client.meta.events.register("before-call.dynamodb.*", count, unique_id="test-call-counter")
+    yield counted
+    client.meta.events.unregister("before-call.dynamodb.*", unique_id="test-call-counter")
+
+
+def every_page(api: HandlerApi, path: str, key: str, calls: Counter[str], **query: str) -> tuple[list[Any], int]:
+    """Follow next_token to the end; returns the items and the most Queries any one request made."""
+    items: list[Any] = []
+    token: str | None = None
+    most = 0
+    while True:
+        calls.clear()
+        reply = api.call("GET", path, query={**query, **({"next_token": token} if token else {})})
+        assert reply.status == 200, reply.body
+        most = max(most, calls["Query"])
+        items += reply.body[key]
+        token = reply.body["next_token"]
+        if token is None:
+            return items, most
+
+
+def test_listing_one_version_over_many_deleted_ones_is_bounded_and_paging_finds_the_live_ones(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str]
+) -> None:
+    # Given versions 1 and 2 live, 3..600 deleted, 601 live
+    api.publish("app", b"one")
+    api.publish("app", b"two")
+    clone_versions(aws.dynamodb, aws.table, "app", range(3, 601), deleted=True)
+    clone_versions(aws.dynamodb, aws.table, "app", [601], deleted=False)
+    calls.clear()
+    # When
+    first = api.call("GET", "/artifacts/app/versions", query={"limit": "1"})
+    # Then one request makes at most the budget of Queries and hands back a token
+    assert first.status == 200
+    assert calls["Query"] <= QUERY_BUDGET
+    assert first.body["next_token"] is not None
+    # And paging to the end yields exactly the live versions, each request within the budget
+    for order in ("desc", "asc"):
+        versions, most = every_page(api, "/artifacts/app/versions", "versions", calls, limit="1", order=order)
+        numbers = [v["version"] for v in versions]
+        assert numbers == ([601, 2, 1] if order == "desc" else [1, 2, 601])
+        assert most <= QUERY_BUDGET
+
+
+def test_listing_with_deleted_versions_included_pages_through_all_of_them(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str]
+) -> None:
+    # Given
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 251), deleted=True)
+    # When
+    versions, most = every_page(api, "/artifacts/app/versions", "versions", calls, limit="100", include_deleted="true")
+    # Then
+    assert [v["version"] for v in versions] == list(range(250, 0, -1))
+    assert most == 1
+
+
+def test_resolve_at_a_moment_reads_a_logarithmic_number_of_items(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str]
+) -> None:
+    # Given an alias with 301 revisions, one second apart
+    api.publish("app", b"one")
+    assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1}).status == 201
+    times = clone_revisions(aws.dynamodb, aws.table, "app", "prod", 300)
+    for revision in (1, 2, 150, 300, 301):
+        calls.clear()
+        # When resolved as it stood at that revision's time
+        reply = api.call("GET", "/artifacts/app/resolve/prod", query={"at": times[revision - 1]})
+        # Then
+        assert reply.status == 200, reply.body
+        assert reply.body["alias_revision"] == revision
+        assert sum(calls.values()) <= (301).bit_length() + 2, calls
+        assert calls["Query"] == 0
+
+
+def prune_to_the_end(api: HandlerApi, calls: Counter[str], body: dict[str, Any]) -> tuple[list[Any], int]:
+    """POST …/prune again with each next_token; returns the replies and the most calls any one request made."""
+    replies, most, token = [], 0, None
+    while True:
+        calls.clear()
+        reply = api.call("POST", "/artifacts/app/prune", {**body, **({"next_token": token} if token else {})})
+        assert reply.status == 200, reply.body
+        most = max(most, sum(calls.values()))
+        replies.append(reply.body)
+        token = reply.body["next_token"]
+        if token is None:
+            return replies, most
+
+
+@pytest.mark.parametrize("keep_last", [1, 550])
+def test_prune_goes_page_by_page_with_bounded_calls_and_a_token_to_go_on(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str], keep_last: int
+) -> None:
+    # Given 600 live versions, version 3 pinned by an alias
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 601), deleted=False)
+    assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": 3}).status == 201
+    # When pruned, a dry run first, each request sent again with the token it returned
+    planned, _ = prune_to_the_end(api, calls, {"keep_last": keep_last, "dry_run": True})
+    replies, most = prune_to_the_end(api, calls, {"keep_last": keep_last})
+    # Then no request made more than a bounded number of calls: LATEST, 5 Queries, 5 transactions
+    assert len(replies) == 2
+    assert most <= 1 + 5 + 5
+    # And together they deleted exactly what the dry run planned: all but the newest `keep_last` and version 3
+    deleted = sorted(n for r in replies for n in r["deleted"])
+    assert deleted == sorted(n for r in planned for n in r["deleted"])
+    assert deleted == [n for n in range(1, 601 - keep_last) if n != 3]
+    assert [s["version"] for r in replies for s in r["skipped"]] == [3]
+    live = api.call("GET", "/artifacts/app").body["counts"]["versions"]
+    assert live == keep_last + 1
+
+
+def test_prune_token_of_other_parameters_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a prune that stopped halfway
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 601), deleted=False)
+    token = api.call("POST", "/artifacts/app/prune", {"keep_last": 1, "dry_run": True}).body["next_token"]
+    # When its token is sent with another keep_last
+    reply = api.call("POST", "/artifacts/app/prune", {"keep_last": 2, "dry_run": True, "next_token": token})
+    # Then
+    assert reply.status == 400 and reply.error["field"] == "next_token"
