@@ -197,3 +197,28 @@ def test_purge_over_budget_answers_202_and_the_same_delete_continues(
     assert answers == [202, 202, 204]
     assert stored(aws, "app") == {"app": ["LATEST"]}
     assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
+
+
+def test_alias_revisions_go_on_after_a_purge_so_an_old_etag_never_matches(api: HandlerApi) -> None:
+    # Given an alias moved to revision 3, then a forced purge, then the artifact and the alias made anew
+    api.publish("app", b"a")
+    api.publish("app", b"b")
+    for version in (1, 2, 1):
+        assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": version}).status in (200, 201)
+    before = api.call("GET", "/artifacts/app/resolve/prod").body
+    assert api.call("DELETE", "/artifacts/app", query={"force": "true"}).status == 204
+    api.publish("app", b"c")
+    # When
+    created = api.call("PUT", "/artifacts/app/aliases/prod", {"version": 3})
+    stale = api.call("PUT", "/artifacts/app/aliases/prod", {"version": 3}, headers={"If-Match": '"1"'})
+    # Then the new incarnation numbers on from 3: an ETag of the old one matches nothing
+    assert created.status == 201 and created.body["revision"] == 4 and created.headers["ETag"] == '"4"'
+    assert stale.status == 412
+    history = api.call("GET", "/artifacts/app/aliases/prod/history").body["history"]
+    assert [h["revision"] for h in history] == [4]
+    # And time travel knows the alias only from its new first revision on
+    at_creation = api.call("GET", "/artifacts/app/resolve/prod", query={"at": created.body["updated_at"]})
+    assert at_creation.status == 200 and at_creation.body["alias_revision"] == 4
+    assert before["alias_revision"] == 3
+    earlier = api.call("GET", "/artifacts/app/resolve/prod", query={"at": "2000-01-01T00:00:00Z"})
+    assert earlier.status == 404

@@ -65,6 +65,7 @@ def latest_entity(item: Item) -> Latest:
         purging=item.get("purging"),
         purged=item.get("purged"),
         purges=int(item.get("purges", 0)),
+        revision_base=int(item.get("revision_base", 0)),
     )
 
 
@@ -91,7 +92,13 @@ def _alias_state(item: Item) -> dict[str, Any]:
 
 
 def alias_entity(item: Item) -> Alias:
-    return Alias(name=item["name"], alias=item["alias"], created_at=item.get("created_at"), **_alias_state(item))
+    return Alias(
+        name=item["name"],
+        alias=item["alias"],
+        created_at=item.get("created_at"),
+        first_revision=int(item.get("first_revision", 1)),
+        **_alias_state(item),
+    )
 
 
 def revision_entity(item: Item) -> AliasRevision:
@@ -230,7 +237,8 @@ class Repository:
         if current is None:
             return None
         found: Item | None = None
-        low, high = 0, current.revision  # invariant: revision `low` (0: none) is at or before `moment`
+        # invariant: revision `low` is at or before `moment` (the one before the first: the alias did not exist)
+        low, high = current.first_revision - 1, current.revision
         if (current.updated_at or "") <= moment:
             low = high
         while low < high:
@@ -240,7 +248,7 @@ class Repository:
                 low, found = middle, item
             else:
                 high = middle - 1
-        if low and (found is None or found["revision"] != low):
+        if low >= current.first_revision and (found is None or found["revision"] != low):
             found = self.table.get(keys.history_key(name, alias, low))
         if found is None or found.get("deleted"):
             return None
@@ -348,6 +356,7 @@ class Repository:
                 "deleted_count": 0,
                 "rev": (seen.rev if seen else 0) + 1,
                 "purges": seen.purges if seen else 0,
+                "revision_base": seen.revision_base if seen else 0,
                 "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
                 **keys.latest_key(name),
@@ -526,18 +535,38 @@ class Repository:
         # alias and no alias on a missing version.
         for pk, bounds in ((keys.history_pk(name), None), (keys.alias_pk(name), None), (name, VERSIONS)):
             start = None
+            aliases = pk == keys.alias_pk(name)
             while True:
                 page = self.table.query(
-                    pk, sk_between=bounds, projection="pk, sk", consistent=True, limit=PURGE_PAGE, start=start
+                    pk,
+                    sk_between=bounds,
+                    projection="pk, sk, revision" if aliases else "pk, sk",
+                    consistent=True,
+                    limit=PURGE_PAGE,
+                    start=start,
                 )
                 if page.items:
                     if not spend():
                         return False
+                    if aliases:
+                        self._raise_revision_base(name, max(int(i["revision"]) for i in page.items))
                     self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in page.items])
                 if page.last_key is None:
                     break
                 start = page.last_key
         return True
+
+    def _raise_revision_base(self, name: str, revision: int) -> None:
+        """Keep on LATEST (and so on its tombstone) the highest alias revision a purge removes, before removing
+        it: an alias made after the purge numbers its revisions on from there, so a revision number (an ETag)
+        never names two states of one alias."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(
+                keys.latest_key(name),
+                "SET revision_base = :r",
+                condition="attribute_exists(pk) AND (attribute_not_exists(revision_base) OR revision_base < :r)",
+                values={":r": revision},
+            )
 
     def finish_purge(self, name: str, *, token: str, now: str) -> bool:
         """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction.
@@ -609,6 +638,7 @@ class Repository:
             **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
             **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
             "deleted": new.deleted,
+            "first_revision": new.first_revision,
         }
         history = {**item, "kind": "alias-history", "action": action}
         alias_key = keys.alias_key(name, alias)

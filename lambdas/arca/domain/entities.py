@@ -42,6 +42,7 @@ class Latest(_Entity):
     purging: str | None = Field(None, exclude=True)
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
+    revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
 
     @property
     def newest(self) -> int:
@@ -167,6 +168,7 @@ class Alias(_AliasState):
     version: VersionRef | None = None
     created_at: str | None = None
     deleted: bool = Field(False, exclude=True)  # a tombstone keeps the revision counter after a delete
+    first_revision: int = Field(1, exclude=True)  # where this alias's history starts (after a purge: later)
 
 
 class AliasRevision(_AliasState):

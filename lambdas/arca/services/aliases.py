@@ -160,10 +160,14 @@ class Aliases:
     ) -> Alias:
         now = self.policy.now()
         live_before = old is not None and not old.deleted
+        # A new alias numbers on from the revisions earlier incarnations of the artifact used (purge keeps
+        # the highest on LATEST), so a revision number never names two states of one alias.
+        revision = (old.revision if old else self.reading.live_latest(name).revision_base) + 1
         common = {
             "name": name,
             "alias": alias,
-            "revision": (old.revision if old else 0) + 1,
+            "revision": revision,
+            "first_revision": old.first_revision if old else revision,
             "updated_at": now,
             "updated_by": identity,
             "reason": reason,
