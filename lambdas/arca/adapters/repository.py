@@ -701,27 +701,14 @@ class Repository:
         pass it), a deletion takes one away; a move only checks that the artifact is live.
         """
         key = keys.latest_key(name)
-        if new.deleted:
-            if not live_before:
-                return Write("artifact", "ConditionCheck", key, condition=LIVE_LATEST)
-            return Write(
-                "artifact",
-                "Update",
-                key,
-                update="ADD alias_count :minus",
-                condition=LIVE_LATEST,
-                values={":minus": -1},
-            )
-        if live_before:
+        delta = int(not new.deleted) - int(live_before)
+        if delta == 0:
             return Write("artifact", "ConditionCheck", key, condition=LIVE_LATEST)
-        return Write(
-            "artifact",
-            "Update",
-            key,
-            update="ADD alias_count :one",
-            condition=f"{LIVE_LATEST} AND (attribute_not_exists(alias_count) OR alias_count < :cap)",
-            values={":one": 1, ":cap": MAX_ALIASES},
-        )
+        condition, values = LIVE_LATEST, {":delta": delta}
+        if delta > 0:  # a new live alias: only under the cap
+            condition += " AND (attribute_not_exists(alias_count) OR alias_count < :cap)"
+            values[":cap"] = MAX_ALIASES
+        return Write("artifact", "Update", key, update="ADD alias_count :delta", condition=condition, values=values)
 
 
 def _sk_test(
