@@ -23,7 +23,7 @@ FLOOR = 'import boto3; boto3.client("dynamodb"); boto3.client("s3")'
 RESOLVE = "import arca.handlers.resolve; from arca import wiring; wiring.services()"
 # The first request after a cold start also builds the route's validation model: /health touches no AWS service.
 FIRST_REQUEST = (
-    "import json, arca.handlers.resolve as r; from arca import wiring; wiring.services(); "
+    "import arca.handlers.resolve as r; from arca import wiring; wiring.services(); "
     "from local.events import api_event, lambda_context; "
     "r.handler(api_event('GET', '/health')[0], lambda_context('resolve'))"
 )

@@ -33,6 +33,7 @@ from types import FrameType, ModuleType
 from typing import Any, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from arca.domain.names import reserved_word
 from local import docs
 from local.events import api_event, lambda_context
 from local.services import HOST, ServiceStartError, running_services
@@ -209,8 +210,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             route, _ = routes().match(self.command, path)
         except routes().NoRouteError as error:
             if error.reserved is not None:
-                message = f"name segment {error.reserved!r} is a reserved word"
-                raise _ReplyError(400, "ValidationError", message, field="name") from None
+                refusal = reserved_word(error.reserved)
+                raise _ReplyError(400, refusal.code, refusal.message, field=refusal.field) from None
             if error.allowed:
                 allow = ", ".join(sorted(set(error.allowed)))
                 raise _ReplyError(

@@ -35,6 +35,7 @@ from arca.domain.errors import (
     ValidationError,
     error_class,
 )
+from arca.domain.names import reserved_word
 from arca.observability import count_request, logger
 
 # The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
@@ -146,7 +147,7 @@ def build_app(router: Router) -> APIGatewayRestResolver:
             allowed: tuple[str, ...] = ()
         except NoRouteError as missing:
             if missing.reserved is not None:
-                return refused(ValidationError(f"name segment {missing.reserved!r} is a reserved word", field="name"))
+                return refused(reserved_word(missing.reserved))
             allowed = missing.allowed
         if not allowed:
             return reply(NotFoundError(f"no route for {event.http_method} {path}"))

@@ -50,12 +50,17 @@ def validate_name(name: object, field: str = "name") -> str:
         if not segment:
             raise ValidationError(f"{field} has an empty segment (a leading, trailing or double '/')", field=field)
         if segment in RESERVED_SEGMENTS:
-            raise ValidationError(f"{field} segment {segment!r} is a reserved word", field=field)
+            raise reserved_word(segment, field)
         if not _SEGMENT.fullmatch(segment):
             raise ValidationError(
                 f"{field} segment {segment!r} must match [a-z0-9]([a-z0-9._-]{{0,62}}[a-z0-9])?", field=field
             )
     return name
+
+
+def reserved_word(segment: str, field: str = "name") -> ValidationError:
+    """The refusal of a name that contains a word of the URL scheme (its paths could not be read)."""
+    return ValidationError(f"{field} segment {segment!r} is a reserved word", field=field)
 
 
 def validate_alias(alias: object, field: str = "alias") -> str:

@@ -14,6 +14,7 @@ from arca.adapters.s3 import Blobs
 from arca.domain.entities import (
     Alias,
     AliasList,
+    AliasRevision,
     ArtifactEntry,
     ArtifactPage,
     Counts,
@@ -119,7 +120,7 @@ class Reading:
                 raise NotFoundError(f"artifact {name!r} has no live version {target}")
             return self._resolved(name, ref, target, target_of(source), PRIMARY, None)
         validate_alias(ref, field="ref")
-        record = self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
+        record: Alias | AliasRevision = self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
         route = PRIMARY
         if record.secondary_version is not None:
             route = choose_route(record.secondary_version_weight or 0, name, ref, routing_key)
@@ -143,18 +144,13 @@ class Reading:
             )
         return found
 
-    def _as_of(self, name: str, alias: str, at: datetime) -> Alias:
+    def _as_of(self, name: str, alias: str, at: datetime) -> AliasRevision:
+        """The alias's revision in force at `at` (it carries the same targets as the alias item did)."""
         moment = now_iso(at)
         record = self.repository.revision_at(name, alias, moment)
         if record is None:
             raise NotFoundError(f"alias {alias!r} of {name!r} did not exist at {moment}", field="at")
-        return Alias(
-            name=name,
-            alias=alias,
-            **record.model_dump(exclude={"action", "deleted"}),
-            primary=record.primary,
-            secondary=record.secondary,
-        )
+        return record
 
     def _resolved(
         self, name: str, ref: str, version: int | str, target: Target, route: str, revision: int | None
