@@ -399,8 +399,8 @@ def main(argv: list[str] | None = None) -> int:
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
             log.info("started in %.1f s", time.perf_counter() - started)
             print(
-                f"Arca is running at {server.url} (DynamoDB Local on :{dynamodb_port}, S3 and CloudWatch on :{s3_port}). "
-                "Ctrl-C stops.",
+                f"Arca is running at {server.url} (DynamoDB Local on :{dynamodb_port}, "
+                f"S3 and CloudWatch on :{s3_port}). Ctrl-C stops.",
                 flush=True,
             )
             print(f"API reference: {server.url}{docs.PATH} (OpenAPI document: {server.url}/openapi.json)", flush=True)
