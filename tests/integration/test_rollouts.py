@@ -269,3 +269,63 @@ def test_the_driver_is_started_on_aws_with_the_rollout(app: HandlerApi, monkeypa
     assert [e["name"] for e in executions] == [started["id"]]
     described = sfn.describe_execution(executionArn=executions[0]["executionArn"])
     assert '"step": 1' in described["input"] and f'"rollout_id": "{started["id"]}"' in described["input"]
+
+
+# Interleavings forced inside a step: between the step's reads (alarms are read last) and its transaction.
+
+
+def during_the_step(monkeypatch: pytest.MonkeyPatch, action: Any) -> None:
+    """Run `action` once, when the driver reads the alarms: after its reads, before its write."""
+    rollouts = wiring.rollouts()
+    firing = rollouts.alarms.firing
+    done: list[bool] = []
+
+    def interleaved(names: list[str]) -> str | None:
+        if not done:
+            done.append(True)
+            action()
+        return firing(names)
+
+    monkeypatch.setattr(rollouts.alarms, "firing", interleaved)
+
+
+def test_a_foreign_write_between_a_steps_reads_and_its_write_supersedes_it(
+    app: HandlerApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a step that finds the alias at the rollout's revision, then someone else writes it
+    started = start(app).body
+    moved: list[Any] = []
+    during_the_step(monkeypatch, lambda: moved.append(app.call("PUT", ALIAS, {"version": 3, "reason": "hotfix"})))
+    # When
+    progress = step(started)
+    # Then the step's condition failed on the alias: the rollout is superseded, the foreign write kept
+    assert progress["done"] is True
+    assert app.call("GET", ROLLOUT).body["state"] == "superseded"
+    alias = app.call("GET", ALIAS).body
+    assert alias["version"] == 3 and alias["revision"] == moved[0].body["revision"]
+
+
+def test_an_abort_between_a_steps_reads_and_its_write_wins(app: HandlerApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a step that reads the rollout running, then it is aborted
+    started = start(app).body
+    during_the_step(monkeypatch, lambda: app.call("DELETE", ROLLOUT))
+    # When
+    progress = step(started)
+    # Then the step wrote nothing: the abort's revision is the last
+    assert progress["done"] is True
+    assert app.call("GET", ROLLOUT).body["state"] == "aborted"
+    assert "aborted" in history(app)[0]["reason"] and history(app)[1]["reason"] == "rollout step 1/2: 10%"
+
+
+def test_the_same_step_run_twice_at_once_is_written_once(app: HandlerApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a step that reads the rollout, then the same step runs to its end (a retried invocation)
+    started = start(app).body
+    inner: list[dict[str, Any]] = []
+    during_the_step(monkeypatch, lambda: inner.append(step(started)))
+    # When
+    outer = step(started)
+    # Then one step 2 was written, by whichever committed first; the other found it done
+    assert inner[0]["step"] == outer["step"] == 2
+    assert app.call("GET", ROLLOUT).body["state"] == "running"  # not mistaken for another writer
+    reasons = [r["reason"] for r in history(app)]
+    assert reasons.count("rollout step 2/2: 50%") == 1
