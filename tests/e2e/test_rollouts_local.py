@@ -8,8 +8,11 @@ import time
 import uuid
 from typing import Any
 
+from arca.domain.models import AliasBody
+from arca.wiring import build
 from local.services import client
 from tests.e2e.conftest import ArcaHttp
+from tests.e2e.test_races import race
 
 DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
 
@@ -102,3 +105,50 @@ def test_an_alarm_in_alarm_rolls_back_a_local_rollout(arca: ArcaHttp, unique: st
     assert status["state"] == "rolled_back" and status["alarm"] == alarm
     current = arca.get(alias).json()
     assert current["version"] == 1 and current["secondary_version"] is None
+
+
+# Races on DynamoDB Local: threads run the driver's step with clients of their own, as concurrent invocations.
+
+
+def test_eight_concurrent_runs_of_one_step_write_it_once(arca: ArcaHttp, unique: str) -> None:
+    # Given a rollout whose own driver waits an hour
+    alias = given_an_alias(arca, unique)
+    started = arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 3600}).json()
+
+    # When eight invocations run step 1 at once
+    def advance(_: int) -> Any:
+        return build().rollouts.advance(unique, "prod", started["id"], 1)
+
+    results = race(advance)
+    # Then step 2 was written once, and the rollout is still running (no invocation took another's write for a
+    # foreign one)
+    assert {r.step for r in results} == {2}
+    status = arca.get(f"{alias}/rollout").json()
+    assert status["state"] == "running" and status["step"] == 2
+    reasons = [r["reason"] for r in arca.get(f"{alias}/history").json()["history"]]
+    assert reasons.count("rollout step 2/2: 50%") == 1
+
+
+def test_steps_racing_foreign_writes_never_overwrite_them(arca: ArcaHttp, unique: str) -> None:
+    # Given a rollout of three weights whose own driver waits an hour
+    alias = given_an_alias(arca, unique)
+    body = {"version": 2, "steps": [10, 20, 30], "interval_seconds": 3600}
+    started = arca.put(f"{alias}/rollout", json=body).json()
+    writer = f"rollout:{started['id']}"
+
+    # When four threads drive the rollout step after step while four others move the alias
+    def work(index: int) -> None:
+        services = build()
+        if index % 2:
+            services.aliases.set(unique, "prod", AliasBody(version=1, reason=f"foreign {index}"), identity="someone")
+            return
+        for number in (1, 2, 3):
+            services.rollouts.advance(unique, "prod", started["id"], number)
+
+    race(work)
+    # Then no rollout revision follows a foreign one, and the rollout is superseded
+    history = sorted(arca.get(f"{alias}/history").json()["history"], key=lambda r: r["revision"])
+    writers = [r["updated_by"] for r in history if r["revision"] > started["alias_revision"]]
+    first_foreign = next(i for i, by in enumerate(writers) if by != writer)
+    assert all(by != writer for by in writers[first_foreign:]), writers
+    assert arca.get(f"{alias}/rollout").json()["state"] == "superseded"
