@@ -143,6 +143,7 @@ class ServiceStack(Stack):
             stage=self.api.rest_api.deployment_stage,
             functions=self.functions.by_name,
             table=self.table,
+            rollouts=self.rollouts.state_machine,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")

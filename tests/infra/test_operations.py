@@ -141,7 +141,9 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     for alarm in alarms.values():
         assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
-    assert len(alarms) == 10
+    (failed_rollouts,) = by_metric["ExecutionsFailed"]
+    assert failed_rollouts["Namespace"] == "AWS/States"
+    assert len(alarms) == 11
 
 
 def test_the_alarm_topic_is_an_output_refuses_plain_http_and_a_dashboard_exists() -> None:
