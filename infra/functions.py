@@ -1,4 +1,5 @@
-"""The three Lambda functions, built by one helper that owns every default they share."""
+"""The Lambda functions (the three behind the API, and the rollout driver), built by one helper that owns every
+default they share."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -30,6 +31,7 @@ MEMORY_MB = 512
 # API Gateway gives up on an integration after 29 s; work past that would answer nobody.
 TIMEOUT = Duration.seconds(29)
 URL_TTL_SECONDS = 900
+COLON = ArnFormat.COLON_RESOURCE_NAME
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class FunctionSpec:
     object_actions: tuple[str, ...] = ()
     bucket_actions: tuple[str, ...] = ()
     reserved_concurrency: int | None = None
+    # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
+    alarm_actions: tuple[str, ...] = ()
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -93,8 +97,8 @@ SPECS = (
         handler="arca.handlers.alias.handler",
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=(
-            # The alias and its history record: the only items the function creates or replaces.
-            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history")),
+            # The alias, its history record and its rollout: the only items the function creates or replaces.
+            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout")),
             # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
             # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
             # history, the name index and folder rows), never LATEST or another version of the artifact.
@@ -113,6 +117,23 @@ SPECS = (
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
         object_actions=("s3:GetObject",),
         reserved_concurrency=100,
+    ),
+    # The rollout driver: one step of a rollout per invocation, by the rollout state machine (infra/rollouts.py).
+    # It writes what the alias function writes for a rollout, and reads alarms.
+    FunctionSpec(
+        name="rollout",
+        handler="arca.handlers.rollout.handler",
+        table_actions=("dynamodb:GetItem",),
+        scoped_table_actions=(
+            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout")),
+            PartitionScoped(
+                actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+                partitions=("__*",),
+                operator="ForAllValues:StringNotLike",
+            ),
+        ),
+        alarm_actions=("cloudwatch:DescribeAlarms",),
+        reserved_concurrency=5,
     ),
 )
 
@@ -198,6 +219,10 @@ class Functions(Construct):
             role.add_to_policy(
                 iam.PolicyStatement(actions=list(spec.bucket_actions), resources=[self._bucket.bucket_arn])
             )
+        if spec.alarm_actions:
+            stack = Stack.of(self)
+            alarms = stack.format_arn(service="cloudwatch", resource="alarm", resource_name="*", arn_format=COLON)
+            role.add_to_policy(iam.PolicyStatement(actions=list(spec.alarm_actions), resources=[alarms]))
         log_group.grant_write(role)
 
         function = lambda_.Function(
@@ -236,7 +261,8 @@ class Functions(Construct):
                 NagPackSuppression(
                     id="AwsSolutions-IAM5",
                     reason="Object keys are content hashes chosen at run time, so object actions are granted on "
-                    "the objects under the blobs' prefix; X-Ray trace segments cannot be scoped to a resource.",
+                    "the objects under the blobs' prefix; X-Ray trace segments cannot be scoped to a resource; "
+                    "rollouts name their alarms at run time, so alarms are read in the stack's account and Region.",
                     # The bucket is imported by the name the storage stack publishes in SSM.
                     applies_to=[
                         RegexAppliesTo(
@@ -244,6 +270,10 @@ class Functions(Construct):
                             r"<SsmParameterValue\w*bucketname\w*>\/artifacts\/\*$/"
                         ),
                         "Resource::*",
+                        RegexAppliesTo(
+                            regex=r"/^Resource::arn:(<AWS::Partition>|aws[\w-]*):cloudwatch:(<AWS::Region>|[\w-]+):"
+                            r"(<AWS::AccountId>|\d{12}):alarm:\*$/"
+                        ),
                     ],
                 )
             ],

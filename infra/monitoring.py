@@ -1,5 +1,5 @@
 """Alarms and a dashboard for one stage: the API's 5xx, each function's errors and throttles, the table's system
-errors, all notifying one SNS topic whose ARN is a stack output."""
+errors, failed rollout executions, all notifying one SNS topic whose ARN is a stack output."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
@@ -40,6 +41,7 @@ class Monitoring(Construct):
         stage: apigw.Stage,
         functions: Mapping[str, lambda_.IFunction],
         table: dynamodb.ITable,
+        rollouts: sfn.IStateMachine | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # SSL enforced by the topic policy; subscribe the on-call address or pager to it after deploying.
@@ -64,6 +66,10 @@ class Monitoring(Construct):
             self._alarm(f"{title}Throttles", function.metric_throttles(period=PERIOD), 1, f"{name} was throttled")
         system_errors = table.metric_system_errors_for_operations(operations=list(TABLE_OPERATIONS), period=PERIOD)
         self._alarm("TableSystemErrors", system_errors, 1, "DynamoDB answered 500 (system errors)")
+        if rollouts is not None:
+            # A failed execution is a rollout left running with nobody to step it (the step kept failing).
+            failed = rollouts.metric_failed(period=PERIOD, statistic="Sum")
+            self._alarm("RolloutExecutionsFailed", failed, 1, "a rollout's state machine execution failed")
 
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard")
         self.dashboard.add_widgets(

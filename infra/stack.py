@@ -24,6 +24,7 @@ from arca.routes import FUNCTIONS, ROUTES
 from infra.api import Api
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
+from infra.rollouts import RolloutDriver
 from infra.storage import Storage, StorageParameters
 
 # Stages whose data may be thrown away with the stack; every other stage keeps its table and bucket.
@@ -120,12 +121,19 @@ class ServiceStack(Stack):
         missing = set(FUNCTIONS) - set(self.functions.by_name)
         if missing:
             raise ValueError(f"routes name functions the stack does not build: {sorted(missing)}")
+        self.rollouts = RolloutDriver(
+            self,
+            "Rollouts",
+            driver=self.functions.by_name["rollout"],
+            starter=self.functions.by_name["alias"],
+            removal_policy=removal_policy,
+        )
         self.api = Api(
             self,
             "Api",
             stage_name=stage,
             routes=ROUTES,
-            functions=self.functions.by_name,
+            functions={name: f for name, f in self.functions.by_name.items() if name in FUNCTIONS},
             removal_policy=removal_policy,
             account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
         )
@@ -135,10 +143,17 @@ class ServiceStack(Stack):
             stage=self.api.rest_api.deployment_stage,
             functions=self.functions.by_name,
             table=self.table,
+            rollouts=self.rollouts.state_machine,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Subscribe to get alarms")
+        CfnOutput(
+            self,
+            "RolloutStateMachineArn",
+            value=self.rollouts.state_machine.state_machine_arn,
+            description="Runs the steps of progressive rollouts (one execution per rollout)",
+        )
         for name, function in self.functions.by_name.items():
             CfnOutput(self, f"{name.capitalize()}FunctionName", value=function.function_name)
 

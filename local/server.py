@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from arca.domain.names import reserved_word
 from local import docs
 from local.events import api_event, lambda_context
+from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 
 log = logging.getLogger("arca.local")
@@ -80,7 +81,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in routes().FUNCTIONS:
+    for function in (*routes().FUNCTIONS, "rollout"):
         load(function)
 
 
@@ -153,6 +154,8 @@ class ArcaServer(ThreadingHTTPServer):
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
         self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
+        # The rollout state machine of AWS: the rollouts this server starts, it drives.
+        self.rollouts = LocalDriver(lambda: load("rollout"))
 
     @property
     def url(self) -> str:
@@ -229,6 +232,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
                 log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
                 raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
+        if route.operation == "start_rollout" and isinstance(response, dict) and response.get("statusCode") == 201:
+            self.server.rollouts.schedule(json.loads(response["body"]))
         return self._send_proxy_response(response, request_id, route.function)
 
     def _send_console(self, path: str, request_id: str) -> int:
@@ -323,6 +328,7 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
         server.shutdown()
         server.server_close()
         thread.join()
+        server.rollouts.stop()
 
 
 @contextlib.contextmanager
@@ -393,8 +399,8 @@ def main(argv: list[str] | None = None) -> int:
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
             log.info("started in %.1f s", time.perf_counter() - started)
             print(
-                f"Arca is running at {server.url} (DynamoDB Local on :{dynamodb_port}, S3 on :{s3_port}). "
-                "Ctrl-C stops.",
+                f"Arca is running at {server.url} (DynamoDB Local on :{dynamodb_port}, "
+                f"S3 and CloudWatch on :{s3_port}). Ctrl-C stops.",
                 flush=True,
             )
             print(f"API reference: {server.url}{docs.PATH} (OpenAPI document: {server.url}/openapi.json)", flush=True)

@@ -1,4 +1,5 @@
-"""The AWS services Arca needs, on this machine: DynamoDB Local (a JVM) and moto's S3 server (a thread).
+"""The AWS services Arca needs, on this machine: DynamoDB Local (a JVM) and moto's server (a thread) for S3 and
+CloudWatch (the alarms rollouts read).
 
 `running_services()` starts both, creates the table (from infra.schema, like the stack) and the bucket,
 points the handlers' environment at them, and undoes all of it on exit, including on Ctrl-C and on a
@@ -76,6 +77,8 @@ class Services:
             "ARCA_BUCKET_NAME": self.bucket_name,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
+            # moto serves every service on one port: the rollout driver reads its alarms from CloudWatch there.
+            "AWS_ENDPOINT_URL_CLOUDWATCH": self.s3_endpoint,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **FAKE_CREDENTIALS,

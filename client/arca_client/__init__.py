@@ -37,6 +37,7 @@ from arca_client.models import (
     PruneResult,
     Published,
     Resolution,
+    Rollout,
     UploadTarget,
     Version,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "Published",
     "Resolution",
     "RetryPolicy",
+    "Rollout",
     "ServerError",
     "ThrottledError",
     "TransportError",

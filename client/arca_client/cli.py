@@ -18,7 +18,7 @@ from arca_client._version import __version__
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
-from arca_client.models import LATEST, Alias, AliasRevision, ListEntry, Version
+from arca_client.models import LATEST, Alias, AliasRevision, ListEntry, Rollout, Version
 from arca_client.progress import ProgressBar, human_size
 from arca_client.refs import GRAMMAR, RefKind, ref_kind
 from arca_client.refs import split_ref as _split_ref
@@ -584,6 +584,65 @@ def cmd_alias_rm(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
+def _steps_arg(text: str) -> list[int]:
+    """`10,50,90`: the canary's weights in turn (the API checks 1-99, strictly increasing)."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of weights, e.g. 10,50") from None
+
+
+def _rollout_line(rollout: Rollout) -> str:
+    where = f"step {min(rollout.step, len(rollout.steps))}/{len(rollout.steps)} at {rollout.weight}%"
+    if rollout.state == "running":
+        return f"{rollout.state}: {where}, next step {_when(rollout.next_at)} UTC"
+    cause = f" (alarm {rollout.alarm})" if rollout.alarm else ""
+    return f"{rollout.state}{cause} at {_when(rollout.ended_at)} UTC"
+
+
+def _report_rollout(args: argparse.Namespace, rollout: Rollout) -> int:
+    if args.json:
+        _print_json(rollout.raw)
+        return EXIT_OK
+    print(
+        f"{args.name}: {args.alias} rollout of version {rollout.version} (from {_target(rollout.from_version)}): "
+        f"{_rollout_line(rollout)}",
+        file=_out(),
+    )
+    return EXIT_OK
+
+
+def cmd_rollout_start(args: argparse.Namespace, client: Any) -> int:
+    rollout = client.start_rollout(
+        args.name,
+        args.alias,
+        args.version,
+        steps=args.steps,
+        interval_seconds=args.interval,
+        alarms=args.alarm,
+        reason=args.reason,
+    )
+    return _report_rollout(args, rollout)
+
+
+def cmd_rollout_status(args: argparse.Namespace, client: Any) -> int:
+    if not args.watch:
+        return _report_rollout(args, client.get_rollout(args.name, args.alias))
+
+    def changed(rollout: Rollout) -> None:
+        if not args.json:  # with --json, only the final state is printed
+            _report_rollout(args, rollout)
+
+    final = client.watch_rollout(args.name, args.alias, poll_seconds=args.poll, on_change=changed)
+    if args.json:
+        _print_json(final.raw)
+    return EXIT_OK
+
+
+def cmd_rollout_abort(args: argparse.Namespace, client: Any) -> int:
+    return _report_rollout(args, client.abort_rollout(args.name, args.alias))
+
+
 def cmd_delete(args: argparse.Namespace, client: Any) -> int:
     version = client.delete_version(args.name, args.version)
     return _report_version(args, version, "deleted (restore brings it back)")
@@ -908,6 +967,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--if-revision", type=_count_arg, metavar="N", help="only if the alias is at revision N now")
+
+    rollout_parser = commands.add_parser(
+        "rollout",
+        help="progressive rollouts of an alias",
+        description="progressive rollouts: a canary moved through weights, promoted, or rolled back on an alarm",
+        parents=[common],
+    )
+    rollouts = rollout_parser.add_subparsers(dest="rollout_command", metavar="ROLLOUT_COMMAND", required=True)
+
+    p = command(
+        rollouts, "start", cmd_rollout_start, "VERSION as ALIAS's canary at each weight of --steps, then its primary"
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("alias", metavar="ALIAS")
+    p.add_argument("version", metavar="VERSION", type=_version_arg)
+    p.add_argument("--steps", type=_steps_arg, required=True, metavar="W1,W2,...", help="weights in %%, e.g. 10,50")
+    p.add_argument("--interval", type=_count_arg, required=True, metavar="SECONDS", help="between steps (1-86400)")
+    p.add_argument(
+        "--alarm", action="append", metavar="NAME", help="CloudWatch alarm read before each step (repeatable)"
+    )
+    p.add_argument("--reason", help="recorded with the rollout")
+
+    p = command(rollouts, "status", cmd_rollout_status, "the state of ALIAS's latest rollout")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("alias", metavar="ALIAS")
+    p.add_argument("--watch", action="store_true", help="follow each step until the rollout ends")
+    p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS", help="with --watch (default 2)")
+
+    p = command(rollouts, "abort", cmd_rollout_abort, "abort the running rollout: ALIAS keeps its primary")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("alias", metavar="ALIAS")
 
     p = command(
         commands, "console", console.cmd_console, "the web console on 127.0.0.1, forwarding (signed) to the API"

@@ -300,3 +300,55 @@ class PruneResult:
 def _revision_from_etag(etag: str) -> int | None:
     text = etag.removeprefix("W/").strip('"')
     return int(text) if text.isdigit() else None
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """A progressive rollout of `version` on an alias. `state` is running, completed, rolled_back, aborted or
+    superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
+
+    name: str
+    alias: str
+    id: str
+    state: str
+    version: int
+    steps: list[int]
+    step: int
+    weight: int
+    interval_seconds: int
+    alarms: list[str] = field(default_factory=list)
+    from_version: int | str | None = None
+    next_at: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    reason: str | None = None
+    alarm: str | None = None
+    alias_revision: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rollout:
+        return cls(
+            name=str(data.get("name") or ""),
+            alias=str(data.get("alias") or ""),
+            id=str(data.get("id") or ""),
+            state=str(data.get("state") or ""),
+            version=int(data.get("version") or 0),
+            steps=[int(w) for w in data.get("steps") or []],
+            step=int(data.get("step") or 0),
+            weight=int(data.get("weight") or 0),
+            interval_seconds=int(data.get("interval_seconds") or 0),
+            alarms=[str(a) for a in data.get("alarms") or []],
+            from_version=_target(data.get("from_version")),
+            next_at=data.get("next_at"),
+            started_at=data.get("started_at"),
+            ended_at=data.get("ended_at"),
+            reason=data.get("reason"),
+            alarm=data.get("alarm"),
+            alias_revision=_int(data.get("alias_revision")),
+            raw=data,
+        )

@@ -14,6 +14,8 @@ class Settings:
     download_url_ttl: int = 900
     upload_url_ttl: int = 900
     purge_max_calls: int = 2000
+    # The rollout driver's state machine; unset in local mode, where the local server drives rollouts.
+    rollout_state_machine_arn: str | None = None
 
 
 @cache
@@ -24,4 +26,5 @@ def settings() -> Settings:
         download_url_ttl=int(os.environ.get("ARCA_DOWNLOAD_URL_TTL", "900")),
         upload_url_ttl=int(os.environ.get("ARCA_UPLOAD_URL_TTL", "900")),
         purge_max_calls=int(os.environ.get("ARCA_PURGE_MAX_CALLS", "2000")),
+        rollout_state_machine_arn=os.environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
     )

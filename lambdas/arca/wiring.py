@@ -20,6 +20,7 @@ from arca.settings import settings
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
     from arca.services.publishing import Publishing
+    from arca.services.rollouts import Rollouts
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -74,6 +75,24 @@ class Services:
 
         return Aliases(self.repository, self.reading, self.policy)
 
+    @cached_property
+    def rollouts(self) -> Rollouts:
+        from arca.adapters.rollouts import CloudWatchAlarms, ExternalDriver, StepFunctionsDriver
+        from arca.services.rollouts import Driver, Rollouts
+
+        arn = settings().rollout_state_machine_arn
+        driver: Driver = ExternalDriver()
+        if arn is not None:
+            driver = StepFunctionsDriver(lambda: boto3.client("stepfunctions"), arn)
+        return Rollouts(
+            self.repository,
+            self.reading,
+            self.policy,
+            aliases=lambda: self.aliases,
+            alarms=CloudWatchAlarms(lambda: boto3.client("cloudwatch")),
+            driver=driver,
+        )
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -95,6 +114,10 @@ def publishing() -> Publishing:
 
 def aliases() -> Aliases:
     return services().aliases
+
+
+def rollouts() -> Rollouts:
+    return services().rollouts
 
 
 def reset() -> None:

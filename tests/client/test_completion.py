@@ -85,6 +85,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "prune",
                 "purge",
                 "alias",
+                "rollout",
                 "console",
                 "config",
                 "completion",
@@ -97,6 +98,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
         (("arca", "download", "x", "-o", ""), []),  # a flag's value: bash falls back to file names
         (("arca", "completion", ""), ["bash", "zsh", "fish"]),
         (("arca", "config", "u"), ["use"]),
+        (("arca", "rollout", ""), ["start", "status", "abort"]),
+        (("arca", "rollout", "status", "--w"), ["--watch"]),
         (("arca", "download", "--ove"), ["--overwrite"]),
     ],
 )

@@ -397,3 +397,32 @@ def test_versions_show_delete_restore_prune_and_purge(cli: Cli, unique: str, tmp
     gone = cli("show", name)
     assert gone.code == 2
     assert gone.err.startswith("arca: error: NotFoundError: ")
+
+
+# ---- rollouts -----------------------------------------------------------------------------------
+
+
+def test_rollout_start_watch_to_completion_then_abort_of_another(cli: Cli, unique: str, tmp_path: Path) -> None:
+    # Given version 1 in prod and a version 2 to roll out
+    name = f"{unique}/svc"
+    assert publish(cli, tmp_path, name, b"one", "--alias", "prod") == 1
+    assert publish(cli, tmp_path, name, b"two") == 2
+    # When a rollout is started and watched to its end
+    started = cli("rollout", "start", name, "prod", "2", "--steps", "20,60", "--interval", "1", "--reason", "r2")
+    watched = cli("rollout", "status", name, "prod", "--watch", "--poll", "0.2")
+    # Then each step was printed, and prod serves version 2
+    assert started.code == 0, started.err
+    assert started.out.startswith(f"{name}: prod rollout of version 2 (from 1): running: step 1/2 at 20%")
+    assert watched.code == 0, watched.err
+    lines = watched.out.splitlines()
+    assert "step 2/2 at 60%" in lines[-2] and "completed at" in lines[-1]
+    assert cli("alias", "show", name, "prod", "--json").json()["version"] == 2
+    # When a rollout back to version 1 is started, then aborted
+    assert cli("rollout", "start", name, "prod", "1", "--steps", "10", "--interval", "60").code == 0
+    again = cli("rollout", "start", name, "prod", "1", "--steps", "10", "--interval", "60")
+    aborted = cli("rollout", "abort", name, "prod", "--json")
+    # Then a second rollout was refused (exit 3), the abort rolled back, and a second abort is refused too
+    assert again.code == 3 and "RolloutRunningError" in again.err
+    assert aborted.code == 0 and aborted.json()["state"] == "aborted"
+    assert cli("alias", "show", name, "prod", "--json").json()["secondary_version"] is None
+    assert cli("rollout", "abort", name, "prod").code == 3

@@ -24,7 +24,10 @@ import requests
 from local.server import CALLER_ARN, MAX_PAYLOAD_BYTES, ArcaServer, serving
 from local.services import REPO_ROOT
 
-READY_LINE = r"Arca is running at (http://127\.0\.0\.1:\d+) \(DynamoDB Local on :(\d+), S3 on :\d+\)\. Ctrl-C stops\.\n"
+READY_LINE = (
+    r"Arca is running at (http://127\.0\.0\.1:\d+) \(DynamoDB Local on :(\d+), S3 and CloudWatch on :\d+\)\. "
+    r"Ctrl-C stops\.\n"
+)
 
 
 @dataclass

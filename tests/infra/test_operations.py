@@ -15,7 +15,7 @@ from tests.infra import stages
 
 pytestmark = pytest.mark.xdist_group("infra")
 
-RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100}
+RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100, "arca-rollout": 5}
 
 
 @functools.cache
@@ -129,7 +129,9 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     assert ("AWS/ApiGateway", "5XXError") in watched
     (api,) = by_metric["5XXError"]
     assert {"Name": "Stage", "Value": {"Ref": stage_id}} in api["Dimensions"]
-    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 3
+    assert (
+        len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 4
+    )  # the three API functions and the rollout driver
     assert all(a["Namespace"] == "AWS/Lambda" for a in by_metric["Errors"] + by_metric["Throttles"])
     (system,) = by_metric["math"]
     names = {
@@ -139,7 +141,9 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     for alarm in alarms.values():
         assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
-    assert len(alarms) == 8
+    (failed_rollouts,) = by_metric["ExecutionsFailed"]
+    assert failed_rollouts["Namespace"] == "AWS/States"
+    assert len(alarms) == 11
 
 
 def test_the_alarm_topic_is_an_output_refuses_plain_http_and_a_dashboard_exists() -> None:

@@ -39,15 +39,25 @@ TABLE_ACTIONS = {
     },
     "alias": {"dynamodb:GetItem", "dynamodb:Query"},
     "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
+    "rollout": {"dynamodb:GetItem"},
 }
 SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "publish": {},
     "alias": {
-        "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history"]}},
+        "dynamodb:PutItem": {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout"]}
+        },
         "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
         "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
     },
     "resolve": {},
+    "rollout": {
+        "dynamodb:PutItem": {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout"]}
+        },
+        "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+        "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+    },
 }
 OBJECT_ACTIONS = {
     "publish": {
@@ -59,8 +69,18 @@ OBJECT_ACTIONS = {
     },
     "alias": set(),
     "resolve": {"s3:GetObject"},
+    "rollout": set(),
 }
-BUCKET_ACTIONS = {"publish": {"s3:ListBucket"}, "alias": set(), "resolve": set()}
+BUCKET_ACTIONS = {"publish": {"s3:ListBucket"}, "alias": set(), "resolve": set(), "rollout": set()}
+# Beyond the table and the bucket: the alias function starts rollout executions, the driver reads alarms.
+OTHER_ACTIONS: dict[str, set[str]] = {
+    "publish": set(),
+    "alias": {"states:StartExecution"},
+    "resolve": set(),
+    "rollout": {"cloudwatch:DescribeAlarms"},
+}
+# The functions behind the API, and the rollout driver (invoked by its state machine only).
+ALL_FUNCTIONS = (*FUNCTIONS, "rollout")
 # Added by tracing and by the function's own log group.
 PLUMBING_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
 WRITE_ACTIONS = {
@@ -282,7 +302,7 @@ def test_bucket_policy_refuses_requests_without_tls(storage: dict[str, Any]) -> 
     assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", ALL_FUNCTIONS)
 def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, Any], name: str) -> None:
     # Given the dev service template and the parameters holding the table and bucket names
     table_name, bucket_name = _storage_refs(template)
@@ -303,6 +323,7 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
         "ARCA_BUCKET_NAME": {"Ref": bucket_name},
         "ARCA_DOWNLOAD_URL_TTL": "900",
         "ARCA_UPLOAD_URL_TTL": "900",
+        **({"ARCA_ROLLOUT_STATE_MACHINE_ARN": {"Ref": _state_machine(template)}} if name == "alias" else {}),
     }
 
 
@@ -328,11 +349,11 @@ def test_each_function_logs_to_its_own_group_kept_one_month(template: dict[str, 
         for function in _resources(template, "AWS::Lambda::Function").values()
     ]
     # Then every function has a distinct log group with a 30-day retention
-    assert len(set(targets)) == len(FUNCTIONS)
+    assert len(set(targets)) == len(ALL_FUNCTIONS)
     assert all(log_groups[target]["Properties"]["RetentionInDays"] == 30 for target in targets)
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", ALL_FUNCTIONS)
 def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dict[str, Any], name: str) -> None:
     # Given the dev service template and the ARNs of the table, the bucket and its blobs, built from the names
     # the storage stack publishes (dev is environment-agnostic: partition, region and account are pseudo params)
@@ -354,7 +375,8 @@ def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dic
     )
     data_grants = {grant for grant in grants if grant[0].split(":")[0] in {"dynamodb", "s3"}}
     assert data_grants == expected_data
-    assert {action for action, _, _ in grants} - {action for action, _, _ in data_grants} == PLUMBING_ACTIONS
+    others = {action for action, _, _ in grants} - {action for action, _, _ in data_grants}
+    assert others == PLUMBING_ACTIONS | OTHER_ACTIONS[name]
     assert all(condition == "" for action, _, condition in grants if action in PLUMBING_ACTIONS)
 
 
@@ -367,7 +389,11 @@ def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(
     # pins and the LATEST check only outside the registry's `__` partitions (IAM has no sort-key condition)
     for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"):
         assert writes[action] is not None, action
-    assert writes["dynamodb:PutItem"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["__*-alias", "__*-history"]
+    assert writes["dynamodb:PutItem"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == [
+        "__*-alias",
+        "__*-history",
+        "__*-rollout",
+    ]
     assert "dynamodb:DeleteItem" not in writes and "dynamodb:BatchWriteItem" not in writes
 
 
@@ -409,7 +435,7 @@ def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[s
     permissions = [p["Properties"] for p in _resources(template, "AWS::Lambda::Permission").values()]
     # Then there is one per function, for API Gateway, limited to this API
     assert sorted(p["FunctionName"]["Fn::GetAtt"][0] for p in permissions) == sorted(
-        _functions_by_name(template).values()
+        logical_id for name, logical_id in _functions_by_name(template).items() if name in FUNCTIONS
     )
     for permission in permissions:
         assert permission["Principal"] == "apigateway.amazonaws.com"
@@ -455,6 +481,7 @@ def test_outputs_name_everything_a_client_needs(storage: dict[str, Any], templat
     # Then the storage stack publishes the table and the bucket, the service stack the API URL and the functions
     assert {"TableName", "BucketName"} <= set(storage["Outputs"])
     assert {"ApiUrl", "PublishFunctionName", "AliasFunctionName", "ResolveFunctionName"} <= set(template["Outputs"])
+    assert {"RolloutFunctionName", "RolloutStateMachineArn"} <= set(template["Outputs"])
 
 
 def test_template_stays_within_cloudformation_and_api_gateway_limits(template: dict[str, Any]) -> None:
@@ -496,3 +523,97 @@ def test_wildcard_suppressions_name_the_findings_they_cover() -> None:
     # Then each one lists what it covers, so a new wildcard is still reported
     assert suppressions
     assert all(rule.get("applies_to") for rule in suppressions)
+
+
+# The rollout driver.
+
+
+def _state_machine(template: dict[str, Any]) -> str:
+    logical_id, _ = _only(template, "AWS::StepFunctions::StateMachine")
+    return logical_id
+
+
+def _definition(template: dict[str, Any]) -> dict[str, Any]:
+    """The state machine's definition, with the function ARNs it references as `{"Ref": <logical id>}`."""
+    machine = template["Resources"][_state_machine(template)]["Properties"]
+    parts = machine["DefinitionString"]["Fn::Join"][1]
+    text = "".join(part if isinstance(part, str) else json.dumps(part["Fn::GetAtt"][0]).strip('"') for part in parts)
+    return dict(json.loads(text))
+
+
+def test_rollout_state_machine_waits_invokes_the_driver_and_loops_until_done(template: dict[str, Any]) -> None:
+    # Given the dev service template
+    machine = template["Resources"][_state_machine(template)]["Properties"]
+    # When its definition is read
+    definition = _definition(template)
+    states = definition["States"]
+    # Then it is a Standard machine: Wait(interval) -> the rollout function -> stop once done, else wait again
+    assert machine["StateMachineType"] == "STANDARD"
+    assert definition["StartAt"] == "Wait" and states["Wait"]["SecondsPath"] == "$.interval_seconds"
+    assert states["Wait"]["Next"] == "Step" and states["Step"]["Next"] == "Ended"
+    assert states["Step"]["Resource"] == _functions_by_name(template)["rollout"]
+    assert any(retry["ErrorEquals"] == ["States.ALL"] for retry in states["Step"]["Retry"])
+    choice = states["Ended"]
+    assert choice["Choices"] == [{"Variable": "$.done", "BooleanEquals": True, "Next": "Done"}]
+    assert choice["Default"] == "Wait" and states["Done"]["Type"] == "Succeed"
+    assert definition["TimeoutSeconds"] == 22 * 86_400
+
+
+def test_rollout_state_machine_logs_every_event_and_is_traced(template: dict[str, Any]) -> None:
+    # Given the dev service template
+    machine = template["Resources"][_state_machine(template)]["Properties"]
+    # When its logging and tracing are read
+    logging = machine["LoggingConfiguration"]
+    # Then every event goes to a log group of its own, and executions are traced
+    assert logging["Level"] == "ALL"
+    assert machine["TracingConfiguration"] == {"Enabled": True}
+    group = logging["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    assert template["Resources"][group]["Type"] == "AWS::Logs::LogGroup"
+
+
+def test_rollout_state_machine_role_may_invoke_only_the_driver(template: dict[str, Any]) -> None:
+    # Given the state machine's role
+    machine = template["Resources"][_state_machine(template)]["Properties"]
+    role_id = machine["RoleArn"]["Fn::GetAtt"][0]
+    documents = [
+        policy["Properties"]["PolicyDocument"]
+        for policy in _resources(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in policy["Properties"]["Roles"]
+    ]
+    # When its Lambda grants are read
+    invokes = [
+        statement
+        for document in documents
+        for statement in document["Statement"]
+        if "lambda:InvokeFunction" in _as_list(statement["Action"])
+    ]
+    # Then it invokes the rollout function (and its versions) and nothing else
+    driver = _functions_by_name(template)["rollout"]
+    (statement,) = invokes
+    assert _as_list(statement["Action"]) == ["lambda:InvokeFunction"]
+    assert all(driver in json.dumps(resource) for resource in _as_list(statement["Resource"]))
+    actions = {
+        a for document in documents for statement in document["Statement"] for a in _as_list(statement["Action"])
+    }
+    assert not {a for a in actions if a.split(":")[0] in {"dynamodb", "s3", "states", "cloudwatch"}}
+
+
+def test_alias_function_may_start_only_the_rollout_state_machine(template: dict[str, Any]) -> None:
+    # Given the alias function's grants
+    grants = set(_grants(template, _functions_by_name(template)["alias"]))
+    # When the Step Functions grants are read
+    starts = {(action, resource) for action, resource in grants if action.startswith("states:")}
+    # Then it may start executions of that one machine, and not stop or read them
+    assert starts == {("states:StartExecution", json.dumps({"Ref": _state_machine(template)}))}
+
+
+def test_rollout_driver_reads_alarms_and_nothing_else_of_cloudwatch(template: dict[str, Any]) -> None:
+    # Given the driver's grants
+    grants = set(_grants(template, _functions_by_name(template)["rollout"]))
+    partition, account = ({"Ref": f"AWS::{pseudo}"} for pseudo in ("Partition", "AccountId"))
+    region = {"Ref": "AWS::Region"}
+    # When its CloudWatch grants are read
+    cloudwatch = {grant for grant in grants if grant[0].startswith("cloudwatch:")}
+    # Then it may describe the alarms of its account and Region, and nothing more
+    alarms = _arn(["arn:", partition, ":cloudwatch:", region, ":", account, ":alarm:*"])
+    assert cloudwatch == {("cloudwatch:DescribeAlarms", alarms)}

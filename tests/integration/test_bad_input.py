@@ -149,3 +149,78 @@ def test_bad_idempotency_key_is_a_400_naming_the_header_and_writes_nothing(
     assert reply.status == 400, reply.body
     assert reply.error["field"] == "Idempotency-Key"
     assert snapshot(aws) == before
+
+
+ROLLOUT_OK: dict[str, Any] = {"version": 2, "steps": [10, 50], "interval_seconds": 60}
+ROLLOUT_CASES: list[tuple[Any, str]] = [
+    # body (str = raw), field
+    ({}, "version"),
+    ({**ROLLOUT_OK, "version": "2"}, "version"),
+    ({**ROLLOUT_OK, "version": 0}, "version"),
+    ({**ROLLOUT_OK, "version": "LATEST"}, "version"),
+    ({k: v for k, v in ROLLOUT_OK.items() if k != "steps"}, "steps"),
+    ({**ROLLOUT_OK, "steps": []}, "steps"),
+    ({**ROLLOUT_OK, "steps": [50, 10]}, "steps"),
+    ({**ROLLOUT_OK, "steps": [10, 10]}, "steps"),
+    ({**ROLLOUT_OK, "steps": [0, 10]}, "steps.0"),
+    ({**ROLLOUT_OK, "steps": [10, 100]}, "steps.1"),
+    ({**ROLLOUT_OK, "steps": [10, 50.5]}, "steps.1"),
+    ({**ROLLOUT_OK, "steps": [True]}, "steps.0"),
+    ({**ROLLOUT_OK, "steps": list(range(1, 23))}, "steps"),
+    ({**ROLLOUT_OK, "steps": "10,50"}, "steps"),
+    ({**ROLLOUT_OK, "interval_seconds": 0}, "interval_seconds"),
+    ({**ROLLOUT_OK, "interval_seconds": 86_401}, "interval_seconds"),
+    ({**ROLLOUT_OK, "interval_seconds": "60"}, "interval_seconds"),
+    ({k: v for k, v in ROLLOUT_OK.items() if k != "interval_seconds"}, "interval_seconds"),
+    ({**ROLLOUT_OK, "alarms": "errors"}, "alarms"),
+    ({**ROLLOUT_OK, "alarms": [""]}, "alarms.0"),
+    ({**ROLLOUT_OK, "alarms": ["x" * 256]}, "alarms.0"),
+    ({**ROLLOUT_OK, "alarms": [f"a{i}" for i in range(101)]}, "alarms"),
+    ({**ROLLOUT_OK, "reason": "x" * 513}, "reason"),
+    ({**ROLLOUT_OK, "weight": 5}, "weight"),
+    ("{not json", "body"),
+    (DEEP, "body"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), ROLLOUT_CASES, ids=[f"{str(b)[:40]} {f}" for b, f in ROLLOUT_CASES])
+def test_bad_rollout_input_is_refused_naming_the_field_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace, body: Any, field: str
+) -> None:
+    # Given an alias on version 1, and a version 2 a rollout could move it to
+    api.publish("app", b"stored")
+    api.publish("app", b"second")
+    assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1}).status == 201
+    before = snapshot(aws)
+    # When
+    path = "/artifacts/app/aliases/prod/rollout"
+    reply = api.call("PUT", path, raw=body) if isinstance(body, str) else api.call("PUT", path, body)
+    # Then
+    assert reply.status == 400, reply.body
+    assert reply.error["field"] == field
+    assert field.split(".")[0] in reply.error["message"]
+    assert snapshot(aws) == before
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/artifacts/app/aliases/Prod/rollout"),
+        ("GET", "/artifacts/app/aliases/1x/rollout"),
+        ("DELETE", "/artifacts/app/aliases/LATEST/rollout"),
+        ("PUT", "/artifacts/App/aliases/prod/rollout"),
+        ("DELETE", "/artifacts/app/rollout/aliases/prod/rollout"),
+    ],
+)
+def test_bad_rollout_path_is_refused_naming_the_field(
+    api: HandlerApi, aws: SimpleNamespace, method: str, path: str
+) -> None:
+    # Given
+    api.publish("app", b"stored")
+    before = snapshot(aws)
+    # When
+    reply = api.call(method, path, ROLLOUT_OK if method == "PUT" else None)
+    # Then
+    assert reply.status == 400, reply.body
+    assert reply.error["field"] in ("alias", "name")
+    assert snapshot(aws) == before

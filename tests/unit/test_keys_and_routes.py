@@ -102,7 +102,7 @@ def test_a_path_that_matches_only_with_a_reserved_word_in_the_name_names_the_wor
         ("PATCH", "/artifacts/app/versions"),
         ("GET", "/artifacts/app/uploads"),
         ("GET", "/artifacts/app/events"),
-        ("GET", "/artifacts/app/aliases/prod/rollout"),
+        ("POST", "/artifacts/app/aliases/prod/rollout"),
     ],
 )
 def test_unknown_paths_and_wrong_methods_name_no_reserved_word(method: str, path: str) -> None:

@@ -1,8 +1,8 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
-`-history` suffixes cannot collide with each other because a partition key ends in exactly one.
+rollouts, the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
+`-history` / `-rollout` suffixes cannot collide with each other because a partition key ends in exactly one.
 """
 
 from __future__ import annotations
@@ -138,3 +138,12 @@ def decode_token_state(
     if not valid:
         raise ValidationError("next_token is not a token this listing issued", field="next_token")
     return key, state
+
+
+def rollout_pk(name: str) -> str:
+    """Rollouts: partition `__<name>-rollout`, one item per alias (its latest rollout)."""
+    return f"__{name}-rollout"
+
+
+def rollout_key(name: str, alias: str) -> Key:
+    return {"pk": rollout_pk(name), "sk": alias}

@@ -13,18 +13,20 @@ docs/access-patterns.md lists every access pattern.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
-from arca.domain.entities import Alias, AliasRevision, Latest, Target, Version
+from arca.domain.entities import Alias, AliasRevision, Latest, Rollout, Target, Version
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,
     ContentionError,
     IdempotencyKeyTakenError,
     NotFoundError,
+    RolloutMovedError,
+    RolloutRunningError,
     VersionPinnedError,
 )
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
@@ -533,7 +535,9 @@ class Repository:
         """
         # History before aliases before versions: a purge stopped midway leaves no history without its
         # alias and no alias on a missing version.
-        for pk, bounds in ((keys.history_pk(name), None), (keys.alias_pk(name), None), (name, VERSIONS)):
+        # Rollouts first: once its item is gone, a running rollout's next write fails its own condition.
+        partitions = ((keys.rollout_pk(name), None), (keys.history_pk(name), None), (keys.alias_pk(name), None))
+        for pk, bounds in (*partitions, (name, VERSIONS)):
             start = None
             aliases = pk == keys.alias_pk(name)
             while True:
@@ -623,8 +627,13 @@ class Repository:
 
     # Aliases.
 
-    def write_alias(self, new: Alias, old: Alias | None, *, action: str, seal: Seal | None = None) -> Alias:
+    def write_alias(
+        self, new: Alias, old: Alias | None, *, action: str, seal: Seal | None = None, also: Sequence[Write] = ()
+    ) -> Alias:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
+
+        `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
+        the TransactionCancelled is raised as it is, for the caller (in this module) to read.
 
         Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
         released ones, nothing for a target kept (DynamoDB refuses two actions on one item, and a version this
@@ -673,9 +682,11 @@ class Repository:
                 Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
             )
         try:
-            self.table.transact(self._sealed(seal, new) + writes)
+            self.table.transact(self._sealed(seal, new) + writes + list(also))
         except TransactionCancelled as cancelled:
             _raise_if_key_taken(cancelled)
+            if any(cancelled.failed(w.name) for w in also):
+                raise
             if cancelled.failed("alias") or cancelled.failed("history"):
                 raise ContentionError(f"alias {alias!r} changed concurrently") from None
             artifact = cancelled.failed("artifact")
@@ -709,6 +720,88 @@ class Repository:
             condition += " AND (attribute_not_exists(alias_count) OR alias_count < :cap)"
             values[":cap"] = MAX_ALIASES
         return Write("artifact", "Update", key, update="ADD alias_count :delta", condition=condition, values=values)
+
+    # Rollouts: one item per alias, `__<name>-rollout` / `<alias>`, written in the alias's own transactions.
+
+    def rollout(self, name: str, alias: str) -> Rollout | None:
+        """The alias's latest rollout, whatever its state."""
+        item = self.table.get(keys.rollout_key(name, alias))
+        return None if item is None else rollout_entity(item)
+
+    def start_rollout(self, new: Alias, old: Alias, rollout: Rollout) -> Alias:
+        """The alias's first rollout revision and the rollout item, in one transaction.
+
+        The item is put only where no rollout of the alias is running (one at a time). Raises
+        RolloutRunningError (409) when one is, and what write_alias raises (ContentionError when the alias moved).
+        """
+        put = _rollout_write(
+            rollout,
+            condition="attribute_not_exists(pk) OR #state <> :running",
+            names={"#state": "state"},
+            values={":running": "running"},
+        )
+        try:
+            return self.write_alias(new, old, action="rollout", also=[put])
+        except TransactionCancelled:
+            raise RolloutRunningError(
+                f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
+            ) from None
+
+    def step_rollout(self, rollout: Rollout, seen: Rollout, new: Alias, old: Alias) -> Alias:
+        """One rollout step: the alias revision `new` (compare-and-set on `old`, the revision the rollout wrote
+        last) and the rollout as `rollout`, only while it is still `seen` (running, at the same step).
+
+        Raises RolloutMovedError when the rollout moved on or ended meanwhile (a repeated step, an abort, a
+        purge: do nothing), ContentionError when someone else wrote the alias (the rollout is superseded), and
+        what write_alias raises otherwise.
+        """
+        put = _rollout_write(rollout, **_still(seen))
+        try:
+            return self.write_alias(new, old, action="rollout", also=[put])
+        except TransactionCancelled:
+            raise RolloutMovedError(f"rollout {seen.id} moved on since step {seen.step}") from None
+
+    def end_rollout(self, rollout: Rollout, seen: Rollout) -> bool:
+        """Store `rollout` (an end without an alias write: superseded) only while it is still `seen`.
+
+        False when the rollout moved on meanwhile (or was purged): then nothing is written.
+        """
+        put = _rollout_write(rollout, **_still(seen))
+        try:
+            self.table.transact([put])
+        except TransactionCancelled:
+            return False
+        return True
+
+
+def rollout_entity(item: Item) -> Rollout:
+    fields = {k: v for k, v in item.items() if k in Rollout.model_fields}
+    # Lists come back from DynamoDB as they went in (numbers as numbers); the entity wants plain ints.
+    fields.update(steps=[int(w) for w in item["steps"]], alarms=list(item.get("alarms") or ()))
+    return Rollout(**fields)
+
+
+def _rollout_write(rollout: Rollout, *, condition: str, names: dict[str, str], values: dict[str, Any]) -> Write:
+    item = {"kind": "rollout", **rollout.model_dump(exclude_none=True)}
+    return Write(
+        "rollout",
+        "Put",
+        keys.rollout_key(rollout.name, rollout.alias),
+        item=item,
+        condition=condition,
+        names=names,
+        values=values,
+    )
+
+
+def _still(seen: Rollout) -> dict[str, Any]:
+    """The condition that the rollout is the one read: same id, running, at the same step. Conditioning every
+    write on the step makes a repeated step (a retried invocation) write nothing."""
+    return {
+        "condition": "#id = :id AND #state = :running AND #step = :step",
+        "names": {"#id": "id", "#state": "state", "#step": "step"},
+        "values": {":id": seen.id, ":running": "running", ":step": seen.step},
+    }
 
 
 def _sk_test(

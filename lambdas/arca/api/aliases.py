@@ -11,8 +11,8 @@ from arca.api.caller import identity
 from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, answers, create_only, revision_of
 from arca.api.routing import Router
-from arca.domain.entities import Alias
-from arca.domain.models import AliasBody, RollbackBody
+from arca.domain.entities import Alias, Rollout
+from arca.domain.models import AliasBody, RollbackBody, RolloutBody
 from arca.domain.receipts import Receipt
 from arca.observability import metrics
 
@@ -95,3 +95,29 @@ def rollback_alias(
         return with_etag(rolled)
 
     return idempotent(router, idempotency_key, run, etag)
+
+
+# Progressive rollouts (arca.services.rollouts); their steps are run by the rollout driver.
+
+
+@router.put(
+    "/artifacts/<name>/aliases/<alias>/rollout",
+    status_code=201,
+    responses=answers(201, 400, 404, 409, 415, 503),
+    tags=["rollouts"],
+)
+def start_rollout(
+    name: Name, alias: AliasName, body: Annotated[RolloutBody, Body()], caller: Caller
+) -> Response[Rollout]:
+    """Start a rollout: `version` as the alias's secondary at each weight in turn, then its primary."""
+    started = wiring.rollouts().start(name, alias, body, identity=caller)
+    metrics.add_metric(name="RolloutsStarted", unit="Count", value=1)
+    return Response(201, JSON, started)
+
+
+@router.delete(
+    "/artifacts/<name>/aliases/<alias>/rollout", responses=answers(200, 400, 404, 409, 503), tags=["rollouts"]
+)
+def abort_rollout(name: Name, alias: AliasName, caller: Caller) -> Rollout:
+    """Abort the running rollout: the alias keeps its primary and loses the secondary."""
+    return wiring.rollouts().abort(name, alias, identity=caller)

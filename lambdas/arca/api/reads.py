@@ -17,6 +17,7 @@ from arca.domain.entities import (
     HistoryPage,
     Latest,
     Resolution,
+    Rollout,
     Summary,
     Version,
     VersionPage,
@@ -95,6 +96,12 @@ def get_alias(name: Name, alias: AliasName) -> Response[Alias]:
 def alias_history(name: Name, alias: AliasName, limit: Limit = 100, next_token: NextToken = None) -> HistoryPage:
     """The alias's revisions, newest first."""
     return wiring.reading().history(name, alias, limit=limit, token=next_token)
+
+
+@router.get("/artifacts/<name>/aliases/<alias>/rollout", responses=answers(200, 400, 404, 503), tags=["rollouts"])
+def get_rollout(name: Name, alias: AliasName) -> Rollout:
+    """The alias's latest rollout and its state."""
+    return wiring.rollouts().status(name, alias)
 
 
 RoutingKey = Annotated[

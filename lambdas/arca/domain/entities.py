@@ -172,7 +172,7 @@ class Alias(_AliasState):
 
 
 class AliasRevision(_AliasState):
-    action: Literal["set", "delete", "rollback"]
+    action: Literal["set", "delete", "rollback", "rollout"]
     deleted: bool = False
 
 
@@ -184,6 +184,44 @@ class AliasList(_Entity):
 class HistoryPage(_Entity):
     history: list[AliasRevision]
     next_token: str | None
+
+
+RolloutState = Literal["running", "completed", "rolled_back", "aborted", "superseded"]
+
+
+class Rollout(_Entity):
+    """A progressive rollout of `version` on an alias (one item per alias: the latest rollout).
+
+    `step` counts the rollout's writes to the alias: 1 is `version` at the first weight, `len(steps)` the last
+    weight, and the write that ends it (promotion, rollback, abort) is one more. `weight` is the secondary's
+    share after the last write: 100 once promoted, 0 once rolled back or aborted.
+    """
+
+    id: str
+    name: str
+    alias: str
+    state: RolloutState
+    version: int
+    from_version: VersionRef | None = Field(None, description="the alias's primary when the rollout started")
+    steps: list[int]
+    step: int
+    weight: int
+    interval_seconds: int
+    alarms: list[str] = Field(default_factory=list)
+    next_at: str | None = Field(None, description="when the next step runs; null once the rollout has ended")
+    started_at: str
+    ended_at: str | None = Field(None, exclude_if=lambda value: value is None)
+    reason: str | None = None
+    started_by: str | None = None
+    alarm: str | None = Field(
+        None, description="the alarm found in ALARM (rolled_back)", exclude_if=lambda value: value is None
+    )
+    alias_revision: int = Field(description="the alias revision the rollout wrote last")
+
+    @property
+    def writer(self) -> str:
+        """`updated_by` of the alias revisions the rollout writes."""
+        return f"rollout:{self.id}"
 
 
 class Resolution(_Entity):

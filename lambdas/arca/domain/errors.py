@@ -55,6 +55,14 @@ class VersionPinnedError(ConflictError):
     """A version is the target of one or more aliases; `details["aliases"]` names them."""
 
 
+class RolloutMovedError(ContentionError):
+    """The rollout moved on or ended since it was read (a repeated step, an abort, a purge)."""
+
+
+class RolloutRunningError(ConflictError):
+    """The alias has a running rollout already (one at a time), or none runs where one is expected."""
+
+
 class VersionLimitError(ConflictError):
     """The artifact has reached its last version number (999,999)."""
 

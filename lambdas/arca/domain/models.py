@@ -167,3 +167,30 @@ class RollbackBody(_Body):
 class ResolveQuery(_Query):
     routing_key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     at: AwareDatetime | None = None
+
+
+# Progressive rollouts.
+
+# CloudWatch's DescribeAlarms takes at most 100 names in one call; an alarm name is 1 to 255 characters.
+MAX_ROLLOUT_ALARMS = 100
+MAX_ROLLOUT_STEPS = 20
+AlarmName = Annotated[StrictStr, Field(min_length=1, max_length=255)]
+
+
+class RolloutBody(_Body):
+    """PUT …/aliases/{alias}/rollout: `version` as the alias's secondary at each weight of `steps` in turn,
+    `interval_seconds` apart, then its primary; any of `alarms` in ALARM before a step rolls it back."""
+
+    version: Annotated[StrictInt, Field(ge=1, le=999_999)]
+    steps: Annotated[
+        list[Annotated[StrictInt, Field(ge=1, le=MAX_WEIGHT)]], Field(min_length=1, max_length=MAX_ROLLOUT_STEPS)
+    ]
+    interval_seconds: Annotated[StrictInt, Field(ge=1, le=86_400)]
+    alarms: Annotated[list[AlarmName], Field(max_length=MAX_ROLLOUT_ALARMS)] = Field(default_factory=list)
+    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+
+    @model_validator(mode="after")
+    def _steps_increase(self) -> RolloutBody:
+        if any(later <= earlier for earlier, later in zip(self.steps, self.steps[1:], strict=False)):
+            raise ValidationError("steps: weights must be strictly increasing", field="steps")
+        return self

@@ -158,6 +158,21 @@ class Aliases:
         identity: str | None,
         seal: Seal | None = None,
     ) -> Alias:
+        new = self.compose(name, alias, spec, old, reason=reason, identity=identity)
+        return self.repository.write_alias(new, old, action=action, seal=seal)
+
+    def compose(
+        self,
+        name: str,
+        alias: str,
+        spec: dict[str, object] | None,
+        old: Alias | None,
+        *,
+        reason: str | None,
+        identity: str | None,
+    ) -> Alias:
+        """The alias's next revision with targets `spec` (None: its deletion). Raises ConflictError when a
+        target version is missing or deleted."""
         now = self.policy.now()
         live_before = old is not None and not old.deleted
         # A new alias numbers on from the revisions earlier incarnations of the artifact used (purge keeps
@@ -179,4 +194,4 @@ class Aliases:
                 spec = {**spec, "secondary_version_weight": 0}
             created = old.created_at if live_before and old else now
             new = Alias(**common, **spec, **self._targets(name, spec), created_at=created)
-        return self.repository.write_alias(new, old, action=action, seal=seal)
+        return new

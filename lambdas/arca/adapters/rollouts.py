@@ -1,0 +1,78 @@
+"""The AWS services a rollout uses besides the table: CloudWatch (its alarms) and Step Functions (its driver)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from arca.domain.entities import Rollout
+from arca.domain.errors import ThrottledError
+
+ClientFactory = Callable[[], Any]
+_THROTTLED = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException"})
+
+
+class CloudWatchAlarms:
+    """Reads alarms by name (DescribeAlarms, metric and composite). The client is built on first use, so a
+    function that never reads alarms never builds it."""
+
+    def __init__(self, client: ClientFactory) -> None:
+        self._factory = client
+        self._client: Any = None
+
+    def firing(self, names: Sequence[str]) -> str | None:
+        """The first of `names` whose state is ALARM, or None. An alarm that does not exist is not firing."""
+        if not names:
+            return None
+        if self._client is None:
+            self._client = self._factory()
+        try:
+            pages = self._client.get_paginator("describe_alarms").paginate(
+                AlarmNames=list(names), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
+            )
+            for page in pages:
+                for alarm in (*page.get("MetricAlarms", ()), *page.get("CompositeAlarms", ())):
+                    if alarm.get("StateValue") == "ALARM":
+                        return str(alarm["AlarmName"])
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code in _THROTTLED:
+                raise ThrottledError("CloudWatch is busy; retry later", details={"aws_code": code}) from error
+            raise
+        return None
+
+
+class StepFunctionsDriver:
+    """Starts the rollout's state machine execution, named after the rollout (StartExecution is idempotent
+    for the same name and input, so a retried start makes no second execution)."""
+
+    def __init__(self, client: ClientFactory, state_machine_arn: str) -> None:
+        self._factory = client
+        self.state_machine_arn = state_machine_arn
+
+    def start(self, rollout: Rollout) -> None:
+        self._factory().start_execution(
+            stateMachineArn=self.state_machine_arn, name=rollout.id, input=json.dumps(driver_event(rollout))
+        )
+
+
+class ExternalDriver:
+    """No managed scheduler (local mode): the local server drives the steps itself."""
+
+    def start(self, rollout: Rollout) -> None:
+        return None
+
+
+def driver_event(rollout: Rollout) -> dict[str, Any]:
+    """The driver's input and output: which rollout, the step it is at, how long to wait, whether it ended."""
+    return {
+        "name": rollout.name,
+        "alias": rollout.alias,
+        "rollout_id": rollout.id,
+        "step": rollout.step,
+        "interval_seconds": rollout.interval_seconds,
+        "done": rollout.state != "running",
+    }

@@ -1,0 +1,273 @@
+"""Progressive rollouts: start, abort, status, and `advance`, the one step every driver runs.
+
+A rollout owns the alias revisions it writes: each of its writes is conditioned on the alias still being at
+the revision it wrote last (Repository.write_alias's compare-and-set) and on its own item still being running
+at the step it read, in one transaction. So a step repeated by a retry writes nothing, and an alias write by
+anyone else ends the rollout as `superseded` instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from arca.adapters.repository import Repository
+from arca.adapters.rollouts import driver_event
+from arca.domain.entities import Alias, Rollout
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
+from arca.services.reading import Reading
+from arca.services.retry import Policy, now_iso
+
+if TYPE_CHECKING:
+    from arca.domain.models import RolloutBody
+    from arca.services.aliases import Aliases
+
+
+class Alarms(Protocol):
+    def firing(self, names: list[str]) -> str | None: ...
+
+
+class Driver(Protocol):
+    def start(self, rollout: Rollout) -> None: ...
+
+
+def step_reason(step: int, steps: list[int]) -> str:
+    return f"rollout step {step}/{len(steps)}: {steps[step - 1]}%"
+
+
+class Rollouts:
+    def __init__(
+        self,
+        repository: Repository,
+        reading: Reading,
+        policy: Policy,
+        *,
+        aliases: Callable[[], Aliases],
+        alarms: Alarms,
+        driver: Driver,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.repository = repository
+        self.reading = reading
+        self.policy = policy
+        self._aliases = aliases
+        self.alarms = alarms
+        self.driver = driver
+        self.new_id = new_id
+
+    def start(self, name: str, alias: str, body: RolloutBody, *, identity: str | None) -> Rollout:
+        """The alias gets `body.version` as its secondary at the first weight (a new revision), and the driver
+        is started. 404 without the alias, 409 when `version` is its target, missing or deleted, or when a
+        rollout of the alias is running.
+
+        The driver is started before the write: should the write then fail, the driver finds no rollout with
+        its id and ends, whereas a driver started after a crash-interrupted write could be missing.
+        """
+        rollout_id = self.new_id()
+        started = False
+
+        def attempt() -> Rollout:
+            nonlocal started
+            old = self._live_alias(name, alias)
+            if old.version == body.version:
+                raise ConflictError(f"version {body.version} is already the target of {alias!r}", field="version")
+            current = self.repository.rollout(name, alias)
+            if current is not None and current.state == "running":
+                if current.alias_revision == old.revision:
+                    raise RolloutRunningError(
+                        f"alias {alias!r} has a running rollout of version {current.version}; abort it first",
+                        field="alias",
+                    )
+                # Someone else moved the alias: that rollout is over; record it before starting this one.
+                self.repository.end_rollout(self._superseded(current, old), current)
+            spec: dict[str, object] = {
+                "version": old.version,
+                "secondary_version": body.version,
+                "secondary_version_weight": body.steps[0],
+                "description": old.description,
+            }
+            writer = f"rollout:{rollout_id}"
+            try:
+                new = self._aliases().compose(
+                    name, alias, spec, old, reason=step_reason(1, body.steps), identity=writer
+                )
+            except ConflictError as error:  # the version is missing or deleted: the body's `version` is at fault
+                raise ConflictError(error.message, field="version") from None
+            moment = self.policy.clock()
+            rollout = Rollout(
+                id=rollout_id,
+                name=name,
+                alias=alias,
+                state="running",
+                version=body.version,
+                from_version=old.version,
+                steps=body.steps,
+                step=1,
+                weight=body.steps[0],
+                interval_seconds=body.interval_seconds,
+                alarms=body.alarms,
+                next_at=now_iso(moment + timedelta(seconds=body.interval_seconds)),
+                started_at=now_iso(moment),
+                reason=body.reason,
+                started_by=identity,
+                alias_revision=new.revision,
+            )
+            if not started:
+                self.driver.start(rollout)
+                started = True
+            self.repository.start_rollout(new, old, rollout)
+            return rollout
+
+        return self.policy.compare_and_set(attempt)
+
+    def status(self, name: str, alias: str) -> Rollout:
+        """The alias's latest rollout. A running one whose alias someone else wrote since is shown as
+        superseded (the driver records that at its next step)."""
+        seen = self._rollout(name, alias)
+        if seen.state != "running":
+            return seen
+        current = self.repository.alias(name, alias)
+        if current is None or current.deleted or current.revision != seen.alias_revision:
+            return self._superseded(seen, current)
+        return seen
+
+    def abort(self, name: str, alias: str, *, identity: str | None) -> Rollout:
+        """Roll back a running rollout: the alias keeps its primary and loses the secondary (a new revision).
+
+        404 without a rollout; 409 when it is not running, or when someone else wrote the alias since (the
+        rollout is then recorded as superseded and that write is kept).
+        """
+
+        def attempt() -> Rollout:
+            seen = self._rollout(name, alias)
+            if seen.state != "running":
+                raise RolloutRunningError(f"the rollout of {alias!r} is {seen.state}, not running", field="alias")
+            old = self.repository.alias(name, alias)
+            if old is None or old.deleted or old.revision != seen.alias_revision:
+                self.repository.end_rollout(self._superseded(seen, old), seen)
+                raise ConflictError(
+                    f"alias {alias!r} was changed by another writer: the rollout is superseded and that change kept",
+                    field="alias",
+                )
+            return self._end(seen, old, "aborted", reason=f"rollout {seen.id} aborted", identity=identity)
+
+        return self.policy.compare_and_set(attempt)
+
+    def advance(self, name: str, alias: str, rollout_id: str, step: int) -> Rollout | None:
+        """Run step `step` of the rollout: read its alarms, then roll back (one in ALARM), move to the next
+        weight, or make `version` the primary after the last. Idempotent: a rollout no longer at `step`
+        (the step ran already, or it ended) is returned as it is, unchanged. None when the rollout is gone
+        (purged) or replaced by another one.
+        """
+        seen = self.repository.rollout(name, alias)
+        if seen is None or seen.id != rollout_id:
+            return None
+        if seen.state != "running" or seen.step != step:
+            return seen
+        old = self.repository.alias(name, alias)
+        if old is None or old.deleted or old.revision != seen.alias_revision:
+            return self._supersede(seen, old)
+        try:
+            fired = self.alarms.firing(seen.alarms)
+            if fired is not None:
+                reason = f"rollout {seen.id} rolled back: alarm {fired} is in ALARM"
+                return self._end(seen, old, "rolled_back", reason=reason, identity=seen.writer, alarm=fired)
+            if seen.step < len(seen.steps):
+                return self._next_weight(seen, old)
+            reason = f"rollout {seen.id} complete: version {seen.version} is the primary"
+            return self._end(seen, old, "completed", reason=reason, identity=seen.writer)
+        except RolloutMovedError:  # another invocation ran this step, or the rollout was aborted meanwhile
+            return self.repository.rollout(name, alias)
+        except ContentionError:  # the alias moved between our read and our write
+            return self._supersede(seen, self.repository.alias(name, alias))
+        except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive
+            return None
+
+    def drive(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The driver's entry (the state machine's Lambda task, the local server's timer): `advance` for the
+        event's rollout and step, and the event of the next step (`done` once nothing is left to do)."""
+        rollout_id = str(event["rollout_id"])
+        rollout = self.advance(str(event["name"]), str(event["alias"]), rollout_id, int(event["step"]))
+        if rollout is None or rollout.id != rollout_id:
+            return {**event, "done": True}
+        return driver_event(rollout)
+
+    def _next_weight(self, seen: Rollout, old: Alias) -> Rollout:
+        step = seen.step + 1
+        weight = seen.steps[step - 1]
+        spec = {**self._spec(old), "secondary_version": seen.version, "secondary_version_weight": weight}
+        new = self._aliases().compose(
+            seen.name, seen.alias, spec, old, reason=step_reason(step, seen.steps), identity=seen.writer
+        )
+        moment = self.policy.clock()
+        updated = seen.model_copy(
+            update={
+                "step": step,
+                "weight": weight,
+                "next_at": now_iso(moment + timedelta(seconds=seen.interval_seconds)),
+                "alias_revision": new.revision,
+            }
+        )
+        self.repository.step_rollout(updated, seen, new, old)
+        return updated
+
+    def _end(
+        self,
+        seen: Rollout,
+        old: Alias,
+        state: str,
+        *,
+        reason: str,
+        identity: str | None,
+        alarm: str | None = None,
+    ) -> Rollout:
+        """The rollout's last write: `version` alone (completed), or the primary alone (rolled back, aborted)."""
+        spec = self._spec(old)
+        if state == "completed":
+            spec["version"] = seen.version
+        new = self._aliases().compose(seen.name, seen.alias, spec, old, reason=reason, identity=identity)
+        updated = seen.model_copy(
+            update={
+                "state": state,
+                "step": seen.step + 1,
+                "weight": 100 if state == "completed" else 0,
+                "next_at": None,
+                "ended_at": new.updated_at,
+                "alarm": alarm,
+                "alias_revision": new.revision,
+            }
+        )
+        self.repository.step_rollout(updated, seen, new, old)
+        return updated
+
+    def _supersede(self, seen: Rollout, current: Alias | None) -> Rollout | None:
+        ended = self._superseded(seen, current)
+        if self.repository.end_rollout(ended, seen):
+            return ended
+        return self.repository.rollout(seen.name, seen.alias)
+
+    def _superseded(self, seen: Rollout, current: Alias | None) -> Rollout:
+        """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
+        ended_at = current.updated_at if current is not None and current.updated_at else self.policy.now()
+        return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
+
+    @staticmethod
+    def _spec(old: Alias) -> dict[str, object]:
+        """The alias's primary alone (no secondary), its description kept."""
+        return {"version": old.version, "description": old.description}
+
+    def _live_alias(self, name: str, alias: str) -> Alias:
+        found = self.repository.alias(name, alias)
+        if found is None or found.deleted:
+            self.reading.live_latest(name)  # 404 naming the artifact when it is the artifact that is missing
+            raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
+        return found
+
+    def _rollout(self, name: str, alias: str) -> Rollout:
+        found = self.repository.rollout(name, alias)
+        if found is None:
+            self.reading.live_latest(name)
+            raise NotFoundError(f"alias {alias!r} of {name!r} has no rollout")
+        return found

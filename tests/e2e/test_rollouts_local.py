@@ -1,0 +1,154 @@
+"""Rollouts in local mode over HTTP: the local server drives the steps (1-second intervals) and reads alarms from
+the CloudWatch of its moto server."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any
+
+from arca.domain.models import AliasBody
+from arca.wiring import build
+from local.services import client
+from tests.e2e.conftest import ArcaHttp
+from tests.e2e.test_races import race
+
+DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
+
+
+def given_an_alias(arca: ArcaHttp, name: str) -> str:
+    """`name` with versions 1 and 2, and `prod` on version 1; returns the alias's path."""
+    for i in (1, 2):
+        digest = arca.upload(name, f"{name} {i}".encode())
+        size = len(f"{name} {i}".encode())
+        assert arca.post(f"/artifacts/{name}/versions", json={"sha256": digest, "size": size}).status_code == 201
+    path = f"/artifacts/{name}/aliases/prod"
+    assert arca.put(path, json={"version": 1}).status_code == 201
+    return path
+
+
+def wait_until_ended(arca: ArcaHttp, alias: str) -> dict[str, Any]:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        status: dict[str, Any] = arca.get(f"{alias}/rollout").json()
+        if status["state"] != "running":
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"the rollout still runs after {DEADLINE} s: {status}")
+
+
+def test_local_server_drives_a_rollout_to_completion(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    alias = given_an_alias(arca, unique)
+    # When
+    started = arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1})
+    status = wait_until_ended(arca, alias)
+    # Then
+    assert started.status_code == 201, started.text
+    assert status["state"] == "completed" and status["step"] == 3 and status["weight"] == 100
+    current = arca.get(alias).json()
+    assert current["version"] == 2 and current["secondary_version"] is None
+    history = arca.get(f"{alias}/history").json()["history"]
+    assert [r["reason"] for r in history[1:3]] == ["rollout step 2/2: 50%", "rollout step 1/2: 10%"]
+
+
+def test_abort_in_local_mode_rolls_back_and_the_driver_stops(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    alias = given_an_alias(arca, unique)
+    arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1})
+    # When
+    aborted = arca.request("DELETE", f"{alias}/rollout")
+    time.sleep(2.5)  # past the steps the driver would have run
+    # Then
+    assert aborted.status_code == 200 and aborted.json()["state"] == "aborted"
+    current = arca.get(alias).json()
+    assert current["version"] == 1 and current["secondary_version"] is None
+    assert arca.get(f"{alias}/rollout").json()["state"] == "aborted"
+    assert arca.get(alias).json()["revision"] == current["revision"]
+
+
+def test_a_foreign_write_in_local_mode_supersedes_the_rollout(arca: ArcaHttp, unique: str) -> None:
+    # Given
+    alias = given_an_alias(arca, unique)
+    arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1})
+    # When
+    moved = arca.put(alias, json={"version": 1, "reason": "hold"})
+    time.sleep(2.5)
+    status = wait_until_ended(arca, alias)
+    # Then
+    assert status["state"] == "superseded"
+    current = arca.get(alias).json()
+    assert current["revision"] == moved.json()["revision"] and current["reason"] == "hold"
+
+
+def test_an_alarm_in_alarm_rolls_back_a_local_rollout(arca: ArcaHttp, unique: str) -> None:
+    # Given an alarm in the local CloudWatch, in ALARM
+    cloudwatch = client("cloudwatch", os.environ["AWS_ENDPOINT_URL_CLOUDWATCH"])
+    alarm = f"errors-{uuid.uuid4().hex[:8]}"
+    cloudwatch.put_metric_alarm(
+        AlarmName=alarm,
+        MetricName="Errors",
+        Namespace="App",
+        Statistic="Sum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=1,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+    )
+    cloudwatch.set_alarm_state(AlarmName=alarm, StateValue="ALARM", StateReason="errors")
+    alias = given_an_alias(arca, unique)
+    # When
+    arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1, "alarms": [alarm]})
+    status = wait_until_ended(arca, alias)
+    # Then
+    assert status["state"] == "rolled_back" and status["alarm"] == alarm
+    current = arca.get(alias).json()
+    assert current["version"] == 1 and current["secondary_version"] is None
+
+
+# Races on DynamoDB Local: threads run the driver's step with clients of their own, as concurrent invocations.
+
+
+def test_eight_concurrent_runs_of_one_step_write_it_once(arca: ArcaHttp, unique: str) -> None:
+    # Given a rollout whose own driver waits an hour
+    alias = given_an_alias(arca, unique)
+    started = arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 3600}).json()
+
+    # When eight invocations run step 1 at once
+    def advance(_: int) -> Any:
+        return build().rollouts.advance(unique, "prod", started["id"], 1)
+
+    results = race(advance)
+    # Then step 2 was written once, and the rollout is still running (no invocation took another's write for a
+    # foreign one)
+    assert {r.step for r in results} == {2}
+    status = arca.get(f"{alias}/rollout").json()
+    assert status["state"] == "running" and status["step"] == 2
+    reasons = [r["reason"] for r in arca.get(f"{alias}/history").json()["history"]]
+    assert reasons.count("rollout step 2/2: 50%") == 1
+
+
+def test_steps_racing_foreign_writes_never_overwrite_them(arca: ArcaHttp, unique: str) -> None:
+    # Given a rollout of three weights whose own driver waits an hour
+    alias = given_an_alias(arca, unique)
+    body = {"version": 2, "steps": [10, 20, 30], "interval_seconds": 3600}
+    started = arca.put(f"{alias}/rollout", json=body).json()
+    writer = f"rollout:{started['id']}"
+
+    # When four threads drive the rollout step after step while four others move the alias
+    def work(index: int) -> None:
+        services = build()
+        if index % 2:
+            services.aliases.set(unique, "prod", AliasBody(version=1, reason=f"foreign {index}"), identity="someone")
+            return
+        for number in (1, 2, 3):
+            services.rollouts.advance(unique, "prod", started["id"], number)
+
+    race(work)
+    # Then no rollout revision follows a foreign one, and the rollout is superseded
+    history = sorted(arca.get(f"{alias}/history").json()["history"], key=lambda r: r["revision"])
+    writers = [r["updated_by"] for r in history if r["revision"] > started["alias_revision"]]
+    first_foreign = next(i for i, by in enumerate(writers) if by != writer)
+    assert all(by != writer for by in writers[first_foreign:]), writers
+    assert arca.get(f"{alias}/rollout").json()["state"] == "superseded"
