@@ -19,6 +19,8 @@ from arca.settings import settings
 
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
+    from arca.services.links import Links
+    from arca.services.links import Links
     from arca.services.publishing import Publishing
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
@@ -74,6 +76,12 @@ class Services:
 
         return Aliases(self.repository, self.reading, self.policy)
 
+    @cached_property
+    def links(self) -> Links:
+        from arca.services.links import Links
+
+        return Links(self.repository, self.policy)
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -95,6 +103,10 @@ def publishing() -> Publishing:
 
 def aliases() -> Aliases:
     return services().aliases
+
+
+def links() -> Links:
+    return services().links
 
 
 def reset() -> None:

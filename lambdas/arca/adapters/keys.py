@@ -138,3 +138,25 @@ def decode_token_state(
     if not valid:
         raise ValidationError("next_token is not a token this listing issued", field="next_token")
     return key, state
+
+
+# Links (symbolic links between names).
+#
+# A link is stored at its own name's LATEST key (so the GetItem of LATEST that reads start with shows it), with
+# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are
+# [a-z][a-z0-9_-]*, and `~` sorts after all of those): a point read of an alias or a version is a Query
+# `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
+LINK_SK = "~link"
+
+
+def link_marker_key(name: str) -> Key:
+    return {"pk": alias_pk(name), "sk": LINK_SK}
+
+
+def links_pk(target: str) -> str:
+    """The reverse index: partition `__<target>-links` holds one row per link to `target` (sort key the link)."""
+    return f"__{target}-links"
+
+
+def link_row_key(target: str, link: str) -> Key:
+    return {"pk": links_pk(target), "sk": link}

@@ -43,6 +43,11 @@ class Latest(_Entity):
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
     revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
+    link: str | None = Field(None, exclude=True)  # set: this name is a link to that artifact, not an artifact
+    link_count: int = Field(0, exclude=True)  # links that point at this artifact
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
     @property
     def newest(self) -> int:
@@ -60,6 +65,9 @@ class Version(_Entity):
     deleted: bool = False
     deleted_at: str | None = None
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class Published(Version):
@@ -79,6 +87,12 @@ class Summary(_Entity):
     counts: Counts
     created_at: str | None
     updated_at: str | None
+    link: str | None = Field(
+        None, description="read through a link: the artifact it points at", exclude_if=lambda link: link is None
+    )
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class UploadTarget(_Entity):
@@ -97,6 +111,9 @@ class Upload(_Entity):
 
 class ArtifactEntry(_Entity):
     name: str
+    link: str | None = Field(
+        None, description="this name is a link to that artifact", exclude_if=lambda link: link is None
+    )
 
 
 class ArtifactPage(_Entity):
@@ -108,6 +125,9 @@ class ArtifactPage(_Entity):
 class VersionPage(_Entity):
     versions: list[Version]
     next_token: str | None
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class Skipped(_Entity):
@@ -169,6 +189,9 @@ class Alias(_AliasState):
     created_at: str | None = None
     deleted: bool = Field(False, exclude=True)  # a tombstone keeps the revision counter after a delete
     first_revision: int = Field(1, exclude=True)  # where this alias's history starts (after a purge: later)
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class AliasRevision(_AliasState):
@@ -179,11 +202,17 @@ class AliasRevision(_AliasState):
 class AliasList(_Entity):
     aliases: list[Alias]
     next_token: str | None = None
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class HistoryPage(_Entity):
     history: list[AliasRevision]
     next_token: str | None
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
 
 
 class Resolution(_Entity):
@@ -199,6 +228,18 @@ class Resolution(_Entity):
     alias_revision: int | None = Field(
         None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
     )
+    via: str | None = Field(
+        None, description="the link name this read went through", exclude_if=lambda via: via is None
+    )
+
+
+class Link(_Entity):
+    """A name that leads to another artifact (one hop: a link never points at a link)."""
+
+    name: str
+    link: str = Field(description="the artifact this name leads to")
+    created_at: str | None = None
+    updated_at: str | None = None
 
 
 class ErrorDetail(_Entity):

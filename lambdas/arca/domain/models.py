@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from arca.domain.errors import ValidationError
+from arca.domain.names import validate_name
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -167,3 +168,14 @@ class RollbackBody(_Body):
 class ResolveQuery(_Query):
     routing_key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     at: AwareDatetime | None = None
+
+
+class LinkBody(_Body):
+    """PUT …/link: the artifact this name leads to (it must exist and must not be a link itself)."""
+
+    target: Annotated[StrictStr, Field(description="artifact name: one to eight segments joined by `/`")]
+
+    @field_validator("target")
+    @classmethod
+    def _target_is_a_name(cls, value: str) -> str:
+        return validate_name(value, field="target")
