@@ -21,6 +21,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from arca.routes import FUNCTIONS, ROUTES
+from infra.access import ApiAccess
 from infra.api import Api
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
@@ -129,6 +130,8 @@ class ServiceStack(Stack):
             removal_policy=removal_policy,
             account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
         )
+        # Grants of the API on name prefixes, for the roles a platform team hands out (infra/access.py).
+        self.access = ApiAccess(self.api.rest_api, stage)
         self.monitoring = Monitoring(
             self,
             "Monitoring",

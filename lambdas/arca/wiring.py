@@ -20,7 +20,6 @@ from arca.settings import settings
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
     from arca.services.links import Links
-    from arca.services.links import Links
     from arca.services.publishing import Publishing
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;

@@ -57,9 +57,10 @@ def test_link_is_created_then_repointed_and_the_same_target_again_changes_nothin
     assert (created.status, again.status, moved.status) == (201, 200, 200)
     assert created.body["link"] == "team/app"
     assert moved.body == {**moved.body, "name": "app", "link": "team/next"}
-    assert api.call("GET", "/artifacts/app/versions/1").body["sha256"] == api.call(
-        "GET", "/artifacts/team/next/versions/1"
-    ).body["sha256"]
+    assert (
+        api.call("GET", "/artifacts/app/versions/1").body["sha256"]
+        == api.call("GET", "/artifacts/team/next/versions/1").body["sha256"]
+    )
     # and the old target counts no link any more: a plain purge of it goes through
     assert api.call("DELETE", "/artifacts/team/app").status == 204
 
@@ -202,7 +203,11 @@ def test_listings_show_a_link_with_its_target(shared: HandlerApi) -> None:
     top = shared.call("GET", "/artifacts", query={"delimiter": "/"}).body
     team = shared.call("GET", "/artifacts", query={"delimiter": "/", "prefix": "team/"}).body
     # Then each link shows its target
-    assert flat == [{"name": "app", "link": "team/app"}, {"name": "team/app"}, {"name": "team/mirror", "link": "team/app"}]
+    assert flat == [
+        {"name": "app", "link": "team/app"},
+        {"name": "team/app"},
+        {"name": "team/mirror", "link": "team/app"},
+    ]
     assert top["artifacts"] == [{"name": "app", "link": "team/app"}]
     assert top["prefixes"] == ["team/"]
     assert team["artifacts"] == [{"name": "team/app"}, {"name": "team/mirror", "link": "team/app"}]
@@ -220,7 +225,7 @@ def test_unlink_removes_the_link_and_never_the_target(shared: HandlerApi, aws: S
     assert shared.call("GET", "/artifacts/team/app/resolve/prod").body["version"] == 1
     # and no row of the link is left but its tombstone
     items = aws.dynamodb.scan(TableName=aws.table, ConsistentRead=True)["Items"]
-    assert [(i["pk"]["S"], i["sk"]["S"]) for i in items if "app" == i["pk"]["S"] or "__app" in i["pk"]["S"]] == [
+    assert [(i["pk"]["S"], i["sk"]["S"]) for i in items if i["pk"]["S"] == "app" or "__app" in i["pk"]["S"]] == [
         ("app", "LATEST")
     ]
     assert not [i for i in items if i["pk"]["S"] == "__team/app-links"]

@@ -125,7 +125,7 @@ class Repository:
     def version(self, name: str, number: int) -> Version | None:
         """One version; LinkedNameError when `name` is a link (its LATEST is the first item at or after the key)."""
         item = self._probe(keys.version_key(name, number))
-        if item is not None and item["sk"] == keys.LATEST and item.get("link"):
+        if item is not None and item["sk"] == keys.latest_key(name)["sk"] and item.get("link"):
             raise LinkedNameError(name, item["link"])
         return None if item is None or item["sk"] != keys.version_key(name, number)["sk"] else version_entity(item)
 
@@ -778,7 +778,8 @@ class Repository:
         old = seen.link if seen is not None else None
         latest_key = keys.latest_key(name)
         if seen is None:
-            item = {"kind": "link", "name": name, "link": target, "purged": now, "created_at": now, "updated_at": now}
+            item: Item = {"kind": "link", "name": name, "link": target, "purged": now, "created_at": now}
+            item.update({"updated_at": now})
             item.update({"rev": 1, "newest": 0, "purges": 0, "revision_base": 0, **latest_key})
             own = Write("link", "Put", latest_key, item=item, condition="attribute_not_exists(pk)")
         else:
@@ -791,7 +792,7 @@ class Repository:
                 "link",
                 "Update",
                 latest_key,
-                    update="SET link = :t, updated_at = :now"
+                update="SET link = :t, updated_at = :now"
                 + ("" if old else ", created_at = :now, kind = :kind")
                 + " ADD rev :one",
                 condition=condition,
@@ -831,17 +832,17 @@ class Repository:
         except TransactionCancelled as cancelled:
             failed = cancelled.failed("link")
             if failed is not None:
-                item = failed.item
-                if item is not None and (not item.get("purged") or item.get("purging")):
+                now_item = failed.item
+                if now_item is not None and (not now_item.get("purged") or now_item.get("purging")):
                     raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name") from None
                 raise ContentionError(f"{name!r} changed concurrently") from None
             reason = cancelled.failed("target")
-            item = reason.item if reason is not None else None
-            if item is not None and item.get("link"):
+            found = reason.item if reason is not None else None
+            if found is not None and found.get("link"):
                 raise ConflictError(
-                    f"target {target!r} is a link itself; link to {item['link']!r}", field="target"
+                    f"target {target!r} is a link itself; link to {found['link']!r}", field="target"
                 ) from None
-            if item is not None and item.get("purging"):
+            if found is not None and found.get("purging"):
                 raise ConflictError(f"target {target!r} is being purged", field="target") from None
             if reason is not None:
                 raise NotFoundError(f"target {target!r} is not an artifact", field="target") from None
