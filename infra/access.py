@@ -105,7 +105,9 @@ class ApiAccess:
                         reason="A prefix grant: `*` stands for the names below the prefix and for path parameters "
                         "(versions, aliases) of this API's own methods.",
                         applies_to=[
-                            RegexAppliesTo(regex=r"/^Resource::arn:[^:]+:execute-api:[^:]*:[^:]*:<Api\w+>\/.*$/")
+                            RegexAppliesTo(
+                                regex=r"/^Resource::arn:(<AWS::Partition>|aws[\w-]*):execute-api:.*:<ApiRestApi\w+>\/.*$/"
+                            )
                         ],
                     )
                 ],

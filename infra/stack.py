@@ -16,6 +16,7 @@ from typing import Any
 
 from aws_cdk import CfnOutput, Environment, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
@@ -132,6 +133,12 @@ class ServiceStack(Stack):
         )
         # Grants of the API on name prefixes, for the roles a platform team hands out (infra/access.py).
         self.access = ApiAccess(self.api.rest_api, stage)
+        # `-c example_read_prefix=team-a`: an example role that reads only under that prefix (off by default).
+        example = self.node.try_get_context("example_read_prefix")
+        if example:
+            reader = iam.Role(self, "ExampleReader", assumed_by=iam.AccountRootPrincipal())
+            self.access.grant_read(reader, str(example))
+            CfnOutput(self, "ExampleReaderRoleArn", value=reader.role_arn, description=f"reads names under {example}")
         self.monitoring = Monitoring(
             self,
             "Monitoring",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from infra.access import (
     alias_manager_paths,
@@ -152,3 +152,24 @@ def test_listing_every_name_is_granted_only_on_request() -> None:
 def test_a_prefix_must_be_a_name(prefix: str) -> None:
     with pytest.raises(ValueError, match="prefix"):
         check_prefix(prefix)
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_the_example_reader_role_is_off_by_default_and_nag_clean_when_on(stage: str) -> None:
+    # Given the stage without and with the example flag (dev: no account or region, as an offline synth)
+    _, plain = stages.build(stage)
+    _, example = stages.build(stage, context={"example_read_prefix": "team-a"})
+    # Then only the second has the role, reading exactly under the prefix, with no unsuppressed finding
+    assert "ExampleReaderRoleArn" not in Template.from_stack(plain.service).to_json()["Outputs"]
+    template = Template.from_stack(example.service).to_json()
+    assert "ExampleReaderRoleArn" in template["Outputs"]
+    (policy,) = [
+        r
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and r["Properties"]["Roles"][0]["Ref"].startswith("ExampleReader")
+    ]
+    resources = sorted(_render(r) for r in policy["Properties"]["PolicyDocument"]["Statement"][0]["Resource"])
+    assert any(r.endswith(f"/{stage}/GET/artifacts/team-a/*") for r in resources)
+    annotations = Annotations.from_stack(example.service)
+    assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
+    assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
