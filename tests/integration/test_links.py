@@ -341,3 +341,29 @@ def test_a_read_through_a_link_costs_one_call_more_than_the_direct_read(
     # Then each point read is one item read (a Query of Limit 1 costs what a GetItem does), and the link one more
     assert reply.status == 200
     assert calls == expected
+
+
+def test_forced_purge_drops_a_reverse_row_whose_link_is_gone(shared: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a reverse-index row naming a link that no longer points at the target (written directly)
+    aws.dynamodb.put_item(
+        TableName=aws.table, Item={"pk": {"S": "__team/app-links"}, "sk": {"S": "ghost"}, "kind": {"S": "link-row"}}
+    )
+    # When the target is purged with force
+    reply = shared.call("DELETE", "/artifacts/team/app", query={"force": "true"})
+    # Then the purge finishes, the real link is gone and so is the stray row
+    assert reply.status == 204
+    pks = {i["pk"]["S"] for i in aws.dynamodb.scan(TableName=aws.table, ConsistentRead=True)["Items"]}
+    assert pks - {"__dir#"} == {"team/app", "app"}
+
+
+@pytest.mark.parametrize(
+    "path", ["/artifacts/team/app/aliases/prod/link", "/artifacts/team/app/versions/1/link", "/artifacts/link"]
+)
+def test_a_link_path_inside_another_route_makes_no_link(shared: HandlerApi, aws: SimpleNamespace, path: str) -> None:
+    # Given (a prefix grant on `team/app/*/aliases/*` must not be a way to create links)
+    before = snapshot(aws)
+    # When
+    reply = shared.call("PUT", path, {"target": "team/app"})
+    # Then refused, and nothing written
+    assert reply.status in (400, 404, 405), reply.body
+    assert snapshot(aws) == before
