@@ -1,8 +1,9 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
-`-history` suffixes cannot collide with each other because a partition key ends in exactly one.
+the name index, the folder rows and the links' reverse index) can never be an artifact's own partition, and
+the `-alias` / `-history` / `-links` suffixes cannot collide with each other because a partition key ends in
+exactly one.
 """
 
 from __future__ import annotations

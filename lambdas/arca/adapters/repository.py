@@ -7,6 +7,8 @@ services speak only in entities. Conditions and what their failure means:
 - A version is put under `attribute_not_exists(pk)`; deleted only while live and unpinned.
 - An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)`, with a
   ConditionCheck that the artifact is live and net pin deltas on its target versions.
+- A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
+  counted there in `link_count`; a plain purge marks only while that count is zero.
 docs/access-patterns.md lists every access pattern.
 """
 
@@ -762,7 +764,8 @@ class Repository:
     # unless forced) and link creation serialise on that one item.
 
     def links_to(self, target: str, *, limit: int = MAX_ALIASES) -> list[str]:
-        """Names of the links to `target` (one Query of its reverse index)."""
+        """Names of the links to `target`, the first `limit` (one Query of its reverse index): a 409 names at most
+        that many."""
         page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
         return [i["sk"] for i in page.items]
 

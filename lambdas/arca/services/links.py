@@ -31,8 +31,6 @@ class Links:
             seen = self.repository.latest(name)
             if seen is not None and not seen.purged:
                 raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name")
-            if seen is not None and seen.purging:
-                raise ConflictError(f"{name!r} is being purged", field="name")
             if seen is not None and seen.link == target:
                 return Link(name=name, link=target, created_at=seen.created_at, updated_at=seen.updated_at), False
             written = self.repository.write_link(name, target, seen, now=self.policy.now())
