@@ -1,7 +1,7 @@
 """Reading: summaries, versions, listings, aliases and their history, and resolve (alias, number or LATEST).
 
 Resolve is at the physical limit: an alias item carries its targets' content, so resolving an alias is
-one GetItem (a second only for an alias on LATEST, which is mutable) and no S3 call.
+one item read (a second only for an alias on LATEST, which is mutable) and no S3 call. Through a link, one more.
 """
 
 from __future__ import annotations
