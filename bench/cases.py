@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.counting import Call
-from bench.harness import BenchFailure, Case, Group, Pair, publish_check
+from bench.harness import BenchFailure, Case, Check, Group, Pair, publish_check
 from bench.world import KIB, MIB, Blob, World, blob, blob_key
 
 # Arca's artifacts (one to eight segments) and the library's (flat: it keeps names as S3 "folders").
@@ -28,6 +28,7 @@ A_LIST, V_LIST = "bench/list", "bench-list"
 A_DELETE, V_DELETE = "bench/delete", "bench-delete"
 A_PRUNE, V_PRUNE = "bench/pruned", "bench-pruned"
 A_ALIAS, V_ALIAS = "bench/aliased", "bench-aliased"
+A_LINK = "bench/linked"  # a link to A_ALIAS
 A_UPLOADS = "bench/incoming"
 A_DELETED, A_HISTORY, A_PRUNE_MANY = "bench/mostly-deleted", "bench/revised", "bench/prune-many"
 A_TREE = ("bench/tree/a", "bench/tree/b/c", "bench/tree/b/d", "bench/zeta")
@@ -365,6 +366,8 @@ def alias_group(w: World, cfg: Config) -> Group:
         a.call("PUT", f"{aliases}/{alias}", spec, expect=201)
         v.repo.put_alias(V_ALIAS, alias, **{k: None if x == "LATEST" else x for k, x in spec.items()})
     before_moves = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    a.call("PUT", f"/artifacts/{A_LINK}/link", {"target": A_ALIAS}, expect=201)
+    through_link = f"/artifacts/{A_LINK}/resolve"
 
     def canary(i: int) -> dict[str, Any]:
         return {**ALIASES["canary"], "secondary_version_weight": 10 + 10 * (i % 2)}
@@ -401,6 +404,12 @@ def alias_group(w: World, cfg: Config) -> Group:
                 key="resolve.alias",
             ),
             Case(
+                "resolve alias through a link (the direct resolve above, one call more)",
+                lambda i: a.call("GET", f"{through_link}/canary"),
+                key="resolve.alias.link",
+                check=link_check(2),
+            ),
+            Case(
                 "resolve alias, canary, with routing key",
                 lambda i: a.call("GET", f"{resolve}/canary", query={"routing_key": f"user-{i}"}),
                 key="resolve.alias.key",
@@ -416,6 +425,12 @@ def alias_group(w: World, cfg: Config) -> Group:
                 lambda i: a.call("GET", f"{resolve}/2"),
                 lambda i: v.repo.get_artifact_version(V_ALIAS, 2),
                 key="resolve.number",
+            ),
+            Case(
+                "resolve version number through a link",
+                lambda i: a.call("GET", f"{through_link}/2"),
+                key="resolve.number.link",
+                check=link_check(2),
             ),
             Case(
                 "resolve LATEST | versioned get_artifact_version",
@@ -447,6 +462,16 @@ def alias_group(w: World, cfg: Config) -> Group:
         note="versioned has no alias history, rollback, time travel or keyed routing; its alias and version "
         "reads return an s3:// URI, Arca's resolve a presigned download URL (signed locally, no call).",
     )
+
+
+def link_check(expected: int) -> Check:
+    """A read through a link costs one DynamoDB call more than the direct read: `expected` in all."""
+
+    def check(counted: Counter[Call]) -> str | None:
+        calls = sum(n for (service, _), n in counted.items() if service == "DynamoDB")
+        return None if calls == expected else f"made {calls} DynamoDB calls through a link, not {expected}"
+
+    return check
 
 
 def query_budget_check(counted: Counter[Call]) -> str | None:

@@ -16,11 +16,13 @@ from typing import Any
 
 from aws_cdk import CfnOutput, Environment, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from arca.routes import FUNCTIONS, ROUTES
+from infra.access import ApiAccess
 from infra.api import Api
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
@@ -137,6 +139,14 @@ class ServiceStack(Stack):
             removal_policy=removal_policy,
             account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
         )
+        # Grants of the API on name prefixes, for the roles a platform team hands out (infra/access.py).
+        self.access = ApiAccess(self.api.rest_api, stage)
+        # `-c example_read_prefix=team-a`: an example role that reads only under that prefix (off by default).
+        example = self.node.try_get_context("example_read_prefix")
+        if example:
+            reader = iam.Role(self, "ExampleReader", assumed_by=iam.AccountRootPrincipal())
+            self.access.grant_read(reader, str(example))
+            CfnOutput(self, "ExampleReaderRoleArn", value=reader.role_arn, description=f"reads names under {example}")
         self.monitoring = Monitoring(
             self,
             "Monitoring",

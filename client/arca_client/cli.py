@@ -296,6 +296,7 @@ def cmd_resolve(args: argparse.Namespace, client: Any) -> int:
         _fields(
             [
                 ("name", resolution.name),
+                ("via", resolution.via),
                 ("ref", resolution.ref),
                 ("version", resolution.version),
                 ("route", resolution.route),
@@ -328,6 +329,7 @@ def cmd_ls(args: argparse.Namespace, client: Any) -> int:
             {
                 "artifacts": [e.name for e in found if not e.is_prefix],
                 "prefixes": [e.name for e in found if e.is_prefix],
+                **({"links": {e.name: e.link for e in found if e.link}} if any(e.link for e in found) else {}),
             }
         )
         return EXIT_OK
@@ -339,12 +341,12 @@ def cmd_ls(args: argparse.Namespace, client: Any) -> int:
         entries = children(parent.name)
         for i, entry in enumerate(entries):
             last = i == len(entries) - 1
-            lines.append(f"{indent}{corner if last else tee}{entry.name[len(parent.name) :]}")
+            lines.append(f"{indent}{corner if last else tee}{entry.name[len(parent.name) :]}{_arrow(entry)}")
             if entry.is_prefix:
                 tree(entry, indent + ("    " if last else pipe))
 
     for entry in top:
-        lines.append(entry.name)
+        lines.append(entry.name + _arrow(entry))
         if args.recursive and entry.is_prefix:
             tree(entry, "")
     if lines:
@@ -388,6 +390,8 @@ def cmd_show(args: argparse.Namespace, client: Any) -> int:
             return EXIT_OK
         if alias:
             print(f"{alias.alias} -> {_target(alias.version)}{_canary(alias)} (revision {alias.revision})", file=_out())
+        if version.via:
+            print(f"{version.via} is a link to {version.name}", file=_out())
         print(_version_fields(version), file=_out())
         return EXIT_OK
     summary = client.get_artifact(name)
@@ -401,6 +405,7 @@ def cmd_show(args: argparse.Namespace, client: Any) -> int:
         _fields(
             [
                 ("name", summary.name),
+                ("link to", summary.link),
                 ("newest version", summary.newest_version or "none published"),
                 ("versions", f"{counts.versions}{deleted}"),
                 ("aliases", counts.aliases),
@@ -696,6 +701,35 @@ def cmd_purge(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
+def _arrow(entry: ListEntry) -> str:
+    """How a listing shows a link: `name -> target`."""
+    return f" -> {entry.link}" if entry.link else ""
+
+
+def cmd_link(args: argparse.Namespace, client: Any) -> int:
+    if args.delete:
+        if args.target is not None:
+            raise UsageError("link --delete takes only NAME")
+        return cmd_unlink(args, client)
+    if args.target is None:
+        raise UsageError("link takes NAME TARGET (or --delete NAME)")
+    link = client.link(args.name, args.target)
+    if args.json:
+        _print_json(link.raw)
+    else:
+        print(f"{link.name} -> {link.link}", file=_out())
+    return EXIT_OK
+
+
+def cmd_unlink(args: argparse.Namespace, client: Any) -> int:
+    client.unlink(args.name)
+    if args.json:
+        _print_json({"name": args.name, "unlinked": True})
+    else:
+        print(f"{args.name}: link removed", file=_out())
+    return EXIT_OK
+
+
 def cmd_config_set_endpoint(args: argparse.Namespace, client: Any) -> int:
     settings = config.load()
     name, url = config.check_name(args.endpoint_name), config.check_url(args.url)
@@ -923,6 +957,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--force", action="store_true", help="purge even while aliases exist")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    p = command(commands, "link", cmd_link, "make NAME a link to the artifact TARGET (reads follow it; writes refused)")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("target", metavar="TARGET", nargs="?")
+    p.add_argument("--delete", action="store_true", help="remove the link NAME (never its target)")
+
+    p = command(commands, "unlink", cmd_unlink, "remove the link NAME (never its target)")
+    p.add_argument("name", metavar="NAME")
 
     alias_parser = commands.add_parser("alias", help="manage aliases", description="manage aliases", parents=[common])
     aliases = alias_parser.add_subparsers(dest="alias_command", metavar="ALIAS_COMMAND", required=True)

@@ -84,6 +84,7 @@ class Version:
     aliases: list[str] = field(default_factory=list)
     updated_at: str | None = None
     newest_version: int | None = None
+    via: str | None = None  # read through this link name
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -101,6 +102,7 @@ class Version:
             aliases=list(data.get("aliases") or []),
             updated_at=data.get("updated_at"),
             newest_version=_int(data.get("newest_version")),
+            via=data.get("via"),
             raw=data,
         )
 
@@ -129,6 +131,8 @@ class ArtifactSummary:
     counts: Counts
     created_at: str | None = None
     updated_at: str | None = None
+    link: str | None = None  # `name` is a link to this artifact (the summary is the target's)
+    via: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -145,6 +149,8 @@ class ArtifactSummary:
             ),
             created_at=data.get("created_at"),
             updated_at=data.get("updated_at"),
+            link=data.get("link"),
+            via=data.get("via"),
             raw=data,
         )
 
@@ -155,6 +161,7 @@ class ListEntry:
 
     name: str
     is_prefix: bool = False
+    link: str | None = None  # the name is a link to this artifact
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,7 @@ class Alias:
     updated_at: str | None = None
     updated_by: str | None = None
     reason: str | None = None
+    via: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -191,6 +199,7 @@ class Alias:
             updated_at=data.get("updated_at"),
             updated_by=data.get("updated_by"),
             reason=data.get("reason"),
+            via=data.get("via"),
             raw=data,
         )
 
@@ -253,6 +262,7 @@ class Resolution:
     expires_at: str | None = None
     route: str = "primary"
     alias_revision: int | None = None
+    via: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -268,6 +278,7 @@ class Resolution:
             expires_at=data.get("expires_at"),
             route=str(data.get("route") or "primary"),
             alias_revision=_int(data.get("alias_revision")),
+            via=data.get("via"),
             raw=data,
         )
 
@@ -350,5 +361,26 @@ class Rollout:
             reason=data.get("reason"),
             alarm=data.get("alarm"),
             alias_revision=_int(data.get("alias_revision")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Link:
+    """A name that leads to another artifact: reads under `name` answer for `link` (with `via`)."""
+
+    name: str
+    link: str
+    created_at: str | None = None
+    updated_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Link:
+        return cls(
+            name=str(data.get("name", "")),
+            link=str(data.get("link", "")),
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
             raw=data,
         )

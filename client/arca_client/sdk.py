@@ -42,6 +42,7 @@ from arca_client.models import (
     ArtifactSummary,
     BlobRef,
     Downloaded,
+    Link,
     ListEntry,
     Page,
     Promotion,
@@ -223,6 +224,21 @@ class Client:
             data, _ = self._call("DELETE", _artifact(name), query={"force": True} if force else None)
             if not (isinstance(data, dict) and data.get("status") == "purging"):
                 return
+
+    # ---- links --------------------------------------------------------------------------------
+
+    def link(self, name: str, target: str) -> Link:
+        """Make `name` a link to the artifact `target`, or re-point it.
+
+        ConflictError when `name` is an artifact or `target` is a link; NotFoundError when `target` does not
+        exist. Safe to repeat (the same target again changes nothing).
+        """
+        data, _ = self._call("PUT", _artifact(name, "link"), body={"target": target}, idempotent=True)
+        return Link.from_dict(data)
+
+    def unlink(self, name: str) -> None:
+        """Remove the link `name` (never its target). NotFoundError when `name` is not a link."""
+        self._call("DELETE", _artifact(name, "link"))
 
     # ---- content: upload, LATEST, publish -----------------------------------------------------
 
@@ -774,6 +790,9 @@ def _alias(name: str, alias: str, *suffix: str) -> str:
 
 def _entries(data: dict[str, Any]) -> list[ListEntry]:
     """Artifacts and prefixes of one page, merged in name order (as a directory listing shows them)."""
-    entries = [ListEntry(str(a["name"] if isinstance(a, dict) else a)) for a in data.get("artifacts") or []]
+    entries = [
+        ListEntry(str(a["name"]), link=a.get("link")) if isinstance(a, dict) else ListEntry(str(a))
+        for a in data.get("artifacts") or []
+    ]
     entries += [ListEntry(str(p), is_prefix=True) for p in data.get("prefixes") or []]
     return sorted(entries, key=lambda e: (e.name, e.is_prefix))

@@ -19,6 +19,7 @@ from arca.settings import settings
 
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
+    from arca.services.links import Links
     from arca.services.publishing import Publishing
     from arca.services.rollouts import Rollouts
 
@@ -93,6 +94,12 @@ class Services:
             driver=driver,
         )
 
+    @cached_property
+    def links(self) -> Links:
+        from arca.services.links import Links
+
+        return Links(self.repository, self.policy)
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -118,6 +125,10 @@ def aliases() -> Aliases:
 
 def rollouts() -> Rollouts:
     return services().rollouts
+
+
+def links() -> Links:
+    return services().links
 
 
 def reset() -> None:

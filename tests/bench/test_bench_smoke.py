@@ -50,6 +50,12 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
     versioned = outcome.results["publish.big"].versioned
     assert versioned is not None
     assert versioned.count("S3", "CopyObject") == (1, 1)
+    # a read through a link: one call more than the direct one, an alias in two single-item reads
+    direct, linked = outcome.results["resolve.alias"].arca, outcome.results["resolve.alias.link"].arca
+    assert direct is not None and linked is not None
+    assert direct.count("DynamoDB", "Query") == (1, 1)
+    assert linked.count("DynamoDB", "Query") == (2, 2)
+    assert "resolve alias through a link" in outcome.text
 
 
 def test_publish_check_names_what_a_publish_must_not_do() -> None:

@@ -91,6 +91,24 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("GET", "/artifacts/app/versions", None, {"next_token": FORGED_RANGE}, 400, "next_token"),
     ("GET", "/artifacts", None, {"next_token": FORGED_NAMES}, 400, "next_token"),
 ]
+# Links: the body's target is a name like any other; the link's own name is a path name. An artifact cannot
+# become a link (409 naming it) and a link cannot point at a missing artifact (404 naming the target).
+CASES += [
+    ("PUT", "/artifacts/mirror/link", {}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": 7}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": ""}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": "Bad_Name"}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": "team/versions/app"}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": "a//b"}, None, 400, "target"),
+    ("PUT", "/artifacts/mirror/link", {"target": "app", "force": True}, None, 400, "force"),
+    ("PUT", "/artifacts/mirror/link", "{not json", None, 400, "body"),
+    ("PUT", "/artifacts/mirror/link", DEEP, None, 400, "body"),
+    ("PUT", "/artifacts/Mirror/link", {"target": "app"}, None, 400, "name"),
+    ("PUT", "/artifacts/a//b/link", {"target": "app"}, None, 400, "name"),
+    ("PUT", "/artifacts/mirror/link", {"target": "nothing-here"}, None, 404, "target"),
+    ("PUT", "/artifacts/app/link", {"target": "app"}, None, 409, "target"),
+    ("DELETE", "/artifacts/Bad_Name/link", None, None, 400, "name"),
+]
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,9 @@ def test_resolve_at_a_moment_reads_a_logarithmic_number_of_items(
         assert reply.status == 200, reply.body
         assert reply.body["alias_revision"] == revision
         assert sum(calls.values()) <= (301).bit_length() + 2, calls
-        assert calls["Query"] == 0
+        # the alias and the version served are point reads by a Query of Limit 1 (one item each, as a GetItem,
+        # that also shows a link); the history is searched by GetItem, never listed
+        assert calls["Query"] <= 2
 
 
 def prune_to_the_end(api: HandlerApi, calls: Counter[str], body: dict[str, Any]) -> tuple[list[Any], int]:

@@ -218,6 +218,7 @@ class Table:
         *,
         sk_between: tuple[str, str] | None = None,
         sk_prefix: str | None = None,
+        sk_from: str | None = None,
         forward: bool = True,
         limit: int | None = None,
         start: Mapping[str, str] | None = None,
@@ -237,6 +238,10 @@ class Table:
             condition += " AND begins_with(#sk, :prefix)"
             attr_names["#sk"] = "sk"
             values[":prefix"] = sk_prefix
+        elif sk_from is not None:
+            condition += " AND #sk >= :from"
+            attr_names["#sk"] = "sk"
+            values[":from"] = sk_from
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "KeyConditionExpression": condition,

@@ -1,8 +1,9 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-rollouts, the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
-`-history` / `-rollout` suffixes cannot collide with each other because a partition key ends in exactly one.
+rollouts, the name index, the folder rows and the links' reverse index) can never be an artifact's own
+partition, and the `-alias` / `-history` / `-rollout` / `-links` suffixes cannot collide with each other
+because a partition key ends in exactly one.
 """
 
 from __future__ import annotations
@@ -147,3 +148,25 @@ def rollout_pk(name: str) -> str:
 
 def rollout_key(name: str, alias: str) -> Key:
     return {"pk": rollout_pk(name), "sk": alias}
+
+
+# Links (symbolic links between names).
+#
+# A link is stored at its own name's LATEST key (so the GetItem of LATEST that reads start with shows it), with
+# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are
+# [a-z][a-z0-9_-]*, and `~` sorts after all of those): a point read of an alias or a version is a Query
+# `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
+LINK_SK = "~link"
+
+
+def link_marker_key(name: str) -> Key:
+    return {"pk": alias_pk(name), "sk": LINK_SK}
+
+
+def links_pk(target: str) -> str:
+    """The reverse index: partition `__<target>-links` holds one row per link to `target` (sort key the link)."""
+    return f"__{target}-links"
+
+
+def link_row_key(target: str, link: str) -> Key:
+    return {"pk": links_pk(target), "sk": link}

@@ -7,6 +7,8 @@ services speak only in entities. Conditions and what their failure means:
 - A version is put under `attribute_not_exists(pk)`; deleted only while live and unpinned.
 - An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)`, with a
   ConditionCheck that the artifact is live and net pin deltas on its target versions.
+- A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
+  counted there in `link_count`; a plain purge marks only while that count is zero.
 docs/access-patterns.md lists every access pattern.
 """
 
@@ -18,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
-from arca.domain.entities import Alias, AliasRevision, Latest, Rollout, Target, Version
+from arca.adapters.keys import Key
+from arca.domain.entities import Alias, AliasRevision, Latest, Link, Rollout, Target, Version
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,
     ContentionError,
     IdempotencyKeyTakenError,
+    LinkedNameError,
     NotFoundError,
     RolloutMovedError,
     RolloutRunningError,
@@ -68,6 +72,8 @@ def latest_entity(item: Item) -> Latest:
         purged=item.get("purged"),
         purges=int(item.get("purges", 0)),
         revision_base=int(item.get("revision_base", 0)),
+        link=item.get("link"),
+        link_count=int(item.get("link_count", 0)),
     )
 
 
@@ -121,13 +127,25 @@ class Repository:
         return None if item is None else latest_entity(item)
 
     def version(self, name: str, number: int) -> Version | None:
-        item = self.table.get(keys.version_key(name, number))
-        return None if item is None else version_entity(item)
+        """One version; LinkedNameError when `name` is a link (its LATEST is the first item at or after the key)."""
+        item = self._probe(keys.version_key(name, number))
+        if item is not None and item["sk"] == keys.latest_key(name)["sk"] and item.get("link"):
+            raise LinkedNameError(name, item["link"])
+        return None if item is None or item["sk"] != keys.version_key(name, number)["sk"] else version_entity(item)
 
     def alias(self, name: str, alias: str) -> Alias | None:
-        """The alias item, a deletion tombstone (`deleted`) included."""
-        item = self.table.get(keys.alias_key(name, alias))
-        return None if item is None else alias_entity(item)
+        """The alias item, a deletion tombstone (`deleted`) included; LinkedNameError when `name` is a link
+        (its marker is the first item at or after any alias name)."""
+        item = self._probe(keys.alias_key(name, alias))
+        if item is not None and item["sk"] == keys.LINK_SK:
+            raise LinkedNameError(name, item["link"])
+        return None if item is None or item["sk"] != alias else alias_entity(item)
+
+    def _probe(self, key: Key) -> Item | None:
+        """The first item of the partition at or after `key`: the item itself if it exists, for the cost of a
+        GetItem (one item read, strongly consistent); in a link's partition, the link's record."""
+        page = self.table.query(key["pk"], sk_from=key["sk"], limit=1, consistent=True)
+        return page.items[0] if page.items else None
 
     def revision(self, name: str, alias: str, revision: int) -> AliasRevision | None:
         item = self.table.get(keys.history_key(name, alias, revision))
@@ -144,7 +162,7 @@ class Repository:
             f"aliases:{name}",
             limit=limit,
             token=token,
-            keep=lambda i: not i.get("deleted"),
+            keep=lambda i: not i.get("deleted") and i["sk"] != keys.LINK_SK,
             consistent=True,
         )
         return [alias_entity(i) for i in items], next_token
@@ -164,15 +182,20 @@ class Repository:
         )
         return [version_entity(i) for i in items], next_token
 
-    def names_page(self, prefix: str, *, limit: int, token: str | None) -> tuple[list[str], str | None]:
-        """Names from the flat `__names` partition, begins_with(prefix)."""
+    def names_page(
+        self, prefix: str, *, limit: int, token: str | None
+    ) -> tuple[list[tuple[str, str | None]], str | None]:
+        """(name, link target or None) from the flat `__names` partition, begins_with(prefix)."""
         items, next_token = self._page(
             keys.NAMES_PK, f"artifacts:{prefix}:None", limit=limit, token=token, keep=lambda i: True, sk_prefix=prefix
         )
-        return [i["sk"] for i in items], next_token
+        return [(i["sk"], i.get("link")) for i in items], next_token
 
-    def folder_page(self, prefix: str, *, limit: int, token: str | None) -> tuple[list[str], str | None]:
-        """Children of the prefix's folder (hierarchical key rows): names, and folders ending in `/`.
+    def folder_page(
+        self, prefix: str, *, limit: int, token: str | None
+    ) -> tuple[list[tuple[str, str | None]], str | None]:
+        """Children of the prefix's folder (hierarchical key rows): (name, link target or None), and folders
+        ending in `/`.
 
         A folder row counts its children and is skipped once they are all purged.
         """
@@ -185,7 +208,7 @@ class Repository:
             keep=lambda i: not i["sk"].endswith("/") or int(i.get("children", 0)) > 0,
             sk_prefix=prefix[len(parent) :],
         )
-        return [parent + i["sk"] for i in items], next_token
+        return [(parent + i["sk"], i.get("link")) for i in items], next_token
 
     def history_page(
         self, name: str, alias: str, *, limit: int, token: str | None
@@ -346,6 +369,8 @@ class Repository:
         self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
     ) -> list[Write]:
         fields = content.model_dump()
+        if seen is not None and seen.link:
+            raise LinkedNameError(name, seen.link)
         if seen is None or seen.purged:
             item = {
                 "kind": "latest",
@@ -373,7 +398,7 @@ class Repository:
                     "Put",
                     keys.latest_key(name),
                     item=item,
-                    condition="attribute_exists(purged) AND rev = :rev",
+                    condition="attribute_exists(purged) AND attribute_not_exists(link) AND rev = :rev",
                     values={":rev": seen.rev},
                 )
             return [latest, *_listing_rows(name)]
@@ -420,6 +445,7 @@ class Repository:
             failed = cancelled.failed(f"v{number}")
             if failed is not None:
                 if failed.item is None:
+                    self._refuse_link(name)
                     raise NotFoundError(f"artifact {name!r} has no version {number}") from None
                 if bool(failed.item.get("deleted")) == deleted:
                     return version_entity(failed.item)
@@ -431,9 +457,16 @@ class Repository:
                 ) from None
             latest = cancelled.failed("latest")
             if latest is not None and (latest.item is None or latest.item.get("purged")):
+                self._refuse_link(name)
                 raise NotFoundError(f"artifact {name!r} does not exist") from None
             raise ConflictError(f"artifact {name!r} is being purged; retry") from None
         return None
+
+    def _refuse_link(self, name: str) -> None:
+        """On a failure path only (a miss costs nothing extra on success): LinkedNameError if `name` is a link."""
+        latest = self.latest(name)
+        if latest is not None and latest.link:
+            raise LinkedNameError(name, latest.link)
 
     def delete_versions(self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
@@ -492,6 +525,7 @@ class Repository:
         if not force:
             condition += (
                 " AND (attribute_not_exists(alias_count) OR alias_count <= :zero)"
+                " AND (attribute_not_exists(link_count) OR link_count <= :zero)"
                 " AND (attribute_not_exists(purging) OR attribute_not_exists(purging_force) OR purging_force = :no)"
             )
             values.update({":zero": 0, ":no": False})
@@ -503,6 +537,8 @@ class Repository:
                 values=values,
             )
         except ConditionFailed as failed:
+            if failed.item is not None and failed.item.get("link"):
+                raise LinkedNameError(name, failed.item["link"]) from None
             if failed.item is None or failed.item.get("purged"):
                 raise NotFoundError(f"artifact {name!r} does not exist") from None
             if failed.item.get("purging") and failed.item.get("purging_force"):
@@ -514,6 +550,13 @@ class Repository:
                 raise ConflictError(
                     f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                     details={"aliases": live},
+                ) from None
+            if int(failed.item.get("link_count", 0)) > 0:
+                links = self.links_to(name)
+                raise ConflictError(
+                    f"artifact {name!r} is the target of links ({', '.join(links)}); delete them or purge with "
+                    "force=true",
+                    details={"links": links},
                 ) from None
             raise ConflictError(f"artifact {name!r} changed during the purge; retry") from None
 
@@ -576,14 +619,16 @@ class Repository:
         """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction.
 
         Conditioned on the mark still being this purge's: False when another purge took it over (that one
-        finishes). The tombstone advances `rev` and `purges`, and resets `alias_count`.
+        finishes). The tombstone advances `rev` and `purges`, and resets `alias_count` and `link_count` (a forced
+        purge removed the links first).
         """
         writes = [
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero "
+                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
+                "link_count = :zero "
                 "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256 "
                 "ADD rev :one, purges :one",
                 condition="purging = :token",
@@ -691,6 +736,8 @@ class Repository:
                 raise ContentionError(f"alias {alias!r} changed concurrently") from None
             artifact = cancelled.failed("artifact")
             if artifact is not None:
+                if artifact.item is not None and artifact.item.get("link"):
+                    raise LinkedNameError(name, artifact.item["link"]) from None
                 if artifact.item is None or artifact.item.get("purged"):
                     raise NotFoundError(f"artifact {name!r} does not exist") from None
                 if artifact.item.get("purging"):
@@ -773,6 +820,140 @@ class Repository:
             return False
         return True
 
+    # Links. A link is its name's LATEST item with `link` (and `purged`, so every artifact condition already
+    # refuses it), a marker at `~link` in its alias partition, a row in the target's reverse index, and its
+    # listing rows carrying `link`. The target's LATEST counts its links (`link_count`), and a link is made
+    # only while the target is live (LIVE_LATEST: no purge mark), so the purge mark (under `link_count <= 0`
+    # unless forced) and link creation serialise on that one item.
+
+    def links_to(self, target: str, *, limit: int = MAX_ALIASES) -> list[str]:
+        """Names of the links to `target`, the first `limit` (one Query of its reverse index): a 409 names at most
+        that many."""
+        page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
+        return [i["sk"] for i in page.items]
+
+    def write_link(self, name: str, target: str, seen: Latest | None, *, now: str) -> Link:
+        """Make `name` a link to `target`, or re-point it, in one transaction (a compare-and-set on `seen`).
+
+        `seen` is the name's LATEST as read: None (never used), a tombstone (a purged artifact: its counters
+        stay, so version numbers are not reused if it is an artifact again) or a link (re-pointed). Raises
+        ContentionError when the name changed since, ConflictError when the name is an artifact, NotFoundError
+        (field target) when the target is not a live artifact, ConflictError when the target is a link or
+        being purged.
+        """
+        old = seen.link if seen is not None else None
+        latest_key = keys.latest_key(name)
+        if seen is None:
+            item: Item = {"kind": "link", "name": name, "link": target, "purged": now, "created_at": now}
+            item.update({"updated_at": now})
+            item.update({"rev": 1, "newest": 0, "purges": 0, "revision_base": 0, **latest_key})
+            own = Write("link", "Put", latest_key, item=item, condition="attribute_not_exists(pk)")
+        else:
+            # Over a tombstone: still a tombstone, nobody linked it meanwhile; re-pointing: still this link.
+            condition = "attribute_exists(purged) AND attribute_not_exists(purging) AND rev = :rev AND "
+            condition += "link = :old" if old else "attribute_not_exists(link)"
+            values: dict[str, Any] = {":t": target, ":now": now, ":one": 1, ":rev": seen.rev}
+            values.update({":old": old} if old else {":kind": "link"})
+            own = Write(
+                "link",
+                "Update",
+                latest_key,
+                update="SET link = :t, updated_at = :now"
+                + ("" if old else ", created_at = :now, kind = :kind")
+                + " ADD rev :one",
+                condition=condition,
+                values=values,
+            )
+        writes = [
+            own,
+            Write(
+                "target",
+                "Update",
+                keys.latest_key(target),
+                update="ADD link_count :one",
+                condition=LIVE_LATEST,
+                values={":one": 1},
+            ),
+            Write("row", "Put", keys.link_row_key(target, name), item={"kind": "link-row"}),
+            Write("marker", "Put", keys.link_marker_key(name), item={"kind": "link-marker", "link": target}),
+        ]
+        if old:
+            writes += [
+                Write(
+                    "old_target",
+                    "Update",
+                    keys.latest_key(old),
+                    update="ADD link_count :minus",
+                    condition="attribute_exists(pk)",
+                    values={":minus": -1},
+                ),
+                Write("old_row", "Delete", keys.link_row_key(old, name)),
+                Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}),
+                Write("leaf", "Update", keys.dir_keys(name)[-1][0], update="SET link = :t", values={":t": target}),
+            ]
+        else:
+            writes += _listing_rows(name, link=target)
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as cancelled:
+            failed = cancelled.failed("link")
+            if failed is not None:
+                now_item = failed.item
+                if now_item is not None and (not now_item.get("purged") or now_item.get("purging")):
+                    raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name") from None
+                raise ContentionError(f"{name!r} changed concurrently") from None
+            reason = cancelled.failed("target")
+            found = reason.item if reason is not None else None
+            if found is not None and found.get("link"):
+                raise ConflictError(
+                    f"target {target!r} is a link itself; link to {found['link']!r}", field="target"
+                ) from None
+            if found is not None and found.get("purging"):
+                raise ConflictError(f"target {target!r} is being purged", field="target") from None
+            if reason is not None:
+                raise NotFoundError(f"target {target!r} is not an artifact", field="target") from None
+            raise ConflictError(f"concurrent change: {cancelled}") from None
+        created = seen.created_at if seen is not None and old else now
+        return Link(name=name, link=target, created_at=created, updated_at=now)
+
+    def delete_link(self, name: str, seen: Latest) -> None:
+        """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved."""
+        assert seen.link is not None
+        try:
+            self.table.transact(
+                _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
+            )
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("link") is not None:
+                raise ContentionError(f"link {name!r} changed concurrently") from None
+            raise ConflictError(f"concurrent change: {cancelled}") from None
+
+    def remove_links(self, target: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """A forced purge's step: remove every link to `target` (marked: no new link can be made), one
+        transaction per link; a link re-pointed meanwhile is left alone. False when `spend` says stop."""
+        while True:
+            links = self.links_to(target, limit=PURGE_PAGE)
+            if not links:
+                return True
+            for link in links:
+                if not spend():
+                    return False
+                try:
+                    self.table.transact(_unlink_writes(link, target, condition="link = :old", values={}))
+                except TransactionCancelled:
+                    # Re-pointed or removed meanwhile: that write removed this row; one left over goes alone.
+                    with contextlib.suppress(TransactionCancelled):
+                        self.table.transact(
+                            [
+                                Write(
+                                    "row",
+                                    "Delete",
+                                    keys.link_row_key(target, link),
+                                    condition="attribute_exists(pk)",
+                                )
+                            ]
+                        )
+
 
 def rollout_entity(item: Item) -> Rollout:
     fields = {k: v for k, v in item.items() if k in Rollout.model_fields}
@@ -843,12 +1024,46 @@ def target_of(source: Latest | Version) -> Target:
     return Target(sha256=str(source.sha256), size=int(source.size or 0), content_type=str(source.content_type))
 
 
-def _listing_rows(name: str) -> list[Write]:
-    """The name-index row and the folder rows that make a new artifact listable."""
-    writes = [Write("name", "Put", keys.name_key(name), item={"kind": "name"})]
+def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:
+    """The name-index row and the folder rows that make a new artifact (or a link, carrying its target)
+    listable."""
+    extra = {"link": link} if link else {}
+    writes = [Write("name", "Put", keys.name_key(name), item={"kind": "name", **extra})]
     for i, (key, folder) in enumerate(keys.dir_keys(name)):
         if folder:
             writes.append(Write(f"dir{i}", "Update", key, update="ADD children :one", values={":one": 1}))
         else:
-            writes.append(Write(f"dir{i}", "Put", key, item={"kind": "artifact"}))
+            writes.append(Write(f"dir{i}", "Put", key, item={"kind": "link" if link else "artifact", **extra}))
+    return writes
+
+
+def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, Any]) -> list[Write]:
+    """Remove the link `name` → `target`: its LATEST goes back to a tombstone (counters kept), the marker, the
+    reverse-index row and the listing rows go, and the target counts one link less."""
+    writes = [
+        Write(
+            "link",
+            "Update",
+            keys.latest_key(name),
+            update="REMOVE link SET kind = :kind ADD rev :one",
+            condition=condition,
+            values={":old": target, ":kind": "latest", ":one": 1, **values},
+        ),
+        Write("marker", "Delete", keys.link_marker_key(name)),
+        Write("row", "Delete", keys.link_row_key(target, name)),
+        Write(
+            "target",
+            "Update",
+            keys.latest_key(target),
+            update="ADD link_count :minus",
+            condition="attribute_exists(pk)",
+            values={":minus": -1},
+        ),
+        Write("name", "Delete", keys.name_key(name)),
+    ]
+    for i, (key, folder) in enumerate(keys.dir_keys(name)):
+        if folder:
+            writes.append(Write(f"dir{i}", "Update", key, update="ADD children :minus", values={":minus": -1}))
+        else:
+            writes.append(Write(f"dir{i}", "Delete", key))
     return writes

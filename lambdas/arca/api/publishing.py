@@ -9,8 +9,8 @@ from arca import wiring
 from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
-from arca.domain.entities import Latest, PruneResult, Published, PurgeProgress, Upload, Version
-from arca.domain.models import BlobRef, Content, PruneBody, PublishBody
+from arca.domain.entities import Latest, Link, PruneResult, Published, PurgeProgress, Upload, Version
+from arca.domain.models import BlobRef, Content, LinkBody, PruneBody, PublishBody
 from arca.domain.receipts import Receipt
 from arca.observability import metrics
 from arca.services.retry import Budget
@@ -113,3 +113,18 @@ def purge(
     if wiring.publishing().purge(name, force=force, budget=budget):
         return Response(204, None, None)
     return Response(202, JSON, PurgeProgress(name=name))
+
+
+@router.put("/artifacts/<name>/link", responses=answers(200, 201, 400, 404, 409, 415, 503), tags=["links"])
+def put_link(name: Name, body: Annotated[LinkBody, Body()]) -> Response[Link]:
+    """Make `name` a link to the artifact `target` (201), or re-point it (200). Reads under `name` then follow
+    it once and carry `via`; writes under it are refused (409 naming the target)."""
+    link, created = wiring.links().link(name, body.target)
+    return Response(201 if created else 200, JSON, link)
+
+
+@router.delete("/artifacts/<name>/link", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["links"])
+def delete_link(name: Name) -> Response[None]:
+    """Remove the link (never its target)."""
+    wiring.links().unlink(name)
+    return Response(204, None, None)

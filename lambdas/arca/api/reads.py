@@ -56,7 +56,7 @@ def list_artifacts(
 @router.get("/artifacts/<name>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_artifact(name: Name) -> Summary:
     """Summary: LATEST, the newest version number, counts."""
-    return wiring.reading().summary(name)
+    return wiring.reading().summary_of(name)
 
 
 @router.get("/artifacts/<name>/versions", responses=answers(200, 400, 404, 503), tags=["reads"])
@@ -68,40 +68,46 @@ def list_versions(
     include_deleted: Annotated[bool, Query(description="list soft-deleted versions too")] = False,
 ) -> VersionPage:
     """Versions, newest first by default."""
-    return wiring.reading().list_versions(
-        name, limit=limit, token=next_token, order=order, include_deleted=include_deleted
+    reading = wiring.reading()
+    return reading.follow(
+        name,
+        lambda n: reading.list_versions(n, limit=limit, token=next_token, order=order, include_deleted=include_deleted),
     )
 
 
 @router.get("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_version(name: Name, version: VersionOrLatest) -> Version | Latest:
     """One version, or LATEST."""
-    return wiring.reading().version_or_latest(name, version)
+    reading = wiring.reading()
+    return reading.follow(name, lambda n: reading.version_or_latest(n, version))
 
 
 @router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])
 def list_aliases(name: Name, limit: Limit = 100, next_token: NextToken = None) -> AliasList:
     """The artifact's aliases, in name order."""
-    return wiring.reading().list_aliases(name, limit=limit, token=next_token)
+    reading = wiring.reading()
+    return reading.follow(name, lambda n: reading.list_aliases(n, limit=limit, token=next_token))
 
 
 @router.get("/artifacts/<name>/aliases/<alias>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_alias(name: Name, alias: AliasName) -> Response[Alias]:
     """One alias; `ETag` is its revision."""
-    found = wiring.reading().live_alias(name, alias)
+    reading = wiring.reading()
+    found = reading.follow(name, lambda n: reading.live_alias(n, alias))
     return Response(200, JSON, found, headers={"ETag": f'"{found.revision}"'})
 
 
 @router.get("/artifacts/<name>/aliases/<alias>/history", responses=answers(200, 400, 404, 503), tags=["reads"])
 def alias_history(name: Name, alias: AliasName, limit: Limit = 100, next_token: NextToken = None) -> HistoryPage:
     """The alias's revisions, newest first."""
-    return wiring.reading().history(name, alias, limit=limit, token=next_token)
+    reading = wiring.reading()
+    return reading.follow(name, lambda n: reading.history(n, alias, limit=limit, token=next_token))
 
 
 @router.get("/artifacts/<name>/aliases/<alias>/rollout", responses=answers(200, 400, 404, 503), tags=["rollouts"])
 def get_rollout(name: Name, alias: AliasName) -> Rollout:
     """The alias's latest rollout and its state."""
-    return wiring.rollouts().status(name, alias)
+    return wiring.reading().follow(name, lambda n: wiring.rollouts().status(n, alias))
 
 
 RoutingKey = Annotated[
@@ -113,7 +119,8 @@ At = Annotated[
 
 
 def _resolve(name: str, ref: str, routing_key: str | None, at: Any) -> Resolution:
-    resolution = wiring.reading().resolve(name, ref, routing_key=routing_key, at=at)
+    reading = wiring.reading()
+    resolution = reading.follow(name, lambda n: reading.resolve(n, ref, routing_key=routing_key, at=at))
     if resolution.alias_revision is not None:
         count_resolve(name, ref, resolution.route)
     return resolution

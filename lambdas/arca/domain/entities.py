@@ -7,11 +7,16 @@ OpenAPI document.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 VersionRef = int | Literal["LATEST"]
+
+
+def via_field() -> Any:
+    """`via`: on an answer read through a link, the link's name (absent otherwise)."""
+    return Field(None, description="the link name this read went through", exclude_if=lambda via: via is None)
 
 
 class _Entity(BaseModel):
@@ -43,6 +48,9 @@ class Latest(_Entity):
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
     revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
+    link: str | None = Field(None, exclude=True)  # set: this name is a link to that artifact, not an artifact
+    link_count: int = Field(0, exclude=True)  # links that point at this artifact
+    via: str | None = via_field()
 
     @property
     def newest(self) -> int:
@@ -60,6 +68,7 @@ class Version(_Entity):
     deleted: bool = False
     deleted_at: str | None = None
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
+    via: str | None = via_field()
 
 
 class Published(Version):
@@ -79,6 +88,10 @@ class Summary(_Entity):
     counts: Counts
     created_at: str | None
     updated_at: str | None
+    link: str | None = Field(
+        None, description="read through a link: the artifact it points at", exclude_if=lambda link: link is None
+    )
+    via: str | None = via_field()
 
 
 class UploadTarget(_Entity):
@@ -97,6 +110,9 @@ class Upload(_Entity):
 
 class ArtifactEntry(_Entity):
     name: str
+    link: str | None = Field(
+        None, description="this name is a link to that artifact", exclude_if=lambda link: link is None
+    )
 
 
 class ArtifactPage(_Entity):
@@ -108,6 +124,7 @@ class ArtifactPage(_Entity):
 class VersionPage(_Entity):
     versions: list[Version]
     next_token: str | None
+    via: str | None = via_field()
 
 
 class Skipped(_Entity):
@@ -169,6 +186,7 @@ class Alias(_AliasState):
     created_at: str | None = None
     deleted: bool = Field(False, exclude=True)  # a tombstone keeps the revision counter after a delete
     first_revision: int = Field(1, exclude=True)  # where this alias's history starts (after a purge: later)
+    via: str | None = via_field()
 
 
 class AliasRevision(_AliasState):
@@ -179,11 +197,13 @@ class AliasRevision(_AliasState):
 class AliasList(_Entity):
     aliases: list[Alias]
     next_token: str | None = None
+    via: str | None = via_field()
 
 
 class HistoryPage(_Entity):
     history: list[AliasRevision]
     next_token: str | None
+    via: str | None = via_field()
 
 
 RolloutState = Literal["running", "completed", "rolled_back", "aborted", "superseded"]
@@ -217,6 +237,7 @@ class Rollout(_Entity):
         None, description="the alarm found in ALARM (rolled_back)", exclude_if=lambda value: value is None
     )
     alias_revision: int = Field(description="the alias revision the rollout wrote last")
+    via: str | None = via_field()
 
     @property
     def writer(self) -> str:
@@ -237,6 +258,16 @@ class Resolution(_Entity):
     alias_revision: int | None = Field(
         None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
     )
+    via: str | None = via_field()
+
+
+class Link(_Entity):
+    """A name that leads to another artifact (one hop: a link never points at a link)."""
+
+    name: str
+    link: str = Field(description="the artifact this name leads to")
+    created_at: str | None = None
+    updated_at: str | None = None
 
 
 class ErrorDetail(_Entity):

@@ -71,6 +71,17 @@ class AliasLimitError(ConflictError):
     """The artifact has as many aliases as it may have (`details["limit"]`); delete one first."""
 
 
+class LinkedNameError(ConflictError):
+    """The name is a link: a write must go to its target (named in `target`); a read follows it once."""
+
+    def __init__(self, name: str, target: str, *, action: str = "write to") -> None:
+        super().__init__(
+            f"{name!r} is a link to {target!r}; {action} {target!r} instead", details={"link": name, "target": target}
+        )
+        self.name = name
+        self.target = target
+
+
 class PreconditionFailedError(RegistryError):
     """If-Match / If-None-Match / expected_version did not hold."""
 

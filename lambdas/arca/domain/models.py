@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from arca.domain.errors import ValidationError
+from arca.domain.names import validate_name
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -194,3 +195,14 @@ class RolloutBody(_Body):
         if any(later <= earlier for earlier, later in zip(self.steps, self.steps[1:], strict=False)):
             raise ValidationError("steps: weights must be strictly increasing", field="steps")
         return self
+
+
+class LinkBody(_Body):
+    """PUT …/link: the artifact this name leads to (it must exist and must not be a link itself)."""
+
+    target: Annotated[StrictStr, Field(description="artifact name: one to eight segments joined by `/`")]
+
+    @field_validator("target")
+    @classmethod
+    def _target_is_a_name(cls, value: str) -> str:
+        return validate_name(value, field="target")

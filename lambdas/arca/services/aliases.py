@@ -3,7 +3,7 @@
 A version is deleted only while no alias pins it, and an alias write pins its targets only while they are
 live (both conditions on the version item, in the repository), so the two serialise on that item: no
 interleaving leaves an alias on a deleted version. The alias item carries its targets' content, so an alias
-resolves with one GetItem.
+resolves with one item read.
 """
 
 from __future__ import annotations

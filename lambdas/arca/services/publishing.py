@@ -18,7 +18,14 @@ from arca.adapters import keys
 from arca.adapters.repository import DELETE_BATCH, Repository
 from arca.adapters.s3 import Blobs
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
-from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, VersionLimitError, VersionPinnedError
+from arca.domain.errors import (
+    ConflictError,
+    LinkedNameError,
+    NotFoundError,
+    PayloadTooLargeError,
+    VersionLimitError,
+    VersionPinnedError,
+)
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
 from arca.domain.receipts import Answer, Receipt, Seal, answer, seal
 from arca.domain.versions import MAX_VERSION
@@ -43,6 +50,7 @@ class Publishing:
         replaces it, so an honest upload of the true bytes always succeeds.
         """
         _check_size(blob.size)
+        self._refuse_link(self.repository.latest(name), name)
         key = keys.blob_key(name, blob.sha256)
         if self.blobs.stored(key, blob.sha256, blob.size):
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
@@ -83,6 +91,7 @@ class Publishing:
             self.blobs.mark_published(key)
 
         seen = self.repository.latest(name)
+        self._refuse_link(seen, name)
         check()
         checked = [seen.purges if seen else 0]
 
@@ -109,6 +118,7 @@ class Publishing:
 
         def attempt() -> Published:
             latest = read()
+            self._refuse_link(latest, name)
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
             snapshot = content or Content.model_validate(latest.model_dump(include=set(Content.model_fields)))  # type: ignore[union-attr]
@@ -240,6 +250,7 @@ class Publishing:
         latest = self.repository.latest(name)
         if latest is None:
             raise NotFoundError(f"artifact {name!r} does not exist")
+        self._refuse_link(latest, name)
         if latest.purged:
             return True
         if not force:
@@ -254,11 +265,21 @@ class Publishing:
                 self.repository.clear_purging(name, token=token)
                 raise
         spend = (budget or Budget()).spend
+        # Links first (a forced purge only: a plain one was marked under `link_count <= 0`), while the mark
+        # keeps new links out.
+        if force and not self.repository.remove_links(name, spend=spend):
+            return False
         if not self.repository.delete_rows(name, spend=spend):
             return False
         if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
             return False
         return self.repository.finish_purge(name, token=token, now=self.policy.now())
+
+    @staticmethod
+    def _refuse_link(latest: Latest | None, name: str) -> None:
+        """Writes under a link name are refused, naming the target (LinkedNameError, 409)."""
+        if latest is not None and latest.link:
+            raise LinkedNameError(name, latest.link)
 
     def _refuse_aliases(self, name: str) -> None:
         live = [a.alias for a in self.repository.live_aliases(name)]

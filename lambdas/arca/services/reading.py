@@ -1,12 +1,16 @@
 """Reading: summaries, versions, listings, aliases and their history, and resolve (alias, number or LATEST).
 
 Resolve is at the physical limit: an alias item carries its targets' content, so resolving an alias is
-one GetItem (a second only for an alias on LATEST, which is mutable) and no S3 call.
+one item read (a second only for an alias on LATEST, which is mutable) and no S3 call. Through a link, one more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from arca.adapters import keys
 from arca.adapters.repository import Repository, target_of
@@ -26,13 +30,14 @@ from arca.domain.entities import (
     Version,
     VersionPage,
 )
-from arca.domain.errors import NotFoundError, ValidationError
+from arca.domain.errors import LinkedNameError, NotFoundError, ValidationError
 from arca.domain.names import parse_target, validate_alias
 from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
 from arca.services.retry import now_iso
 
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
+R = TypeVar("R", bound=BaseModel)
 
 
 class Reading:
@@ -40,9 +45,39 @@ class Reading:
         self.repository = repository
         self.blobs = blobs
 
+    def follow(self, name: str, read: Callable[[str], R]) -> R:
+        """`read(name)`; when `name` is a link, `read(target)` instead, with `via` set to the link's name.
+
+        One hop only: a link never points at a link (the link transaction's conditions), so a target that is
+        a link is one that was purged and linked since the first read: 404. The first read already reveals a
+        link (LATEST, or the probes of Repository.version and Repository.alias), so following costs one read
+        more than the direct one.
+        """
+        try:
+            return read(name)
+        except LinkedNameError as hop:
+            if hop.name != name:
+                raise
+            target = hop.target
+        try:
+            found = read(target)
+        except LinkedNameError:
+            raise NotFoundError(f"artifact {target!r}, the target of link {name!r}, does not exist") from None
+        return found.model_copy(update={"via": name})
+
+    def summary_of(self, name: str) -> Summary:
+        """The summary, through a link too: then `name` stays the link's, `link` is the target and `via` is set."""
+        summary = self.follow(name, self.summary)
+        if summary.via is None:
+            return summary
+        return summary.model_copy(update={"name": name, "link": summary.name})
+
     def live_latest(self, name: str) -> Latest:
-        """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise."""
+        """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise, LinkedNameError
+        for a link."""
         latest = self.repository.latest(name)
+        if latest is not None and latest.link:
+            raise LinkedNameError(name, latest.link)
         if latest is None or latest.purged:
             raise NotFoundError(f"artifact {name!r} does not exist")
         return latest
@@ -86,11 +121,12 @@ class Reading:
             raise ValidationError("prefix may only contain a-z, 0-9, '.', '_', '-' and '/'", field="prefix")
         if delimiter is None:
             names, next_token = self.repository.names_page(prefix, limit=limit, token=token)
-            return ArtifactPage(artifacts=[ArtifactEntry(name=n) for n in names], prefixes=[], next_token=next_token)
+            entries = [ArtifactEntry(name=n, link=link) for n, link in names]
+            return ArtifactPage(artifacts=entries, prefixes=[], next_token=next_token)
         children, next_token = self.repository.folder_page(prefix, limit=limit, token=token)
         return ArtifactPage(
-            artifacts=[ArtifactEntry(name=c) for c in children if not c.endswith("/")],
-            prefixes=[c for c in children if c.endswith("/")],
+            artifacts=[ArtifactEntry(name=c, link=link) for c, link in children if not c.endswith("/")],
+            prefixes=[c for c, _ in children if c.endswith("/")],
             next_token=next_token,
         )
 

@@ -1,0 +1,128 @@
+"""Scoped access: IAM grants of `execute-api:Invoke` on a name prefix, for the principals a platform team manages.
+
+Every method of the API requires SigV4 (IAM), so IAM is the permission system: a grant is a list of method
+ARNs `arn:<partition>:execute-api:<region>:<account>:<api-id>/<stage>/<METHOD>/<path>`. IAM's `*` matches any
+characters, `/` included, so each grant spells two ARNs per route: the prefix's own name (`artifacts/team-a/…`)
+and the names below it (`artifacts/team-a/*/…`). The `/` after the prefix is what keeps `team-a` from matching
+`team-ab`: a name is whole segments, and a prefix is a name.
+
+What a prefix grant cannot narrow (IAM sees the path, not the query string) is left out, and documented:
+- `GET /artifacts` lists every name in the registry (names and link targets, no content): granted only with
+  `list_names=True`.
+- `GET /versions` (registry-wide search) is never part of a prefix grant.
+- Creating a link (`PUT …/link`) lets the prefix's readers read the link's target, wherever it lies: it is a
+  grant of its own (`grant_link_management`), never part of the publisher's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
+from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
+from constructs import Construct
+
+from arca.domain.names import NAME_PATTERN, RESERVED_SEGMENTS
+
+Grant = list[tuple[str, str]]  # (method, path without the leading `/`)
+_NAME = re.compile(NAME_PATTERN)
+
+
+def check_prefix(prefix: str) -> str:
+    """A prefix is an artifact name (whole segments, no `*`, no reserved word); ValueError otherwise."""
+    if not _NAME.fullmatch(prefix) or any(s in RESERVED_SEGMENTS for s in prefix.split("/")):
+        raise ValueError(f"prefix {prefix!r} must be an artifact name: segments of [a-z0-9._-] joined by '/'")
+    return prefix
+
+
+def _under(prefix: str, method: str, suffixes: tuple[str, ...]) -> Grant:
+    """The routes `suffixes` of the name `prefix` itself and of every name below it."""
+    check_prefix(prefix)
+    base = f"artifacts/{prefix}"
+    return [(method, f"{name}{suffix}") for suffix in suffixes for name in (base, f"{base}/*")]
+
+
+def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
+    """Every read of the names under `prefix` (summary, versions, aliases, history, resolve, content), through
+    links under it too; `/health` and `/openapi.json`; `GET /artifacts` (every name) only with `list_names`."""
+    grant = [("GET", f"artifacts/{check_prefix(prefix)}"), ("GET", f"artifacts/{prefix}/*")]
+    grant += [("GET", "health"), ("GET", "openapi.json")]
+    return grant + ([("GET", "artifacts")] if list_names else [])
+
+
+def publisher_paths(prefix: str) -> Grant:
+    """Uploads, LATEST, publishing, version delete/restore, prune and purge under `prefix`.
+
+    Purge of a name below the prefix is `DELETE artifacts/<prefix>/*`, which IAM cannot tell from the other
+    deletes under it: a publisher may also delete aliases and links there (removing, never exposing). It
+    cannot create a link (PUT …/link) nor move an alias (PUT …/aliases/…).
+    """
+    return [
+        *_under(prefix, "POST", ("/uploads", "/versions", "/versions/*/restore", "/prune")),
+        *_under(prefix, "PUT", ("/latest",)),
+        ("DELETE", f"artifacts/{prefix}"),
+        ("DELETE", f"artifacts/{prefix}/*"),
+    ]
+
+
+def alias_manager_paths(prefix: str) -> Grant:
+    """Alias writes and rollbacks under `prefix`."""
+    return [
+        *_under(prefix, "PUT", ("/aliases/*",)),
+        *_under(prefix, "DELETE", ("/aliases/*",)),
+        *_under(prefix, "POST", ("/aliases/*/rollback",)),
+    ]
+
+
+def link_manager_paths(prefix: str) -> Grant:
+    """Link writes under `prefix`. A link may point anywhere, and readers of `prefix` read through it: give this
+    only to whoever may decide what those readers see (it is read access to the whole registry for them)."""
+    return [*_under(prefix, "PUT", ("/link",)), *_under(prefix, "DELETE", ("/link",))]
+
+
+class ApiAccess:
+    """Grants on one stage of the API, for roles, users or groups (any iam.IGrantable)."""
+
+    def __init__(self, rest_api: apigw.RestApi, stage_name: str) -> None:
+        self.rest_api = rest_api
+        self.stage_name = stage_name
+
+    def arns(self, grant: Grant) -> list[str]:
+        return [self.rest_api.arn_for_execute_api(method, f"/{path}", self.stage_name) for method, path in grant]
+
+    def _grant(self, grantee: iam.IGrantable, grant: Grant) -> iam.Grant:
+        granted = iam.Grant.add_to_principal(
+            grantee=grantee, actions=["execute-api:Invoke"], resource_arns=self.arns(grant)
+        )
+        if isinstance(grantee, Construct):
+            # Only this API's method ARNs: the wildcards are the names below the prefix and the path parameters.
+            NagSuppressions.add_resource_suppressions(
+                grantee,
+                [
+                    NagPackSuppression(
+                        id="AwsSolutions-IAM5",
+                        reason="A prefix grant: `*` stands for the names below the prefix and for path parameters "
+                        "(versions, aliases) of this API's own methods.",
+                        applies_to=[
+                            RegexAppliesTo(
+                                regex=r"/^Resource::arn:(<AWS::Partition>|aws[\w-]*):execute-api:.*:<ApiRestApi\w+>\/.*$/"
+                            )
+                        ],
+                    )
+                ],
+                apply_to_children=True,
+            )
+        return granted
+
+    def grant_read(self, grantee: iam.IGrantable, prefix: str, *, list_names: bool = False) -> iam.Grant:
+        return self._grant(grantee, reader_paths(prefix, list_names=list_names))
+
+    def grant_publish(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        return self._grant(grantee, publisher_paths(prefix))
+
+    def grant_alias_management(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        return self._grant(grantee, alias_manager_paths(prefix))
+
+    def grant_link_management(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        return self._grant(grantee, link_manager_paths(prefix))

@@ -1,0 +1,175 @@
+"""Scoped access: the exact execute-api ARNs of each prefix grant, and that a prefix reaches no other name."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Annotations, Match, Template
+
+from infra.access import (
+    alias_manager_paths,
+    check_prefix,
+    link_manager_paths,
+    publisher_paths,
+    reader_paths,
+)
+from tests.infra import stages
+
+API = "arn:aws:execute-api:eu-west-1:123456789012:${RestApi}/prod"
+
+
+def _render(value: Any) -> str:
+    """A Fn::Join of the synthesized template as text: `${AWS::Partition}`, `${RestApi}` for the API's Ref."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return "${" + ("RestApi" if value["Ref"].startswith("ApiRestApi") else value["Ref"]) + "}"
+    separator, parts = value["Fn::Join"]
+    return str(separator).join(_render(p) for p in parts)
+
+
+@pytest.fixture(scope="module")
+def granted() -> dict[str, list[str]]:
+    """Four roles on the prod stage, one grant each on `team-a`; their policies' resources, rendered."""
+    app, arca = stages.build("prod")
+    service = arca.service
+    roles = {kind: iam.Role(service, f"Team{kind}", assumed_by=iam.AccountRootPrincipal()) for kind in range(4)}
+    service.access.grant_read(roles[0], "team-a")
+    service.access.grant_publish(roles[1], "team-a")
+    service.access.grant_alias_management(roles[2], "team-a")
+    service.access.grant_link_management(roles[3], "team-a")
+    template = Template.from_stack(service).to_json()
+    found: dict[str, list[str]] = {}
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        role = resource["Properties"]["Roles"][0]["Ref"]
+        if not role.startswith("Team"):
+            continue
+        (statement,) = resource["Properties"]["PolicyDocument"]["Statement"]
+        assert statement["Action"] == "execute-api:Invoke"
+        assert statement["Effect"] == "Allow"
+        found[role[:5]] = sorted(_render(r) for r in statement["Resource"])
+    del app
+    return found
+
+
+def test_reader_grant_is_every_get_under_the_prefix_and_no_registry_wide_route(granted: dict[str, list[str]]) -> None:
+    assert granted["Team0"] == sorted(
+        [
+            f"{API}/GET/artifacts/team-a",
+            f"{API}/GET/artifacts/team-a/*",
+            f"{API}/GET/health",
+            f"{API}/GET/openapi.json",
+        ]
+    )
+
+
+def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(granted: dict[str, list[str]]) -> None:
+    expected = [f"{API}/DELETE/artifacts/team-a", f"{API}/DELETE/artifacts/team-a/*"]
+    for method, suffix in (
+        ("POST", "uploads"),
+        ("POST", "versions"),
+        ("POST", "versions/*/restore"),
+        ("POST", "prune"),
+        ("PUT", "latest"),
+    ):
+        expected += [f"{API}/{method}/artifacts/team-a/{suffix}", f"{API}/{method}/artifacts/team-a/*/{suffix}"]
+    assert granted["Team1"] == sorted(expected)
+
+
+def test_alias_manager_and_link_manager_grants(granted: dict[str, list[str]]) -> None:
+    assert granted["Team2"] == sorted(
+        f"{API}/{method}/artifacts/team-a{below}/{suffix}"
+        for method, suffix in (("PUT", "aliases/*"), ("DELETE", "aliases/*"), ("POST", "aliases/*/rollback"))
+        for below in ("", "/*")
+    )
+    assert granted["Team3"] == sorted(
+        f"{API}/{method}/artifacts/team-a{below}/link" for method in ("PUT", "DELETE") for below in ("", "/*")
+    )
+
+
+def _allows(grant: list[tuple[str, str]], method: str, path: str) -> bool:
+    """IAM's matching of a resource ARN: `*` is any characters (`/` included), `?` one; the whole ARN."""
+    return any(
+        re.fullmatch(re.escape(f"{m}/{p}").replace(r"\*", ".*").replace(r"\?", "."), f"{method}/{path}")
+        for m, p in grant
+    )
+
+
+OUTSIDE = [
+    ("GET", "artifacts/team-ab"),
+    ("GET", "artifacts/team-ab/versions"),
+    ("GET", "artifacts/team-a-old/resolve/prod"),
+    ("GET", "artifacts/team/a/versions"),
+    ("GET", "artifacts"),
+    ("GET", "versions"),
+    ("POST", "artifacts/team-ab/versions"),
+    ("PUT", "artifacts/team-ab/latest"),
+    ("DELETE", "artifacts/team-ab"),
+    ("PUT", "artifacts/team-ab/aliases/prod"),
+    ("PUT", "artifacts/shared/link"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), OUTSIDE)
+def test_no_prefix_grant_reaches_a_name_outside_the_prefix(method: str, path: str) -> None:
+    for grant in (reader_paths("team-a"), publisher_paths("team-a"), alias_manager_paths("team-a")):
+        assert not _allows(grant, method, path)
+    assert not _allows(link_manager_paths("team-a"), method, path)
+
+
+INSIDE = [
+    (reader_paths, "GET", "artifacts/team-a"),
+    (reader_paths, "GET", "artifacts/team-a/api/resolve/prod/content"),
+    (publisher_paths, "POST", "artifacts/team-a/api/versions"),
+    (publisher_paths, "DELETE", "artifacts/team-a/api"),
+    (publisher_paths, "POST", "artifacts/team-a/versions/3/restore"),
+    (alias_manager_paths, "PUT", "artifacts/team-a/api/aliases/prod"),
+    (link_manager_paths, "PUT", "artifacts/team-a/mirror/link"),
+]
+
+
+@pytest.mark.parametrize(("paths", "method", "path"), INSIDE)
+def test_each_grant_reaches_its_routes_under_the_prefix(paths: Any, method: str, path: str) -> None:
+    assert _allows(paths("team-a"), method, path)
+
+
+def test_publishers_and_alias_managers_cannot_create_links() -> None:
+    for grant in (publisher_paths("team-a"), alias_manager_paths("team-a"), reader_paths("team-a")):
+        assert not _allows(grant, "PUT", "artifacts/team-a/mirror/link")
+
+
+def test_listing_every_name_is_granted_only_on_request() -> None:
+    assert not _allows(reader_paths("team-a"), "GET", "artifacts")
+    assert _allows(reader_paths("team-a", list_names=True), "GET", "artifacts")
+
+
+@pytest.mark.parametrize("prefix", ["", "team-a/", "team-*", "Team", "team-a/versions", "a//b", "*"])
+def test_a_prefix_must_be_a_name(prefix: str) -> None:
+    with pytest.raises(ValueError, match="prefix"):
+        check_prefix(prefix)
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_the_example_reader_role_is_off_by_default_and_nag_clean_when_on(stage: str) -> None:
+    # Given the stage without and with the example flag (dev: no account or region, as an offline synth)
+    _, plain = stages.build(stage)
+    _, example = stages.build(stage, context={"example_read_prefix": "team-a"})
+    # Then only the second has the role, reading exactly under the prefix, with no unsuppressed finding
+    assert "ExampleReaderRoleArn" not in Template.from_stack(plain.service).to_json()["Outputs"]
+    template = Template.from_stack(example.service).to_json()
+    assert "ExampleReaderRoleArn" in template["Outputs"]
+    (policy,) = [
+        r
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and r["Properties"]["Roles"][0]["Ref"].startswith("ExampleReader")
+    ]
+    resources = sorted(_render(r) for r in policy["Properties"]["PolicyDocument"]["Statement"][0]["Resource"])
+    assert any(r.endswith(f"/{stage}/GET/artifacts/team-a/*") for r in resources)
+    annotations = Annotations.from_stack(example.service)
+    assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
+    assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
