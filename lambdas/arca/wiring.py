@@ -20,6 +20,7 @@ from arca.settings import settings
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
     from arca.services.publishing import Publishing
+    from arca.services.tags import Searching, Tagging
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -74,6 +75,18 @@ class Services:
 
         return Aliases(self.repository, self.reading, self.policy)
 
+    @cached_property
+    def tagging(self) -> Tagging:
+        from arca.services.tags import Tagging
+
+        return Tagging(self.repository, self.reading, self.policy)
+
+    @cached_property
+    def searching(self) -> Searching:
+        from arca.services.tags import Searching
+
+        return Searching(self.repository, self.reading)
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -95,6 +108,14 @@ def publishing() -> Publishing:
 
 def aliases() -> Aliases:
     return services().aliases
+
+
+def tagging() -> Tagging:
+    return services().tagging
+
+
+def searching() -> Searching:
+    return services().searching
 
 
 def reset() -> None:

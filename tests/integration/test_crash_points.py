@@ -25,7 +25,7 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 12, "rollback": 5}
+CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 13, "rollback": 5}
 _deserialize = TypeDeserializer().deserialize
 
 
@@ -110,6 +110,7 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
         return {"purging": True}
     if latest.get("purged"):
         assert not versions and not aliases and not history, "rows survived the purge"
+        assert not by_pk.get(f"__{NAME}-tags"), "tag rows survived the purge"
         assert not any(o.startswith(f"artifacts/{NAME}/") for o in objects)
         assert ("__names", NAME) not in {(i["pk"], i["sk"]) for i in items}
         return {"purged": True}

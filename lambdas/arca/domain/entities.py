@@ -43,6 +43,9 @@ class Latest(_Entity):
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
     revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
+    tags: dict[str, str] = Field(default_factory=dict, exclude=True)  # the artifact's tags (the summary shows them)
+    description: str | None = Field(None, exclude=True)
+    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
 
     @property
     def newest(self) -> int:
@@ -60,6 +63,8 @@ class Version(_Entity):
     deleted: bool = False
     deleted_at: str | None = None
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
+    tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
+    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
 
 
 class Published(Version):
@@ -79,6 +84,8 @@ class Summary(_Entity):
     counts: Counts
     created_at: str | None
     updated_at: str | None
+    description: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the artifact)")
 
 
 class UploadTarget(_Entity):
@@ -199,6 +206,24 @@ class Resolution(_Entity):
     alias_revision: int | None = Field(
         None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
     )
+
+
+class VersionHit(_Entity):
+    """A search hit: a version that holds the content or the tag searched for (soft-deleted ones included).
+
+    The fields are the version's immutable ones; GET the version for its tags and state."""
+
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str
+    created_at: str
+
+
+class HitPage(_Entity):
+    versions: list[VersionHit]
+    next_token: str | None
 
 
 class ErrorDetail(_Entity):

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from arca.domain.errors import ValidationError
+from arca.domain.tags import MAX_DESCRIPTION, check_patch
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -167,3 +168,29 @@ class RollbackBody(_Body):
 class ResolveQuery(_Query):
     routing_key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     at: AwareDatetime | None = None
+
+
+# Tags (arca.domain.tags holds the rules): a null value removes the key.
+TagMap = dict[StrictStr, StrictStr | None]
+
+
+class _TagBody(_Body):
+    @field_validator("tags", check_fields=False)
+    @classmethod
+    def _tags_are_valid(cls, value: TagMap | None) -> TagMap | None:
+        if value is not None:
+            check_patch(value)
+        return value
+
+
+class ArtifactPatch(_TagBody):
+    """PATCH /artifacts/{name}: the artifact's description and tags (merged)."""
+
+    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION)] | None = None
+    tags: TagMap | None = None
+
+
+class VersionPatch(_TagBody):
+    """PATCH …/versions/{version}: the version's tags (merged)."""
+
+    tags: TagMap
