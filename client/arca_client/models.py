@@ -84,6 +84,7 @@ class Version:
     aliases: list[str] = field(default_factory=list)
     updated_at: str | None = None
     newest_version: int | None = None
+    tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -101,6 +102,7 @@ class Version:
             aliases=list(data.get("aliases") or []),
             updated_at=data.get("updated_at"),
             newest_version=_int(data.get("newest_version")),
+            tags=dict(data.get("tags") or {}),
             raw=data,
         )
 
@@ -129,6 +131,8 @@ class ArtifactSummary:
     counts: Counts
     created_at: str | None = None
     updated_at: str | None = None
+    description: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -145,6 +149,33 @@ class ArtifactSummary:
             ),
             created_at=data.get("created_at"),
             updated_at=data.get("updated_at"),
+            description=data.get("description"),
+            tags=dict(data.get("tags") or {}),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class VersionHit:
+    """A registry-wide search hit: a version holding the content or tag searched for (deleted ones included)."""
+
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str | None = None
+    created_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VersionHit:
+        return cls(
+            name=str(data.get("name", "")),
+            version=int(data.get("version", 0)),
+            sha256=str(data.get("sha256", "")),
+            size=int(data.get("size", 0)),
+            content_type=data.get("content_type"),
+            created_at=data.get("created_at"),
             raw=data,
         )
 

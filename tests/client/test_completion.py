@@ -84,6 +84,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "restore",
                 "prune",
                 "purge",
+                "tag",
+                "search",
                 "alias",
                 "console",
                 "config",
