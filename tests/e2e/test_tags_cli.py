@@ -72,4 +72,3 @@ def test_concurrent_tag_patches_keep_every_key(arca: ArcaHttp, unique: str) -> N
     for i in range(8):
         found = arca.get("/versions", params={"tag": f"w{i}={i}"}).json()["versions"]
         assert [(h["name"], h["version"]) for h in found if h["name"] == name] == [(name, 1)]
-
