@@ -49,9 +49,12 @@ class Reading:
         return latest
 
     def summary(self, name: str) -> Summary:
-        latest = self.live_latest(name)
+        return self.summary_of(self.live_latest(name))
+
+    @staticmethod
+    def summary_of(latest: Latest) -> Summary:
         return Summary(
-            name=name,
+            name=latest.name,
             latest=latest,
             newest_version=latest.newest_version,
             counts=Counts(

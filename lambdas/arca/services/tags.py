@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from arca.adapters.repository import Repository, VersionFilters
-from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
+from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Latest, Summary, Version, VersionPage
 from arca.domain.errors import ValidationError
 from arca.domain.tags import TagPatch, merge, parse_filter
 from arca.services.reading import Reading
@@ -44,17 +44,16 @@ class Tagging:
     def update_artifact(self, name: str, *, patch: TagPatch | None, description: object = UNSET) -> Summary:
         """Merge `patch` into the artifact's tags and set its description (when given; None clears it)."""
 
-        def attempt() -> None:
+        def attempt() -> Latest:
             seen = self.reading.live_latest(name)
             merged = merge(seen.tags, patch or {})
             wanted = seen.description if description is UNSET else description
             assert wanted is None or isinstance(wanted, str)
             if merged == seen.tags and wanted == seen.description:
-                return
-            self.repository.write_artifact_tags(seen, merged, wanted, now=self.policy.now())
+                return seen
+            return self.repository.write_artifact_tags(seen, merged, wanted, now=self.policy.now())
 
-        self.policy.compare_and_set(attempt)
-        return self.reading.summary(name)
+        return self.reading.summary_of(self.policy.compare_and_set(attempt))
 
 
 def tag_filters(texts: list[str] | None, field: str = "tag") -> tuple[tuple[str, str], ...]:
