@@ -598,13 +598,15 @@ def tags_group(w: World, cfg: Config) -> Group:
                     "PATCH", f"/artifacts/{A_TAGGED}/versions/1", {"tags": {"build": str(i), "team": "x"}}
                 ),
                 check=tag_write_check,
-                note="GetItem of the version, then one TransactWriteItems: the version, its changed index row, LATEST live",
+                note="GetItem of the version, then one TransactWriteItems: the version, its changed index row, "
+                "LATEST live",
             ),
             Case(
                 "tag the artifact (one key changed, one kept)",
                 lambda i: a.call("PATCH", f"/artifacts/{A_TAGGED}", {"tags": {"build": str(i), "team": "x"}}),
                 check=tag_write_check,
-                note="GetItem of LATEST, then one TransactWriteItems: LATEST (live, tag counter) and the changed row; the summary is the LATEST written",
+                note="GetItem of LATEST, then one TransactWriteItems: LATEST (live, tag counter) and the changed row; "
+                "the summary is the LATEST written",
             ),
         ],
     )
