@@ -1077,7 +1077,14 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Parse `argv`; raises UsageError (exit 1). Global options absent everywhere get their defaults."""
-    args = build_parser().parse_args(list(argv))
+    parser = build_parser()
+    args, extra = parser.parse_known_args(list(argv))
+    if extra:
+        # argparse ends a `*` positional at the first option: `tag NAME --remove K A=B` leaves A=B over.
+        if getattr(args, "command", None) == "tag" and all(e.partition("=")[0] and "=" in e for e in extra):
+            args.tags = [*(args.tags or []), *(_tag_set_arg(e) for e in extra)]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     for key, value in _GLOBAL_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)

@@ -93,6 +93,13 @@ def test_tag_command_sets_empties_and_removes_keys_of_a_version(capsys: pytest.C
     assert "app@3: env=prod, note=" in capsys.readouterr().out
 
 
+def test_tag_command_takes_key_values_after_its_options_too() -> None:
+    fake = FakeClient(tag_version=version(3))
+    assert run(["tag", "app@3", "--remove", "old", "new=", "x=y"], fake)[0] == 0
+    assert fake.called("tag_version")[0][2] == {"new": "", "x": "y", "old": None}
+    assert main(["tag", "app@3", "--remove", "old", "stray"], client_factory=lambda args: fake) == 1
+
+
 def test_tag_command_reaches_a_version_through_an_alias_or_its_content() -> None:
     fake = FakeClient(get_alias=alias("prod", 7), get_version=version(5), tag_version=version(7))
     assert run(["tag", "app@prod", "a=b"], fake)[0] == 0
