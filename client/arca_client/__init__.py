@@ -39,6 +39,7 @@ from arca_client.models import (
     Resolution,
     UploadTarget,
     Version,
+    VersionHit,
 )
 from arca_client.refs import parse_ref, split_ref
 from arca_client.sdk import Client, guess_content_type
@@ -74,6 +75,7 @@ __all__ = [
     "UploadTarget",
     "ValidationError",
     "Version",
+    "VersionHit",
     "__version__",
     "guess_content_type",
     "parse_ref",
