@@ -22,29 +22,29 @@ __all__ = ["cli"]  # the fixture, used by name below
 def test_tag_search_and_content_references_from_the_command_line(cli: Cli, unique: str, tmp_path: Path) -> None:
     # Given two artifacts sharing a content, and versions 1 and 2 of the first
     name, other = f"{unique}/svc", f"{unique}/mirror"
-    data = b"release one"
+    data = f"release one of {unique}".encode()  # a content, and below tags, no other test has
     digest = hashlib.sha256(data).hexdigest()
     assert publish(cli, tmp_path, name, data) == 1
     assert publish(cli, tmp_path, name, b"release two") == 2
     assert publish(cli, tmp_path, other, data) == 1
     # When version 1 is tagged through its content reference, version 2 by number, and the artifact itself
     assert cli("tag", f"{name}@sha256:{digest}", "env=prod", "owner=ana").code == 0
-    assert cli("tag", f"{name}@2", "env=dev").code == 0
+    assert cli("tag", f"{name}@2", f"env={unique}").code == 0
     assert cli("tag", f"{name}@1", "--remove", "owner").code == 0
-    assert cli("tag", name, "team=core", "--description", "the service").code == 0
+    assert cli("tag", name, f"team={unique}", "--description", "the service").code == 0
     # Then the versions, the summary and the searches show them
     shown = cli("show", f"{name}@1", "--json").json()
     assert shown["tags"] == {"env": "prod"}
     summary = cli("show", name, "--json").json()
-    assert (summary["tags"], summary["description"]) == ({"team": "core"}, "the service")
+    assert (summary["tags"], summary["description"]) == ({"team": unique}, "the service")
     assert [v["version"] for v in cli("versions", name, "--tag", "env=prod", "--json").json()] == [1]
     assert [v["version"] for v in cli("versions", name, "--sha256", digest, "--json").json()] == [1]
     assert [v["version"] for v in cli("versions", name, "--since", "2000-01-01", "--json").json()] == [2, 1]
     assert cli("versions", name, "--until", "2000-01-01", "--json").json() == []
     hits = cli("search", "--sha256", digest, "--json").json()
     assert sorted((h["name"], h["version"]) for h in hits) == [(other, 1), (name, 1)]
-    assert [(h["name"], h["version"]) for h in cli("search", "--tag", "env:dev", "--json").json()] == [(name, 2)]
-    assert cli("search", "--tag", "team=core", "--artifacts", "--json").json() == [{"name": name}]
+    assert [(h["name"], h["version"]) for h in cli("search", "--tag", f"env:{unique}", "--json").json()] == [(name, 2)]
+    assert cli("search", "--tag", f"team={unique}", "--artifacts", "--json").json() == [{"name": name}]
     resolved = cli("resolve", f"{name}@sha256:{digest}", "--json").json()
     assert resolved["version"] == 1
     table = cli("search", "--sha256", digest)
