@@ -34,8 +34,7 @@ class Tagging:
         def attempt() -> Version:
             seen = self.reading.version(name, number)
             merged = merge(seen.tags, patch)
-            if merged == seen.tags:
-                self.reading.live_latest(name)
+            if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
             return self.repository.write_version_tags(seen, merged, now=self.policy.now())
 
@@ -47,7 +46,7 @@ class Tagging:
         def attempt() -> Latest:
             seen = self.reading.live_latest(name)
             merged = merge(seen.tags, patch or {})
-            wanted = seen.description if description is UNSET else description
+            wanted = seen.description if description is UNSET else description  # absent keeps, None clears
             assert wanted is None or isinstance(wanted, str)
             if merged == seen.tags and wanted == seen.description:
                 return seen
@@ -85,7 +84,7 @@ class Searching:
             after=None if created_after is None else now_iso(created_after),
             before=None if created_before is None else now_iso(created_before),
         )
-        if not filters.active:
+        if not filters.active:  # the plain listing, its tokens unchanged
             return self.reading.list_versions(
                 name, limit=limit, token=token, order=order, include_deleted=include_deleted
             )
@@ -103,6 +102,8 @@ class Searching:
     def search_versions(self, *, sha256: str | None, tags: list[str] | None, limit: int, token: str | None) -> HitPage:
         """Registry-wide: every version holding the content `sha256`, or the one tag `k=v` / `k:v`."""
         parsed = tag_filters(tags)
+        # One index partition a search: a second criterion could only be checked item by item, and a tag row
+        # carries no other tags to check.
         if (sha256 is None) == (not parsed) or len(parsed) > 1:
             raise ValidationError("give either sha256 or one tag", field="tag" if parsed else "sha256")
         hits, next_token = self.repository.search_versions(
