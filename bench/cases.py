@@ -55,6 +55,8 @@ class Config:
     warmup: int | None = None  # unmeasured calls before each row; None: the row's own (1)
     isolate_groups: bool = True  # a fresh moto world per group; the smoke test shares one to stay fast
     cold_start_runs: int = 9  # whole-process pairs per cold-start row (0: skip)
+    search_versions: int = 10_000  # versions searched registry-wide (written directly)
+    search_artifacts: int = 100  # the artifacts they are spread over
 
     @property
     def small_label(self) -> str:
@@ -545,6 +547,96 @@ def bounded_group(w: World, cfg: Config) -> Group:
     )
 
 
+# Tags and search.
+A_SEARCH, A_TAGGED = "bench/search/source", "bench/tagged"
+
+
+def one_query_check(counted: Counter[Call]) -> str | None:
+    """A page of search hits is one Query of the search index, and nothing else of DynamoDB."""
+    dynamo = {op: n for (service, op), n in counted.items() if service == "DynamoDB" and n}
+    return None if dynamo == {"Query": 1} else f"a search page must be one Query, made {dynamo}"
+
+
+def tag_write_check(counted: Counter[Call]) -> str | None:
+    """A tag patch writes with exactly one TransactWriteItems (the item, its index rows, the artifact check)."""
+    writes = {
+        op: n for (service, op), n in counted.items() if service == "DynamoDB" and n and op not in ("GetItem", "Query")
+    }
+    return None if writes == {"TransactWriteItems": 1} else f"a tag patch must be one TransactWriteItems, made {writes}"
+
+
+def search_group(w: World, cfg: Config) -> Group:
+    """Registry-wide search over `search_versions` versions spread over `search_artifacts` artifacts, all with
+    the same content and tag (so every page is full). The versions are written straight into the table
+    (local.seed), copies of one the handlers published and tagged."""
+    from local.seed import clone_tagged_versions
+
+    a = w.arca
+    small = pair(cfg.small_size)
+    a.create(A_SEARCH, small[0], versions=1)
+    a.call("PATCH", f"/artifacts/{A_SEARCH}/versions/1", {"tags": {"release": "bench", "team": "core"}})
+    per = cfg.search_versions // cfg.search_artifacts
+    client, table = a.services.repository.table.client, a.services.repository.table.name
+    targets = [(f"bench/search/a{i:03d}", n) for i in range(cfg.search_artifacts) for n in range(1, per + 1)]
+    clone_tagged_versions(client, table, A_SEARCH, targets[: cfg.search_versions - 1])
+    digest = small[0].sha256
+
+    def page(query: dict[str, str]) -> Step:
+        def step(i: int) -> Any:
+            reply = a.call("GET", "/versions", query={**query, "limit": str(cfg.page)})
+            if len(reply["versions"]) != cfg.page or reply["next_token"] is None:
+                raise BenchFailure(f"search {query} returned {len(reply['versions'])} hits, expected a full page")
+            return reply
+
+        return step
+
+    total = f"{cfg.search_versions:,} versions in {cfg.search_artifacts} artifacts"
+    return Group(
+        "Tags and search",
+        [
+            Case(
+                f"search by digest, first page of {cfg.page} ({total})",
+                page({"sha256": digest}),
+                check=one_query_check,
+                note="one Query of the search index (`sha256#<hex>`), whatever the registry holds",
+            ),
+            Case(
+                f"search by tag, first page of {cfg.page} ({total})",
+                page({"tag": "release=bench"}),
+                check=one_query_check,
+                note="one Query of the search index (`tag#<key>=<value>`)",
+            ),
+        ],
+    )
+
+
+def tags_group(w: World, cfg: Config) -> Group:
+    """Tag writes, in a small table of their own (under moto a transaction's cost grows with the table)."""
+    a = w.arca
+    a.create(A_TAGGED, pair(cfg.small_size)[1], versions=1)
+    return Group(
+        "Tags",
+        [
+            Case(
+                "tag a version (one key changed, one kept)",
+                lambda i: a.call(
+                    "PATCH", f"/artifacts/{A_TAGGED}/versions/1", {"tags": {"build": str(i), "team": "x"}}
+                ),
+                check=tag_write_check,
+                note="GetItem of the version, then one TransactWriteItems: the version, its changed index row, "
+                "LATEST live",
+            ),
+            Case(
+                "tag the artifact (one key changed, one kept)",
+                lambda i: a.call("PATCH", f"/artifacts/{A_TAGGED}", {"tags": {"build": str(i), "team": "x"}}),
+                check=tag_write_check,
+                note="GetItem of LATEST, then one TransactWriteItems: LATEST (live, tag counter) and the changed row; "
+                "the summary is the LATEST written",
+            ),
+        ],
+    )
+
+
 # The groups in order; each runs in a fresh world. A builder returning None is reported as not measured.
 GROUPS: tuple[Callable[[World, Config], Group], ...] = (
     uploads_group,
@@ -553,6 +645,8 @@ GROUPS: tuple[Callable[[World, Config], Group], ...] = (
     deletes_group,
     alias_group,
     bounded_group,
+    search_group,
+    tags_group,
 )
 
 

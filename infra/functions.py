@@ -18,6 +18,8 @@ from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
+from infra.schema import INDEXES
+
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.X86_64
@@ -55,6 +57,7 @@ class FunctionSpec:
     scoped_table_actions: tuple[PartitionScoped, ...] = ()
     object_actions: tuple[str, ...] = ()
     bucket_actions: tuple[str, ...] = ()
+    index_actions: tuple[str, ...] = ()
     reserved_concurrency: int | None = None
     # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
     alarm_actions: tuple[str, ...] = ()
@@ -77,6 +80,8 @@ SPECS = (
             "dynamodb:DeleteItem",
             "dynamodb:Query",
             "dynamodb:BatchWriteItem",
+            # The tag transactions check that LATEST is live.
+            "dynamodb:ConditionCheckItem",
         ),
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
         # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, DeleteObject
@@ -114,6 +119,8 @@ SPECS = (
         name="resolve",
         handler="arca.handlers.resolve.handler",
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
+        # Search and `sha256:` references read the table's secondary indexes.
+        index_actions=("dynamodb:Query",),
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
         object_actions=("s3:GetObject",),
         reserved_concurrency=100,
@@ -201,6 +208,13 @@ class Functions(Construct):
             description=f"Arca {spec.name} function",
         )
         role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
+        if spec.index_actions:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=list(spec.index_actions),
+                    resources=[f"{self._table.table_arn}/index/{index}" for index in INDEXES],
+                )
+            )
         for scoped in spec.scoped_table_actions:
             role.add_to_policy(
                 iam.PolicyStatement(

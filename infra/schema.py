@@ -11,9 +11,25 @@ KEY_SCHEMA = [
     {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
     {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
 ]
+# Search (decision 30 of docs/decisions.md): `gsi1` answers "which versions hold this content / this tag" and
+# "which artifacts carry this tag" across the registry; `gsi2` orders an artifact's versions by creation time.
+# Both are sparse: only version items and tag rows carry their attributes.
+SEARCH_INDEX = "gsi1"
+TIME_INDEX = "gsi2"
+INDEXES = {SEARCH_INDEX: ("gsi1pk", "gsi1sk"), TIME_INDEX: ("gsi2pk", "gsi2sk")}
+GLOBAL_SECONDARY_INDEXES = [
+    {
+        "IndexName": index,
+        "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": range_key, "KeyType": "RANGE"}],
+        # ALL: a page of hits is answered from the index alone, one Query, no GetItem per hit.
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    for index, (hash_key, range_key) in INDEXES.items()
+]
 ATTRIBUTE_DEFINITIONS = [
     {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
     {"AttributeName": SORT_KEY, "AttributeType": "S"},
+    *({"AttributeName": a, "AttributeType": "S"} for pair in INDEXES.values() for a in pair),
 ]
 
 
@@ -23,5 +39,6 @@ def create_table_request(table_name: str) -> dict[str, object]:
         "TableName": table_name,
         "KeySchema": KEY_SCHEMA,
         "AttributeDefinitions": ATTRIBUTE_DEFINITIONS,
+        "GlobalSecondaryIndexes": GLOBAL_SECONDARY_INDEXES,
         "BillingMode": "PAY_PER_REQUEST",
     }

@@ -11,7 +11,7 @@ from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
-from infra.schema import ATTRIBUTE_DEFINITIONS, PARTITION_KEY, SORT_KEY
+from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, PARTITION_KEY, SORT_KEY
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,
@@ -85,6 +85,14 @@ class Storage(Construct):
             deletion_protection=retain,
             removal_policy=removal_policy,
         )
+        for index in GLOBAL_SECONDARY_INDEXES:
+            hash_key, range_key = (k["AttributeName"] for k in index["KeySchema"])
+            self.table.add_global_secondary_index(
+                index_name=index["IndexName"],
+                partition_key=_key(hash_key),
+                sort_key=_key(range_key),
+                projection_type=dynamodb.ProjectionType[index["Projection"]["ProjectionType"]],
+            )
 
         self.bucket = s3.Bucket(
             self,

@@ -153,7 +153,7 @@ class HandlerApi:
         *,
         raw: bytes | str | None = None,
         headers: dict[str, str] | None = None,
-        query: dict[str, str] | None = None,
+        query: Mapping[str, str | list[str]] | None = None,
     ) -> Reply:
         body = raw if raw is not None else (None if json_body is None else json.dumps(json_body))
         event, function = api_event(
@@ -161,7 +161,7 @@ class HandlerApi:
             path,
             body=body,
             headers={"Content-Type": "application/json", **(headers or {})},
-            query={k: [v] for k, v in (query or {}).items()},
+            query={k: v if isinstance(v, list) else [v] for k, v in (query or {}).items()},
         )
         module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
         response = module.handler(event, lambda_context(function or "resolve"))

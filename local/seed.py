@@ -55,3 +55,27 @@ def clone_revisions(client: Any, table: str, name: str, alias: str, count: int) 
     alias_item.update(serialize({"revision": count + 1, "updated_at": times[-1]}))
     _write(client, table, [alias_item])
     return times
+
+
+def clone_tagged_versions(client: Any, table: str, source: str, targets: Iterable[tuple[str, int]]) -> int:
+    """Copies of `source`'s version 1 and its tag rows as version `n` of artifact `name` for each target (the
+    artifacts' LATEST items are not written: registry-wide search never reads them). Each copy carries the
+    index keys of its own name and number, as the repository writes them. Returns the items written."""
+    version = deserialize(client.get_item(TableName=table, Key=serialize(keys.version_key(source, 1)))["Item"]) or {}
+    rows = [
+        deserialize(item) or {}
+        for item in client.query(
+            TableName=table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :v)",
+            ExpressionAttributeValues=serialize({":pk": keys.tags_pk(source), ":v": "v#000001#"}),
+        )["Items"]
+    ]
+    items = []
+    for name, number in targets:
+        index = keys.version_index_attributes(name, number, version["sha256"], version["created_at"])
+        items.append(serialize({**version, **index, "name": name, **keys.version_key(name, number)}))
+        for row in rows:
+            copy = {**row, "name": name, "version": number, "gsi1sk": keys.version_search_sk(name, number)}
+            items.append(serialize({**copy, **keys.version_tag_key(name, number, row["tag"])}))
+    _write(client, table, items)
+    return len(items)

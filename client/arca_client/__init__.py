@@ -41,6 +41,7 @@ from arca_client.models import (
     Rollout,
     UploadTarget,
     Version,
+    VersionHit,
 )
 from arca_client.refs import parse_ref, split_ref
 from arca_client.sdk import Client, guess_content_type
@@ -78,6 +79,7 @@ __all__ = [
     "UploadTarget",
     "ValidationError",
     "Version",
+    "VersionHit",
     "__version__",
     "guess_content_type",
     "parse_ref",

@@ -355,8 +355,17 @@ def cmd_ls(args: argparse.Namespace, client: Any) -> int:
 
 
 def cmd_versions(args: argparse.Namespace, client: Any) -> int:
+    filters: dict[str, Any] = {}
+    if args.tag:
+        filters["tags"] = dict(args.tag)
+    if args.sha256:
+        filters["sha256"] = args.sha256
+    if args.since:
+        filters["created_after"] = args.since
+    if args.until:
+        filters["created_before"] = args.until
     versions: Iterable[Version] = client.iter_versions(
-        args.name, order="asc" if args.asc else "desc", include_deleted=args.all
+        args.name, order="asc" if args.asc else "desc", include_deleted=args.all, **filters
     )
     if args.limit:
         versions = itertools.islice(versions, args.limit)
@@ -373,6 +382,97 @@ def cmd_versions(args: argparse.Namespace, client: Any) -> int:
             row.append(_when(v.deleted_at) or ("yes" if v.deleted else ""))
         rows.append(row)
     print(table(headers, rows), file=_out())
+    return EXIT_OK
+
+
+def _tag_filter_arg(text: str) -> tuple[str, str]:
+    """KEY=VALUE or KEY:VALUE (a key may contain ":" but never "=", so KEY=VALUE always splits right)."""
+    key, sep, value = text.partition("=")
+    if not sep:
+        key, sep, value = text.partition(":")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE or KEY:VALUE")
+    return key, value
+
+
+def _tag_set_arg(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (KEY= sets an empty value; --remove KEY removes)")
+    return key, value
+
+
+def _sha256_arg(text: str) -> str:
+    digest = text.lower().removeprefix("sha256:")
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a sha256 (64 hex digits)")
+    return digest
+
+
+def _tags_text(tags: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(tags.items()))
+
+
+def cmd_tag(args: argparse.Namespace, client: Any) -> int:
+    patch: dict[str, str | None] = dict(args.tags or [])
+    patch.update(dict.fromkeys(args.remove or []))
+    if not patch and args.description is None:
+        raise UsageError("nothing to change: give KEY=VALUE, --remove KEY or --description")
+    name, ref = split_ref(args.target, default=None)
+    if ref is None:
+        description = {} if args.description is None else {"description": args.description or None}
+        summary = client.update_artifact(name, tags=patch if patch else None, **description)
+        if args.json:
+            _print_json(summary.raw)
+        else:
+            print(
+                _fields(
+                    [("name", summary.name), ("description", summary.description), ("tags", _tags_text(summary.tags))]
+                ),
+                file=_out(),
+            )
+        return EXIT_OK
+    if args.description is not None:
+        raise UsageError("--description belongs to the artifact: give NAME without @VERSION")
+    kind = ref_kind(ref)
+    if kind is RefKind.LATEST:
+        raise UsageError("LATEST has no tags of its own: tag the artifact (NAME) or a version (NAME@VERSION)")
+    if kind is RefKind.ALIAS:
+        target = client.get_alias(name, ref).version
+        if not isinstance(target, int):
+            raise UsageError(f"alias {ref!r} points at LATEST, which has no tags of its own")
+        number = target
+    elif kind is RefKind.SHA256:
+        number = int(client.get_version(name, ref).version)
+    else:
+        number = int(ref)
+    version = client.tag_version(name, number, patch)
+    if args.json:
+        _print_json(version.raw)
+    else:
+        print(f"{version.name}@{version.version}: {_tags_text(version.tags) or '(no tags)'}", file=_out())
+    return EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace, client: Any) -> int:
+    if (args.tag is None) == (args.sha256 is None):
+        raise UsageError("give exactly one of --tag KEY=VALUE or --sha256 HEX")
+    if args.artifacts:
+        if args.tag is None:
+            raise UsageError("--artifacts searches the artifacts' own tags: give --tag")
+        names = [e.name for e in client.iter_search_artifacts(args.tag)]
+        if args.json:
+            _print_json([{"name": n} for n in names])
+        else:
+            for found in names:
+                print(found, file=_out())
+        return EXIT_OK
+    hits = list(client.iter_search_versions(sha256=args.sha256, tag=args.tag))
+    if args.json:
+        _print_json([h.raw for h in hits])
+        return EXIT_OK
+    rows = [[h.name, h.version, _when(h.created_at), _size(h.size), _short(h.sha256)] for h in hits]
+    print(table(["NAME", "VERSION", "CREATED (UTC)", "SIZE", "SHA256"], rows), file=_out())
     return EXIT_OK
 
 
@@ -935,6 +1035,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="include deleted versions")
     p.add_argument("--asc", action="store_true", help="oldest first")
     p.add_argument("--limit", type=_count_arg, help="show at most this many")
+    p.add_argument(
+        "--tag",
+        metavar="KEY=VALUE",
+        type=_tag_filter_arg,
+        action="append",
+        help="only versions with this tag; repeatable (AND)",
+    )
+    p.add_argument("--sha256", metavar="HEX", type=_sha256_arg, help="only versions with this content")
+    p.add_argument("--since", metavar="TIME", type=_time_arg, help="only versions created after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", type=_time_arg, help="only versions created before TIME (ISO 8601)")
 
     p = command(commands, "show", cmd_show, "summary of NAME, or one version: NAME@REF")
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
@@ -965,6 +1075,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(commands, "unlink", cmd_unlink, "remove the link NAME (never its target)")
     p.add_argument("name", metavar="NAME")
+
+    p = command(
+        commands, "tag", cmd_tag, "set or remove tags of an artifact (NAME) or a version (NAME@VERSION); merged"
+    )
+    p.add_argument("target", metavar="NAME[@VERSION]", help="VERSION: a number, an alias or sha256:<hex>")
+    p.add_argument("tags", metavar="KEY=VALUE", type=_tag_set_arg, nargs="*", help="set KEY (KEY= sets it empty)")
+    p.add_argument("--remove", metavar="KEY", action="append", help="remove KEY; repeatable")
+    p.add_argument("--description", help="the artifact's description (NAME only); empty clears it")
+
+    p = command(commands, "search", cmd_search, "find versions across the registry by tag or content")
+    p.add_argument("--tag", metavar="KEY=VALUE", type=_tag_filter_arg, help="versions (or artifacts) with this tag")
+    p.add_argument("--sha256", metavar="HEX", type=_sha256_arg, help="versions holding this content")
+    p.add_argument("--artifacts", action="store_true", help="search the artifacts' own tags instead (with --tag)")
 
     alias_parser = commands.add_parser("alias", help="manage aliases", description="manage aliases", parents=[common])
     aliases = alias_parser.add_subparsers(dest="alias_command", metavar="ALIAS_COMMAND", required=True)
@@ -1086,7 +1209,14 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Parse `argv`; raises UsageError (exit 1). Global options absent everywhere get their defaults."""
-    args = build_parser().parse_args(list(argv))
+    parser = build_parser()
+    args, extra = parser.parse_known_args(list(argv))
+    if extra:
+        # argparse ends a `*` positional at the first option: `tag NAME --remove K A=B` leaves A=B over.
+        if getattr(args, "command", None) == "tag" and all(e.partition("=")[0] and "=" in e for e in extra):
+            args.tags = [*(args.tags or []), *(_tag_set_arg(e) for e in extra)]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     for key, value in _GLOBAL_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)

@@ -85,6 +85,7 @@ class Version:
     updated_at: str | None = None
     newest_version: int | None = None
     via: str | None = None  # read through this link name
+    tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -103,6 +104,7 @@ class Version:
             updated_at=data.get("updated_at"),
             newest_version=_int(data.get("newest_version")),
             via=data.get("via"),
+            tags=dict(data.get("tags") or {}),
             raw=data,
         )
 
@@ -133,6 +135,8 @@ class ArtifactSummary:
     updated_at: str | None = None
     link: str | None = None  # `name` is a link to this artifact (the summary is the target's)
     via: str | None = None
+    description: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -151,6 +155,33 @@ class ArtifactSummary:
             updated_at=data.get("updated_at"),
             link=data.get("link"),
             via=data.get("via"),
+            description=data.get("description"),
+            tags=dict(data.get("tags") or {}),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class VersionHit:
+    """A registry-wide search hit: a version holding the content or tag searched for (deleted ones included)."""
+
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str | None = None
+    created_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VersionHit:
+        return cls(
+            name=str(data.get("name", "")),
+            version=int(data.get("version", 0)),
+            sha256=str(data.get("sha256", "")),
+            size=int(data.get("size", 0)),
+            content_type=data.get("content_type"),
+            created_at=data.get("created_at"),
             raw=data,
         )
 

@@ -53,6 +53,7 @@ from arca_client.models import (
     Rollout,
     UploadTarget,
     Version,
+    VersionHit,
 )
 from arca_client.transport import RetryPolicy, Signer, Transport, encode_query, region_for, should_sign
 
@@ -63,6 +64,13 @@ FILENAME_KEY = "filename"
 ProgressFn = Callable[[str, int, int], None]
 Source = str | os.PathLike[str] | IO[bytes]
 T = TypeVar("T")
+
+
+class _Unset:
+    """The default of an argument whose None means "clear it"."""
+
+
+UNSET = _Unset()
 
 
 class Client:
@@ -348,19 +356,86 @@ class Client:
         include_deleted: bool = False,
         limit: int | None = None,
         next_token: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        sha256: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> Page[Version]:
-        data = self._get(
-            _artifact(name, "versions"),
-            {"order": order, "include_deleted": include_deleted, "limit": limit, "next_token": next_token},
-        )
+        """One page of versions; the filters (tags, content, creation time) combine with AND."""
+        query = {
+            "order": order,
+            "include_deleted": include_deleted,
+            "limit": limit,
+            "next_token": next_token,
+            **_filters(tags, sha256, created_after, created_before),
+        }
+        data = self._get(_artifact(name, "versions"), query)
         return Page([Version.from_dict(v) for v in data.get("versions") or []], data.get("next_token"))
 
     def iter_versions(
-        self, name: str, *, order: str = "desc", include_deleted: bool = False, page_size: int | None = None
+        self,
+        name: str,
+        *,
+        order: str = "desc",
+        include_deleted: bool = False,
+        page_size: int | None = None,
+        tags: Mapping[str, str] | None = None,
+        sha256: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> Iterator[Version]:
-        """Every version, newest first by default, fetched a page at a time."""
-        query = {"order": order, "include_deleted": include_deleted, "limit": page_size}
+        """Every version (matching the filters), newest first by default, fetched a page at a time."""
+        query = {
+            "order": order,
+            "include_deleted": include_deleted,
+            "limit": page_size,
+            **_filters(tags, sha256, created_after, created_before),
+        }
         return self._pages(_artifact(name, "versions"), "versions", Version.from_dict, query)
+
+    # ---- tags and search ----------------------------------------------------------------------
+
+    def tag_version(self, name: str, version: int, tags: Mapping[str, str | None]) -> Version:
+        """Merge `tags` into the version's (None removes a key); soft-deleted versions too. Returns the version."""
+        data, _ = self._call("PATCH", _artifact(name, "versions", str(version)), body={"tags": dict(tags)})
+        return Version.from_dict(data)
+
+    def update_artifact(
+        self, name: str, *, tags: Mapping[str, str | None] | None = None, description: str | _Unset | None = UNSET
+    ) -> ArtifactSummary:
+        """Merge `tags` into the artifact's (None removes a key) and set its description (None clears it)."""
+        body: dict[str, Any] = {}
+        if tags is not None:
+            body["tags"] = dict(tags)
+        if not isinstance(description, _Unset):
+            body["description"] = description
+        data, _ = self._call("PATCH", _artifact(name), body=body)
+        return ArtifactSummary.from_dict(data)
+
+    def search_versions(
+        self,
+        *,
+        sha256: str | None = None,
+        tag: tuple[str, str] | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> Page[VersionHit]:
+        """One page of every version in the registry holding the content `sha256`, or the tag (key, value)."""
+        query = {**_filters(dict([tag]) if tag else None, sha256, None, None), "limit": limit, "next_token": next_token}
+        data = self._get("/versions", query)
+        return Page([VersionHit.from_dict(v) for v in data.get("versions") or []], data.get("next_token"))
+
+    def iter_search_versions(
+        self, *, sha256: str | None = None, tag: tuple[str, str] | None = None, page_size: int | None = None
+    ) -> Iterator[VersionHit]:
+        """`search_versions` across every page."""
+        query = {**_filters(dict([tag]) if tag else None, sha256, None, None), "limit": page_size}
+        return self._pages("/versions", "versions", VersionHit.from_dict, query)
+
+    def iter_search_artifacts(self, tag: tuple[str, str], *, page_size: int | None = None) -> Iterator[ListEntry]:
+        """Every artifact whose own tags hold the tag (key, value), in name order."""
+        query = {**_filters(dict([tag]), None, None, None), "limit": page_size}
+        return self._pages("/artifacts", "artifacts", lambda a: ListEntry(str(a["name"])), query)
 
     def delete_version(self, name: str, version: int) -> Version:
         """Soft-delete (idempotent). ConflictError (code VersionPinnedError, details["aliases"]) while aliased."""
@@ -782,6 +857,22 @@ def _move_no_clobber(partial: Path, path: Path) -> None:
         os.replace(partial, path)
         return
     partial.unlink()
+
+
+def _filters(
+    tags: Mapping[str, str] | None, sha256: str | None, after: datetime | None, before: datetime | None
+) -> dict[str, Any]:
+    """Query parameters of the version filters. A tag is sent as `key=value`: keys never contain `=`."""
+    return {
+        "tag": [f"{k}={v}" for k, v in (tags or {}).items()] or None,
+        "sha256": sha256,
+        "created_after": None if after is None else _iso(after),
+        "created_before": None if before is None else _iso(before),
+    }
+
+
+def _iso(moment: datetime) -> str:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
 def _alias(name: str, alias: str, *suffix: str) -> str:

@@ -131,7 +131,13 @@ def encode_query(params: Mapping[str, Any] | None) -> str:
     """AWS's canonical encoding (RFC 3986 unreserved kept), so the URL sent is the URL signed."""
     if not params:
         return ""
-    pairs = [(k, _query_value(v)) for k, v in params.items() if v is not None]
+    # A list is a repeated parameter (`tag=a:b&tag=c:d`).
+    pairs = [
+        (k, _query_value(item))
+        for k, v in params.items()
+        if v is not None
+        for item in (v if isinstance(v, list | tuple) else [v])
+    ]
     return urlencode(pairs, quote_via=quote, safe="-_.~")
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from arca.services.links import Links
     from arca.services.publishing import Publishing
     from arca.services.rollouts import Rollouts
+    from arca.services.tags import Searching, Tagging
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -100,6 +101,18 @@ class Services:
 
         return Links(self.repository, self.policy)
 
+    @cached_property
+    def tagging(self) -> Tagging:
+        from arca.services.tags import Tagging
+
+        return Tagging(self.repository, self.reading, self.policy)
+
+    @cached_property
+    def searching(self) -> Searching:
+        from arca.services.tags import Searching
+
+        return Searching(self.repository, self.reading)
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -129,6 +142,14 @@ def rollouts() -> Rollouts:
 
 def links() -> Links:
     return services().links
+
+
+def tagging() -> Tagging:
+    return services().tagging
+
+
+def searching() -> Searching:
+    return services().searching
 
 
 def reset() -> None:

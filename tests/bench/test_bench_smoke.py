@@ -25,6 +25,8 @@ TINY = Config(
     warmup=0,
     isolate_groups=False,  # one moto world for all groups: each new one costs about a second of client setup
     cold_start_runs=1,  # one pair of processes: the section runs; its figures mean nothing at n=1
+    search_versions=30,
+    search_artifacts=3,
 )
 
 
@@ -39,6 +41,8 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Reads",
         "Delete, restore, prune",
         "Bounded requests",
+        "Tags and search",
+        "Tags",
         "Handler overhead",
     ):
         assert f"## {title}" in outcome.text

@@ -86,6 +86,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "purge",
                 "link",
                 "unlink",
+                "tag",
+                "search",
                 "alias",
                 "rollout",
                 "console",

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Annotations, Match
 
+from arca.adapters import keys
 from arca.routes import FUNCTIONS, ROUTES
 from infra.functions import REQUIREMENTS
-from infra.schema import ATTRIBUTE_DEFINITIONS, KEY_SCHEMA
+from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, INDEXES, KEY_SCHEMA
 from infra.storage import StorageParameters
 from tests.infra import stages
 
@@ -36,11 +37,14 @@ TABLE_ACTIONS = {
         "dynamodb:DeleteItem",
         "dynamodb:Query",
         "dynamodb:BatchWriteItem",
+        "dynamodb:ConditionCheckItem",
     },
     "alias": {"dynamodb:GetItem", "dynamodb:Query"},
     "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
     "rollout": {"dynamodb:GetItem"},
 }
+# Actions on the table's secondary indexes (search and `sha256:` references are reads).
+INDEX_ACTIONS = {"publish": set(), "alias": set(), "resolve": {"dynamodb:Query"}}
 SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "publish": {},
     "alias": {
@@ -239,6 +243,30 @@ def test_table_keys_are_the_shared_schema(storage: dict[str, Any]) -> None:
     assert table["Properties"]["AttributeDefinitions"] == ATTRIBUTE_DEFINITIONS
 
 
+def test_table_has_the_search_and_time_indexes_of_the_shared_schema(storage: dict[str, Any]) -> None:
+    # Given the dev storage template
+    # When the table's global secondary indexes are read
+    properties = _only(storage, "AWS::DynamoDB::Table")[1]["Properties"]
+    indexes = {i["IndexName"]: i for i in properties["GlobalSecondaryIndexes"]}
+    # Then they are the search index (digest, tags) and the time index, keyed on string attributes, projecting
+    # every attribute, exactly as local copies of the table are created
+    assert set(indexes) == {"gsi1", "gsi2"}
+    for name, (hash_key, range_key) in (("gsi1", ("gsi1pk", "gsi1sk")), ("gsi2", ("gsi2pk", "gsi2sk"))):
+        assert indexes[name]["KeySchema"] == [
+            {"AttributeName": hash_key, "KeyType": "HASH"},
+            {"AttributeName": range_key, "KeyType": "RANGE"},
+        ]
+        assert indexes[name]["Projection"] == {"ProjectionType": "ALL"}
+    assert list(indexes.values()) == GLOBAL_SECONDARY_INDEXES
+    defined = {d["AttributeName"]: d["AttributeType"] for d in properties["AttributeDefinitions"]}
+    assert {defined[a] for a in ("gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")} == {"S"}
+
+
+def test_the_functions_index_names_are_the_schemas() -> None:
+    # The functions' keys module and the stack's schema are separate code (neither imports the other)
+    assert keys.INDEX_KEYS == INDEXES
+
+
 def test_table_is_on_demand_encrypted_and_point_in_time_recoverable(storage: dict[str, Any]) -> None:
     # Given the dev storage template
     # When the table is read
@@ -372,6 +400,27 @@ def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dic
         | {(action, table_arn, json.dumps(condition, sort_keys=True)) for action, condition in scoped.items()}
         | {(action, blobs_arn, "") for action in OBJECT_ACTIONS[name]}
         | {(action, bucket_arn, "") for action in BUCKET_ACTIONS[name]}
+        | {
+            (
+                action,
+                _arn(
+                    [
+                        "arn:",
+                        partition,
+                        ":dynamodb:",
+                        region,
+                        ":",
+                        account,
+                        ":table/",
+                        {"Ref": table_name},
+                        f"/index/{index}",
+                    ]
+                ),
+                "",
+            )
+            for action in INDEX_ACTIONS[name]
+            for index in ("gsi1", "gsi2")
+        }
     )
     data_grants = {grant for grant in grants if grant[0].split(":")[0] in {"dynamodb", "s3"}}
     assert data_grants == expected_data

@@ -25,7 +25,7 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 14, "rollback": 5}
+CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 16, "rollback": 5, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 
@@ -34,6 +34,8 @@ def given_an_artifact_with_aliases(api: HandlerApi) -> dict[str, Any]:
         assert api.publish(NAME, data).status == 201
     assert api.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 2}).status == 201
     assert api.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 3}).status == 200
+    assert api.call("PATCH", f"/artifacts/{NAME}/versions/1", {"tags": {"env": "old", "gone": "soon"}}).status == 200
+    assert api.call("PATCH", f"/artifacts/{NAME}", {"tags": {"team": "core"}}).status == 200
     return {"sha256": api.upload(NAME, b"four"), "size": 4}
 
 
@@ -48,6 +50,7 @@ OPERATIONS: dict[str, Any] = {
     "rollback": lambda blob: ("POST", f"/artifacts/{NAME}/aliases/prod/rollback", {}, KEY),
     "prune": lambda blob: ("POST", f"/artifacts/{NAME}/prune", {"keep_last": 1}, KEY),
     "purge": lambda blob: ("DELETE", f"/artifacts/{NAME}", None, None),
+    "tag": lambda blob: ("PATCH", f"/artifacts/{NAME}/versions/1", {"tags": {"env": "new", "gone": None}}, None),
 }
 
 
@@ -110,6 +113,7 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
         return {"purging": True}
     if latest.get("purged"):
         assert not versions and not aliases and not history, "rows survived the purge"
+        assert not by_pk.get(f"__{NAME}-tags"), "tag rows survived the purge"
         assert not any(o.startswith(f"artifacts/{NAME}/") for o in objects)
         assert ("__names", NAME) not in {(i["pk"], i["sk"]) for i in items}
         return {"purged": True}
@@ -135,21 +139,29 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
         revisions = sorted(int(sk.split("#")[1]) for sk in history if sk.split("#")[0] == alias_name)
         assert revisions == list(range(1, int(alias["revision"]) + 1)), alias_name
     assert {sk.split("#")[0] for sk in history} <= set(aliases)
+    # Tags: one index row per tag of a version or of the artifact, with its value, and no other row
+    rows = {sk: row["value"] for sk, row in by_pk.get(f"__{NAME}-tags", {}).items()}
+    tagged = {f"v#{n:06d}#{k}": value for n, v in versions.items() for k, value in (v.get("tags") or {}).items()}
+    tagged.update({f"a#{k}": value for k, value in (latest.get("tags") or {}).items()})
+    assert rows == tagged
     # Listing rows exist for a live artifact
     assert ("__names", NAME) in {(i["pk"], i["sk"]) for i in items}
     return {
         "newest": int(latest["newest"]),
         "aliases": {a: int(i["revision"]) for a, i in aliases.items()},
         "deleted": sorted(n for n, v in versions.items() if v["deleted"]),
+        "tags": tagged,
     }
 
 
+TAGGED = {"v#000001#env": "old", "v#000001#gone": "soon", "a#team": "core"}
 EXPECTED = {
-    "publish": {"newest": 4, "aliases": {"prod": 2}, "deleted": []},
-    "alias": {"newest": 3, "aliases": {"prod": 2, "beta": 1}, "deleted": []},
-    "rollback": {"newest": 3, "aliases": {"prod": 3}, "deleted": []},
-    "prune": {"newest": 3, "aliases": {"prod": 2}, "deleted": [1, 2]},
+    "publish": {"newest": 4, "aliases": {"prod": 2}, "deleted": [], "tags": TAGGED},
+    "alias": {"newest": 3, "aliases": {"prod": 2, "beta": 1}, "deleted": [], "tags": TAGGED},
+    "rollback": {"newest": 3, "aliases": {"prod": 3}, "deleted": [], "tags": TAGGED},
+    "prune": {"newest": 3, "aliases": {"prod": 2}, "deleted": [1, 2], "tags": TAGGED},
     "purge": {"purged": True},
+    "tag": {"newest": 3, "aliases": {"prod": 2}, "deleted": [], "tags": {"v#000001#env": "new", "a#team": "core"}},
 }
 
 

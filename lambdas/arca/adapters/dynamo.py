@@ -263,6 +263,53 @@ class Table:
             last_key={"pk": last["pk"], "sk": last["sk"]} if last else None,
         )
 
+    def query_index(
+        self,
+        index: str,
+        keys: tuple[str, str],
+        pk: str,
+        *,
+        sk_between: tuple[str, str] | None = None,
+        sk_prefix: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        start: Mapping[str, str] | None = None,
+    ) -> Page:
+        """One page of a global secondary index (`keys`: its hash and range attribute), eventually consistent.
+
+        The page's `last_key` holds the table's key and the index's, as DynamoDB needs them to go on.
+        """
+        hash_key, range_key = keys
+        condition = "#h = :h"
+        attr_names = {"#h": hash_key}
+        values: dict[str, Any] = {":h": pk}
+        if sk_between is not None:
+            condition += " AND #r BETWEEN :lo AND :hi"
+            attr_names["#r"] = range_key
+            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
+        elif sk_prefix:
+            condition += " AND begins_with(#r, :prefix)"
+            attr_names["#r"] = range_key
+            values[":prefix"] = sk_prefix
+        kwargs: dict[str, Any] = {
+            "TableName": self.name,
+            "IndexName": index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": attr_names,
+            "ExpressionAttributeValues": serialize(values),
+            "ScanIndexForward": forward,
+        }
+        if limit is not None:
+            kwargs["Limit"] = limit
+        if start is not None:
+            kwargs["ExclusiveStartKey"] = serialize(start)
+        response = self._call("query", **kwargs)
+        last = deserialize(response.get("LastEvaluatedKey"))
+        return Page(
+            items=[deserialize(i) or {} for i in response.get("Items", [])],
+            last_key={k: str(last[k]) for k in ("pk", "sk", hash_key, range_key)} if last else None,
+        )
+
     def query_all(self, pk: str, **kwargs: Any) -> Iterator[Item]:
         """Every item of a partition (or sort-key range), page after page."""
         start = None

@@ -1,8 +1,8 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-rollouts, the name index, the folder rows and the links' reverse index) can never be an artifact's own
-partition, and the `-alias` / `-history` / `-rollout` / `-links` suffixes cannot collide with each other
+rollouts, tags, the name index, the folder rows and the links' reverse index) can never be an artifact's own
+partition, and the `-alias` / `-history` / `-rollout` / `-links` / `-tags` suffixes cannot collide with each other
 because a partition key ends in exactly one.
 """
 
@@ -170,3 +170,95 @@ def links_pk(target: str) -> str:
 
 def link_row_key(target: str, link: str) -> Key:
     return {"pk": links_pk(target), "sk": link}
+
+
+# Tags and search (docs/access-patterns.md, "Tags and search").
+#
+# Tags live on the tagged item (a version, or LATEST for the artifact) as the map `tags`; each tag also has an
+# index row in the artifact's partition `__<name>-tags`, carrying the search index's keys, so one Query of the
+# index answers "who carries k=v" across the registry, and a purge finds every row by the artifact's name.
+# A tag key never contains `=` or `#`, so `<key>=<value>` and `v#<n>#<key>` split one way only.
+
+SEARCH_INDEX = "gsi1"
+TIME_INDEX = "gsi2"
+INDEX_KEYS = {SEARCH_INDEX: ("gsi1pk", "gsi1sk"), TIME_INDEX: ("gsi2pk", "gsi2sk")}
+
+
+def tags_pk(name: str) -> str:
+    return f"__{name}-tags"
+
+
+def version_tag_key(name: str, version: int, tag: str) -> Key:
+    return {"pk": tags_pk(name), "sk": f"v#{encode_version(version)}#{tag}"}
+
+
+def artifact_tag_key(name: str, tag: str) -> Key:
+    return {"pk": tags_pk(name), "sk": f"a#{tag}"}
+
+
+def version_tag_search_pk(tag: str, value: str) -> str:
+    return f"tag#{tag}={value}"
+
+
+def artifact_tag_search_pk(tag: str, value: str) -> str:
+    return f"atag#{tag}={value}"
+
+
+def content_search_pk(sha256: str) -> str:
+    return f"sha256#{sha256}"
+
+
+def version_search_sk(name: str, version: int) -> str:
+    """`<name>#<n>`: `#` is in no name, so `<name>#` is the prefix of that artifact's versions alone."""
+    return f"{name}#{encode_version(version)}"
+
+
+def search_prefix(name: str) -> str:
+    return f"{name}#"
+
+
+def time_sk(created_at: str, version: int) -> str:
+    """Sorts by creation time (the stored ISO form, UTC with `Z`, sorts as text), ties by number."""
+    return f"{created_at}#{encode_version(version)}"
+
+
+def version_index_attributes(name: str, version: int, sha256: str, created_at: str) -> dict[str, str]:
+    """The index keys a version item carries: by content (search index) and by creation time (time index)."""
+    return {
+        "gsi1pk": content_search_pk(sha256),
+        "gsi1sk": version_search_sk(name, version),
+        "gsi2pk": name,
+        "gsi2sk": time_sk(created_at, version),
+    }
+
+
+def encode_index_token(last_key: dict[str, str], scope: str, *, index: str) -> str:
+    """A page token of an index Query: the table's key and the index's sort key. The index partition is left
+    out (the listing knows it, and a tag's partition key can be over a kilobyte)."""
+    hash_key, _ = INDEX_KEYS[index]
+    return encode_token({k: v for k, v in last_key.items() if k != hash_key}, scope)
+
+
+def decode_index_token(token: str, scope: str, *, index: str, pk: str, within: Callable[[str], bool]) -> dict[str, str]:
+    """The start key of the next page of an index Query; ValidationError(next_token) for anything else.
+
+    The index partition is always the listing's own `pk`, and the index sort key must lie `within` the
+    listing's range, so a forged token cannot reach another tag's, digest's or artifact's rows.
+    """
+    hash_key, range_key = INDEX_KEYS[index]
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        key = data["k"]
+        valid = (
+            data["s"] == scope
+            and isinstance(key, dict)
+            and set(key) == {"pk", "sk", range_key}
+            and all(isinstance(v, str) for v in key.values())
+            and within(key[range_key])
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        valid = False
+    if not valid:
+        raise ValidationError("next_token is not a token this listing issued", field="next_token")
+    return {**key, hash_key: pk}

@@ -15,13 +15,16 @@ docs/access-patterns.md lists every access pattern.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.adapters.keys import Key
-from arca.domain.entities import Alias, AliasRevision, Latest, Link, Rollout, Target, Version
+from arca.domain.entities import Alias, AliasRevision, Latest, Link, Rollout, Target, Version, VersionHit
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,
@@ -74,6 +77,9 @@ def latest_entity(item: Item) -> Latest:
         revision_base=int(item.get("revision_base", 0)),
         link=item.get("link"),
         link_count=int(item.get("link_count", 0)),
+        tags=item.get("tags") or {},
+        description=item.get("description"),
+        tag_rev=int(item.get("tag_rev", 0)),
     )
 
 
@@ -86,6 +92,8 @@ def version_entity(item: Item) -> Version:
         deleted=bool(item.get("deleted")),
         deleted_at=item.get("deleted_at"),
         aliases=sorted(item.get("pinned_by") or ()),
+        tags=item.get("tags") or {},
+        tag_rev=int(item.get("tag_rev", 0)),
     )
 
 
@@ -335,6 +343,7 @@ class Repository:
                 **content.model_dump(),
                 "created_at": now,
                 "deleted": False,
+                **keys.version_index_attributes(name, publish_as, content.sha256, now),
                 **keys.version_key(name, publish_as),
             }
             key = keys.version_key(name, publish_as)
@@ -577,9 +586,14 @@ class Repository:
         before each page's BatchWriteItem call; False stops early and this returns False (call again).
         """
         # History before aliases before versions: a purge stopped midway leaves no history without its
-        # alias and no alias on a missing version.
-        # Rollouts first: once its item is gone, a running rollout's next write fails its own condition.
-        partitions = ((keys.rollout_pk(name), None), (keys.history_pk(name), None), (keys.alias_pk(name), None))
+        # alias and no alias on a missing version. Tag rows go first: none outlives its version.
+        # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
+        partitions = (
+            (keys.rollout_pk(name), None),
+            (keys.tags_pk(name), None),
+            (keys.history_pk(name), None),
+            (keys.alias_pk(name), None),
+        )
         for pk, bounds in (*partitions, (name, VERSIONS)):
             start = None
             aliases = pk == keys.alias_pk(name)
@@ -629,7 +643,8 @@ class Repository:
                 keys.latest_key(name),
                 update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
                 "link_count = :zero "
-                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256 "
+                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
+                "tags, description, tag_rev "
                 "ADD rev :one, purges :one",
                 condition="purging = :token",
                 names={"#size": "size"},
@@ -954,6 +969,257 @@ class Repository:
                             ]
                         )
 
+    # Tags and search. Tag changes are one transaction each: the tagged item under a compare-and-set on its
+    # `tag_rev`, one index row per changed key, and the artifact live. Search reads the secondary indexes:
+    # eventually consistent, so a change shows there a moment after it is committed.
+
+    def write_version_tags(self, seen: Version, tags: dict[str, str], *, now: str) -> Version:
+        """Replace the version's tags with `tags` (the merge decided from `seen`), and their index rows.
+
+        Allowed on a soft-deleted version. Raises ContentionError when the tags changed since `seen` was read,
+        NotFoundError when the version or the artifact is gone, ConflictError while a purge runs.
+        """
+        name, number = seen.name, seen.version
+        key = keys.version_key(name, number)
+        condition, values = _tag_rev_condition(seen.tag_rev)
+        writes = [
+            Write(
+                "version",
+                "Update",
+                key,
+                update="SET tags = :tags, tagged_at = :now ADD tag_rev :one",
+                condition=f"attribute_exists(pk) AND {condition}",
+                values={**values, ":tags": tags, ":now": now, ":one": 1},
+            ),
+            Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
+        ]
+        facts = {f: getattr(seen, f) for f in (*TARGET_FIELDS, "created_at")}
+        for i, (tag, value) in enumerate(_changed(seen.tags, tags)):
+            row = keys.version_tag_key(name, number, tag)
+            if value is None:
+                writes.append(Write(f"tag{i}", "Delete", row))
+            else:
+                item = {
+                    "kind": "version-tag",
+                    "name": name,
+                    "version": number,
+                    "tag": tag,
+                    "value": value,
+                    **facts,
+                    "gsi1pk": keys.version_tag_search_pk(tag, value),
+                    "gsi1sk": keys.version_search_sk(name, number),
+                }
+                writes.append(Write(f"tag{i}", "Put", row, item=item))
+        self._transact_tags(name, writes, what=f"version {number}")
+        return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
+
+    def write_artifact_tags(self, seen: Latest, tags: dict[str, str], description: str | None, *, now: str) -> Latest:
+        """Replace the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
+
+        LATEST's `rev` does not move: tags are not content, so a publish racing this is not sent back.
+        Raises ContentionError, NotFoundError or ConflictError as `write_version_tags`.
+        """
+        name = seen.name
+        condition, values = _tag_rev_condition(seen.tag_rev)
+        sets, removes = ["tags = :tags", "tagged_at = :now"], []
+        if description is None:
+            removes.append("description")
+        else:
+            sets.append("description = :description")
+            values[":description"] = description
+        update = f"SET {', '.join(sets)} {'REMOVE description ' if removes else ''}ADD tag_rev :one"
+        writes = [
+            Write(
+                "artifact",
+                "Update",
+                keys.latest_key(name),
+                update=update,
+                condition=f"{LIVE_LATEST} AND {condition}",
+                values={**values, ":tags": tags, ":now": now, ":one": 1},
+            )
+        ]
+        for i, (tag, value) in enumerate(_changed(seen.tags, tags)):
+            row = keys.artifact_tag_key(name, tag)
+            if value is None:
+                writes.append(Write(f"tag{i}", "Delete", row))
+            else:
+                item = {
+                    "kind": "artifact-tag",
+                    "name": name,
+                    "tag": tag,
+                    "value": value,
+                    "gsi1pk": keys.artifact_tag_search_pk(tag, value),
+                    "gsi1sk": name,
+                }
+                writes.append(Write(f"tag{i}", "Put", row, item=item))
+        self._transact_tags(name, writes, what="the artifact")
+        return seen.model_copy(update={"tags": tags, "description": description, "tag_rev": seen.tag_rev + 1})
+
+    def _transact_tags(self, name: str, writes: list[Write], *, what: str) -> None:
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as cancelled:
+            artifact = cancelled.failed("artifact")
+            version = cancelled.failed("version")
+            if version is not None and version.item is None:
+                raise NotFoundError(f"artifact {name!r} has no {what}") from None
+            if artifact is not None and (artifact.item is None or artifact.item.get("purged")):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            if artifact is not None and artifact.item is not None and artifact.item.get("purging"):
+                raise ConflictError(f"artifact {name!r} is being purged") from None
+            raise ContentionError(f"the tags of {what} of {name!r} changed concurrently") from None
+
+    def newest_with_content(self, name: str, sha256: str) -> Version | None:
+        """The newest version of `name` holding `sha256` that is not deleted: the search index, newest first,
+        deleted ones skipped within the query budget."""
+        items, _ = self._index_page(
+            keys.SEARCH_INDEX,
+            keys.content_search_pk(sha256),
+            f"content-ref:{name}",
+            limit=1,
+            token=None,
+            keep=lambda i: not i.get("deleted"),
+            sk_prefix=keys.search_prefix(name),
+            forward=False,
+        )
+        return version_entity(items[0]) if items else None
+
+    def filtered_versions_page(
+        self,
+        name: str,
+        *,
+        filters: VersionFilters,
+        limit: int,
+        token: str | None,
+        newest_first: bool,
+        include_deleted: bool,
+    ) -> tuple[list[Version], str | None]:
+        """Versions matching every filter (AND). One key drives the Queries, the rest is checked per item:
+        the digest (search index, `<name>#` prefix), else the time range (time index), else the artifact's
+        own partition (tags alone). Bounded as every listing (QUERY_BUDGET Queries)."""
+
+        def keep(item: Item) -> bool:
+            tags = item.get("tags") or {}
+            return (
+                (include_deleted or not item.get("deleted"))
+                and (filters.sha256 is None or item["sha256"] == filters.sha256)
+                and (filters.after is None or item["created_at"] > filters.after)
+                and (filters.before is None or item["created_at"] < filters.before)
+                and all(tags.get(k) == v for k, v in filters.tags)
+            )
+
+        scope = f"versions:{name}:{'desc' if newest_first else 'asc'}:{include_deleted}:{filters.fingerprint()}"
+        forward = not newest_first
+        if filters.sha256 is not None:
+            items, next_token = self._index_page(
+                keys.SEARCH_INDEX,
+                keys.content_search_pk(filters.sha256),
+                scope,
+                limit=limit,
+                token=token,
+                keep=keep,
+                sk_prefix=keys.search_prefix(name),
+                forward=forward,
+            )
+        elif filters.after is not None or filters.before is not None:
+            # Strict bounds on `<created_at>#<n>`: every stored time has one length, `#~` sorts after any
+            # `#<digits>` and `#` before it.
+            low = f"{filters.after}#~" if filters.after else "0"
+            high = f"{filters.before}#" if filters.before else "~"
+            items, next_token = self._index_page(
+                keys.TIME_INDEX,
+                name,
+                scope,
+                limit=limit,
+                token=token,
+                keep=keep,
+                sk_between=(low, high),
+                forward=forward,
+            )
+        else:
+            items, next_token = self._page(
+                name, scope, limit=limit, token=token, keep=keep, sk_between=VERSIONS, forward=forward
+            )
+        return [version_entity(i) for i in items], next_token
+
+    def search_versions(
+        self, *, sha256: str | None = None, tag: tuple[str, str] | None = None, limit: int, token: str | None
+    ) -> tuple[list[VersionHit], str | None]:
+        """Every version, registry-wide, holding the content `sha256` or the tag (key, value): one index Query
+        a page (more only to fill a page, within the query budget). Soft-deleted versions included."""
+        if sha256 is not None:
+            pk, scope = keys.content_search_pk(sha256), f"search:sha256:{sha256}"
+        else:
+            assert tag is not None
+            pk, scope = keys.version_tag_search_pk(*tag), f"search:tag:{_digest(tag)}"
+        items, next_token = self._index_page(
+            keys.SEARCH_INDEX, pk, scope, limit=limit, token=token, keep=lambda i: True
+        )
+        hits = [
+            VersionHit(
+                name=i["name"],
+                version=int(i.get("version") or i["sk"]),
+                **{f: i[f] for f in (*TARGET_FIELDS, "created_at")},
+            )
+            for i in items
+        ]
+        return hits, next_token
+
+    def search_artifacts(self, tag: tuple[str, str], *, limit: int, token: str | None) -> tuple[list[str], str | None]:
+        """Names of the artifacts carrying the tag (key, value), in name order: one index Query a page."""
+        items, next_token = self._index_page(
+            keys.SEARCH_INDEX,
+            keys.artifact_tag_search_pk(*tag),
+            f"search:artifact-tag:{_digest(tag)}",
+            limit=limit,
+            token=token,
+            keep=lambda i: True,
+        )
+        return [i["name"] for i in items], next_token
+
+    def _index_page(
+        self,
+        index: str,
+        pk: str,
+        scope: str,
+        *,
+        limit: int,
+        token: str | None,
+        keep: Callable[[Item], bool],
+        sk_between: tuple[str, str] | None = None,
+        sk_prefix: str | None = None,
+        forward: bool = True,
+    ) -> tuple[list[Item], str | None]:
+        """`_page` over a secondary index: the same budget, tokens bound to the index partition and range."""
+        index_keys = keys.INDEX_KEYS[index]
+        within = _sk_test(sk_between=sk_between, sk_prefix=sk_prefix)
+        start = keys.decode_index_token(token, scope, index=index, pk=pk, within=within) if token else None
+        kept: list[Item] = []
+        last_read: dict[str, str] | None = None
+        for spent in range(1, QUERY_BUDGET + 1):
+            size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
+            page = self.table.query_index(
+                index,
+                index_keys,
+                pk,
+                start=start,
+                limit=size,
+                sk_between=sk_between,
+                sk_prefix=sk_prefix,
+                forward=forward,
+            )
+            for item in page.items:
+                if keep(item):
+                    kept.append(item)
+                    if len(kept) == limit:
+                        last = {k: str(item[k]) for k in ("pk", "sk", *index_keys)}
+                        more = item is not page.items[-1] or page.last_key is not None
+                        return kept, keys.encode_index_token(last, scope, index=index) if more else None
+            if page.last_key is None:
+                return kept, None
+            start = last_read = page.last_key
+        return kept, keys.encode_index_token(dict(last_read or {}), scope, index=index)
+
 
 def rollout_entity(item: Item) -> Rollout:
     fields = {k: v for k, v in item.items() if k in Rollout.model_fields}
@@ -1067,3 +1333,39 @@ def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, 
         else:
             writes.append(Write(f"dir{i}", "Delete", key))
     return writes
+
+
+@dataclass(frozen=True)
+class VersionFilters:
+    """The filters of a version listing, combined with AND. Times are in the stored ISO form."""
+
+    tags: tuple[tuple[str, str], ...] = ()
+    sha256: str | None = None
+    after: str | None = None
+    before: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tags or self.sha256 or self.after or self.before)
+
+    def fingerprint(self) -> str:
+        """Binds a page token to these filters (short, whatever the tags' length)."""
+        return _digest((sorted(self.tags), self.sha256, self.after, self.before))
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:16]
+
+
+def _tag_rev_condition(seen: int) -> tuple[str, dict[str, Any]]:
+    """Compare-and-set on the tags' counter as it was read (absent before the first tag change)."""
+    if seen == 0:
+        return "attribute_not_exists(tag_rev)", {}
+    return "tag_rev = :seen", {":seen": seen}
+
+
+def _changed(before: dict[str, str], after: dict[str, str]) -> list[tuple[str, str | None]]:
+    """The keys whose index rows change: (key, new value), None for a removed key."""
+    changed: list[tuple[str, str | None]] = [(k, v) for k, v in after.items() if before.get(k) != v]
+    changed += [(k, None) for k in before if k not in after]
+    return sorted(changed, key=lambda change: change[0])

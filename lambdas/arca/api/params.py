@@ -7,6 +7,7 @@ OpenAPI document shows.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote
@@ -44,18 +45,40 @@ VersionNumber = Annotated[
     WithJsonSchema({"type": "string", "pattern": "^[1-9][0-9]{0,5}$"}),
     Path(description="version number, 1 to 999999"),
 ]
+# A content reference: the newest version that is not deleted with that content.
+CONTENT_REF_PATTERN = r"sha256:[0-9a-f]{64}"
+_CONTENT_REF = re.compile(CONTENT_REF_PATTERN)
+
+
+def _version_or_latest(value: object) -> int | str:
+    if isinstance(value, str) and _CONTENT_REF.fullmatch(value):
+        return value
+    return parse_target(value) if value == "LATEST" else parse_version(value)
+
+
 VersionOrLatest = Annotated[
     int | str,
-    BeforeValidator(lambda v: parse_target(v) if v == "LATEST" else parse_version(v)),
-    WithJsonSchema({"type": "string", "pattern": "^([1-9][0-9]{0,5}|LATEST)$"}),
-    Path(description="version number or LATEST"),
+    BeforeValidator(_version_or_latest),
+    WithJsonSchema({"type": "string", "pattern": f"^([1-9][0-9]{{0,5}}|LATEST|{CONTENT_REF_PATTERN})$"}),
+    Path(description="version number, LATEST, or sha256:<hex> (the newest live version with that content)"),
 ]
 Ref = Annotated[
     str,
     Path(
-        description="a version number, LATEST, or an alias name",
-        pattern=r"^([1-9][0-9]{0,5}|LATEST|[a-z][a-z0-9_-]{0,63})$",
+        description="a version number, LATEST, an alias name, or sha256:<hex> (the newest live version with that "
+        "content)",
+        pattern=rf"^([1-9][0-9]{{0,5}}|LATEST|[a-z][a-z0-9_-]{{0,63}}|{CONTENT_REF_PATTERN})$",
     ),
+]
+TagFilter = Annotated[
+    list[str] | None,
+    Query(
+        description="`key=value` or `key:value` (a key with `:` needs the `=` form); repeat it to AND several",
+        max_length=50,
+    ),
+]
+Sha256Filter = Annotated[
+    str | None, Query(pattern=r"^[0-9a-f]{64}$", description="versions holding this content (lower-case hex)")
 ]
 Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many items")]
 NextToken = Annotated[str | None, Query(description="from the previous page's `next_token`", max_length=2048)]

@@ -9,8 +9,8 @@ from arca import wiring
 from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
-from arca.domain.entities import Latest, Link, PruneResult, Published, PurgeProgress, Upload, Version
-from arca.domain.models import BlobRef, Content, LinkBody, PruneBody, PublishBody
+from arca.domain.entities import Latest, Link, PruneResult, Published, PurgeProgress, Summary, Upload, Version
+from arca.domain.models import ArtifactPatch, BlobRef, Content, LinkBody, PruneBody, PublishBody, VersionPatch
 from arca.domain.receipts import Receipt
 from arca.observability import metrics
 from arca.services.retry import Budget
@@ -128,3 +128,21 @@ def delete_link(name: Name) -> Response[None]:
     """Remove the link (never its target)."""
     wiring.links().unlink(name)
     return Response(204, None, None)
+
+
+# Tags: mutable labels on versions and artifacts (metadata stays immutable).
+
+
+@router.patch("/artifacts/<name>", responses=answers(200, 400, 404, 409, 415, 503), tags=["tags"])
+def update_artifact(name: Name, body: Annotated[ArtifactPatch, Body()]) -> Summary:
+    """Set the artifact's description and merge its tags (a null value removes the key)."""
+    fields = body.model_fields_set
+    return wiring.tagging().update_artifact(
+        name, patch=body.tags, **({"description": body.description} if "description" in fields else {})
+    )
+
+
+@router.patch("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 415, 503), tags=["tags"])
+def tag_version(name: Name, version: VersionNumber, body: Annotated[VersionPatch, Body()]) -> Version:
+    """Merge the version's tags (a null value removes the key); soft-deleted versions too."""
+    return wiring.tagging().tag_version(name, version, body.tags)

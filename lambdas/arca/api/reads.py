@@ -7,7 +7,18 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import AfterValidator, AwareDatetime
 
 from arca import wiring
-from arca.api.params import AliasName, Limit, Name, NextToken, Ref, VersionOrLatest, answers, in_utc
+from arca.api.params import (
+    AliasName,
+    Limit,
+    Name,
+    NextToken,
+    Ref,
+    Sha256Filter,
+    TagFilter,
+    VersionOrLatest,
+    answers,
+    in_utc,
+)
 from arca.api.routing import Router
 from arca.domain.entities import (
     Alias,
@@ -15,6 +26,7 @@ from arca.domain.entities import (
     ArtifactPage,
     Health,
     HistoryPage,
+    HitPage,
     Latest,
     Resolution,
     Rollout,
@@ -22,6 +34,7 @@ from arca.domain.entities import (
     Version,
     VersionPage,
 )
+from arca.domain.errors import ValidationError
 from arca.observability import count_resolve
 
 router = Router("resolve")
@@ -48,15 +61,36 @@ def list_artifacts(
     delimiter: Annotated[Literal["/"] | None, Query(description="`/`: fold deeper names into `prefixes`")] = None,
     limit: Limit = 100,
     next_token: NextToken = None,
+    tag: TagFilter = None,
 ) -> ArtifactPage:
-    """Artifact names under a prefix, in name order."""
+    """Artifact names under a prefix, in name order; with `tag`, the artifacts whose own tags hold it."""
+    if tag:
+        if prefix or delimiter:
+            raise ValidationError("tag cannot be combined with prefix or delimiter", field="tag")
+        return wiring.searching().search_artifacts(tag, limit=limit, token=next_token)
     return wiring.reading().list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
+
+
+@router.get("/versions", responses=answers(200, 400, 503), tags=["reads"])
+def search_versions(
+    sha256: Sha256Filter = None, tag: TagFilter = None, limit: Limit = 100, next_token: NextToken = None
+) -> HitPage:
+    """Registry-wide search: every version holding the content `sha256`, or the tag (one of the two)."""
+    return wiring.searching().search_versions(sha256=sha256, tags=tag, limit=limit, token=next_token)
 
 
 @router.get("/artifacts/<name>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_artifact(name: Name) -> Summary:
     """Summary: LATEST, the newest version number, counts."""
-    return wiring.reading().summary_of(name)
+    return wiring.reading().summary_through(name)
+
+
+Since = Annotated[
+    AwareDatetime | None, AfterValidator(in_utc), Query(description="ISO 8601 time: versions created after it")
+]
+Until = Annotated[
+    AwareDatetime | None, AfterValidator(in_utc), Query(description="ISO 8601 time: versions created before it")
+]
 
 
 @router.get("/artifacts/<name>/versions", responses=answers(200, 400, 404, 503), tags=["reads"])
@@ -66,12 +100,25 @@ def list_versions(
     next_token: NextToken = None,
     order: Annotated[Literal["asc", "desc"], Query(description="by version number")] = "desc",
     include_deleted: Annotated[bool, Query(description="list soft-deleted versions too")] = False,
+    tag: TagFilter = None,
+    sha256: Sha256Filter = None,
+    created_after: Since = None,
+    created_before: Until = None,
 ) -> VersionPage:
-    """Versions, newest first by default."""
-    reading = wiring.reading()
-    return reading.follow(
+    """Versions, newest first by default; the filters combine with AND."""
+    return wiring.reading().follow(
         name,
-        lambda n: reading.list_versions(n, limit=limit, token=next_token, order=order, include_deleted=include_deleted),
+        lambda n: wiring.searching().list_versions(
+            n,
+            limit=limit,
+            token=next_token,
+            order=order,
+            include_deleted=include_deleted,
+            tags=tag,
+            sha256=sha256,
+            created_after=created_after,
+            created_before=created_before,
+        ),
     )
 
 
@@ -128,7 +175,7 @@ def _resolve(name: str, ref: str, routing_key: str | None, at: Any) -> Resolutio
 
 @router.get("/artifacts/<name>/resolve/<ref>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def resolve(name: Name, ref: Ref, routing_key: RoutingKey = None, at: At = None) -> Resolution:
-    """An alias, version number or LATEST as one concrete version and a short-lived download URL."""
+    """An alias, version number, LATEST or `sha256:<hex>` as one concrete version and a short-lived download URL."""
     return _resolve(name, ref, routing_key, at)
 
 

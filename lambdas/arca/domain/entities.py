@@ -51,6 +51,9 @@ class Latest(_Entity):
     link: str | None = Field(None, exclude=True)  # set: this name is a link to that artifact, not an artifact
     link_count: int = Field(0, exclude=True)  # links that point at this artifact
     via: str | None = via_field()
+    tags: dict[str, str] = Field(default_factory=dict, exclude=True)  # the artifact's tags (the summary shows them)
+    description: str | None = Field(None, exclude=True)
+    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
 
     @property
     def newest(self) -> int:
@@ -69,6 +72,8 @@ class Version(_Entity):
     deleted_at: str | None = None
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
     via: str | None = via_field()
+    tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
+    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
 
 
 class Published(Version):
@@ -92,6 +97,8 @@ class Summary(_Entity):
         None, description="read through a link: the artifact it points at", exclude_if=lambda link: link is None
     )
     via: str | None = via_field()
+    description: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the artifact)")
 
 
 class UploadTarget(_Entity):
@@ -268,6 +275,24 @@ class Link(_Entity):
     link: str = Field(description="the artifact this name leads to")
     created_at: str | None = None
     updated_at: str | None = None
+
+
+class VersionHit(_Entity):
+    """A search hit: a version that holds the content or the tag searched for (soft-deleted ones included).
+
+    The fields are the version's immutable ones; GET the version for its tags and state."""
+
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str
+    created_at: str
+
+
+class HitPage(_Entity):
+    versions: list[VersionHit]
+    next_token: str | None
 
 
 class ErrorDetail(_Entity):

@@ -23,6 +23,7 @@ from pydantic import (
 
 from arca.domain.errors import ValidationError
 from arca.domain.names import validate_name
+from arca.domain.tags import MAX_DESCRIPTION, check_patch
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -206,3 +207,29 @@ class LinkBody(_Body):
     @classmethod
     def _target_is_a_name(cls, value: str) -> str:
         return validate_name(value, field="target")
+
+
+# Tags (arca.domain.tags holds the rules): a null value removes the key.
+TagMap = dict[StrictStr, StrictStr | None]
+
+
+class _TagBody(_Body):
+    @field_validator("tags", check_fields=False)
+    @classmethod
+    def _tags_are_valid(cls, value: TagMap | None) -> TagMap | None:
+        if value is not None:
+            check_patch(value)
+        return value
+
+
+class ArtifactPatch(_TagBody):
+    """PATCH /artifacts/{name}: the artifact's description and tags (merged)."""
+
+    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION)] | None = None
+    tags: TagMap | None = None
+
+
+class VersionPatch(_TagBody):
+    """PATCH …/versions/{version}: the version's tags (merged)."""
+
+    tags: TagMap

@@ -36,6 +36,7 @@ from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
 from arca.services.retry import now_iso
 
+CONTENT_REF = "sha256:"
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
 R = TypeVar("R", bound=BaseModel)
 
@@ -65,7 +66,7 @@ class Reading:
             raise NotFoundError(f"artifact {target!r}, the target of link {name!r}, does not exist") from None
         return found.model_copy(update={"via": name})
 
-    def summary_of(self, name: str) -> Summary:
+    def summary_through(self, name: str) -> Summary:
         """The summary, through a link too: then `name` stays the link's, `link` is the target and `via` is set."""
         summary = self.follow(name, self.summary)
         if summary.via is None:
@@ -83,9 +84,12 @@ class Reading:
         return latest
 
     def summary(self, name: str) -> Summary:
-        latest = self.live_latest(name)
+        return self.summary_of(self.live_latest(name))
+
+    @staticmethod
+    def summary_of(latest: Latest) -> Summary:
         return Summary(
-            name=name,
+            name=latest.name,
             latest=latest,
             newest_version=latest.newest_version,
             counts=Counts(
@@ -95,6 +99,8 @@ class Reading:
             ),
             created_at=latest.created_at,
             updated_at=latest.updated_at,
+            description=latest.description,
+            tags=latest.tags,
         )
 
     def version(self, name: str, number: int) -> Version:
@@ -104,7 +110,18 @@ class Reading:
         return found
 
     def version_or_latest(self, name: str, ref: int | str) -> Version | Latest:
+        if isinstance(ref, str) and ref.startswith(CONTENT_REF):
+            return self.content_version(name, ref.removeprefix(CONTENT_REF))
         return self.live_latest(name) if ref == LATEST else self.version(name, int(ref))
+
+    def content_version(self, name: str, sha256: str) -> Version:
+        """A content reference `sha256:<hex>`: the newest version with that content that is not deleted (one
+        Query of the search index, which is eventually consistent)."""
+        found = self.repository.newest_with_content(name, sha256)
+        if found is None:
+            self.live_latest(name)
+            raise NotFoundError(f"artifact {name!r} has no live version with content {CONTENT_REF}{sha256}")
+        return found
 
     def list_versions(
         self, name: str, *, limit: int, token: str | None, order: str, include_deleted: bool
@@ -148,7 +165,11 @@ class Reading:
         return HistoryPage(history=history, next_token=next_token)
 
     def resolve(self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None) -> Resolution:
-        """Turn a version number, LATEST or an alias (optionally as it stood `at`) into a download."""
+        """Turn a version number, LATEST, a content reference or an alias (optionally as it stood `at`) into a
+        download."""
+        if ref.startswith(CONTENT_REF):
+            found = self.content_version(name, ref.removeprefix(CONTENT_REF))
+            return self._resolved(name, ref, found.version, target_of(found), PRIMARY, None)
         if ref == LATEST or ref.isdigit():
             target = parse_target(ref, field="ref")
             source = self.version_or_latest(name, target)
