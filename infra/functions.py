@@ -164,6 +164,10 @@ class Functions(Construct):
         self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
         self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in specs}
 
+    def add(self, spec: FunctionSpec) -> lambda_.Function:
+        """A function that serves no route (the stream consumer), with the same defaults and a role of its own."""
+        return self._function(spec)
+
     def _function(self, spec: FunctionSpec) -> lambda_.Function:
         title = spec.name.capitalize()
         log_group = logs.LogGroup(
@@ -179,7 +183,8 @@ class Functions(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"Arca {spec.name} function",
         )
-        role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
+        if spec.table_actions:
+            role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
         for scoped in spec.scoped_table_actions:
             role.add_to_policy(
                 iam.PolicyStatement(

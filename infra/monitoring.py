@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
@@ -40,6 +41,7 @@ class Monitoring(Construct):
         stage: apigw.Stage,
         functions: Mapping[str, lambda_.IFunction],
         table: dynamodb.ITable,
+        dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # SSL enforced by the topic policy; subscribe the on-call address or pager to it after deploying.
@@ -64,6 +66,10 @@ class Monitoring(Construct):
             self._alarm(f"{title}Throttles", function.metric_throttles(period=PERIOD), 1, f"{name} was throttled")
         system_errors = table.metric_system_errors_for_operations(operations=list(TABLE_OPERATIONS), period=PERIOD)
         self._alarm("TableSystemErrors", system_errors, 1, "DynamoDB answered 500 (system errors)")
+        if dead_letters is not None:
+            # A stream record the events function gave up on: its event is in the feed but never reached the bus.
+            undelivered = dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Max")
+            self._alarm("EventsUndelivered", undelivered, 1, "stream records the events function gave up on")
 
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard")
         self.dashboard.add_widgets(

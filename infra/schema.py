@@ -16,6 +16,10 @@ ATTRIBUTE_DEFINITIONS = [
     {"AttributeName": SORT_KEY, "AttributeType": "S"},
 ]
 
+# The table's stream feeds the `events` function: new images carry the event items, old images tell a purge's
+# tombstone (`purged` newly set) from a later write of it.
+STREAM_VIEW_TYPE = "NEW_AND_OLD_IMAGES"
+
 
 def create_table_request(table_name: str) -> dict[str, object]:
     """The CreateTable request for a local copy of the stack's table (on-demand, like the stack)."""
@@ -24,4 +28,5 @@ def create_table_request(table_name: str) -> dict[str, object]:
         "KeySchema": KEY_SCHEMA,
         "AttributeDefinitions": ATTRIBUTE_DEFINITIONS,
         "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE},
     }

@@ -22,6 +22,7 @@ from constructs import Construct
 
 from arca.routes import FUNCTIONS, ROUTES
 from infra.api import Api
+from infra.events import EventDelivery
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
 from infra.storage import Storage, StorageParameters
@@ -101,8 +102,11 @@ class ServiceStack(Stack):
 
         # Imported by name: IAM statements then name the table and the bucket by ARNs built in this stack, and
         # CDK cannot add a resource policy to an imported resource, so no grant reaches the storage stack.
-        self.table = dynamodb.Table.from_table_name(
-            self, "Table", ssm.StringParameter.value_for_string_parameter(self, parameters.table_name)
+        self.table = dynamodb.Table.from_table_attributes(
+            self,
+            "Table",
+            table_name=ssm.StringParameter.value_for_string_parameter(self, parameters.table_name),
+            table_stream_arn=ssm.StringParameter.value_for_string_parameter(self, parameters.stream_arn),
         )
         self.bucket = s3.Bucket.from_bucket_name(
             self, "Bucket", ssm.StringParameter.value_for_string_parameter(self, parameters.bucket_name)
@@ -129,18 +133,27 @@ class ServiceStack(Stack):
             removal_policy=removal_policy,
             account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
         )
+        self.events = EventDelivery(self, "Events", functions=self.functions, table=self.table)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             stage=self.api.rest_api.deployment_stage,
-            functions=self.functions.by_name,
+            functions={**self.functions.by_name, "events": self.events.function},
             table=self.table,
+            dead_letters=self.events.dead_letters,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Subscribe to get alarms")
         for name, function in self.functions.by_name.items():
             CfnOutput(self, f"{name.capitalize()}FunctionName", value=function.function_name)
+        CfnOutput(self, "EventsFunctionName", value=self.events.function.function_name)
+        CfnOutput(
+            self,
+            "EventBusName",
+            value=self.events.bus.event_bus_name,
+            description="Every committed change, source `arca`, detail-type the event type",
+        )
 
 
 @dataclass(frozen=True)

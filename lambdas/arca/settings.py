@@ -25,3 +25,9 @@ def settings() -> Settings:
         upload_url_ttl=int(os.environ.get("ARCA_UPLOAD_URL_TTL", "900")),
         purge_max_calls=int(os.environ.get("ARCA_PURGE_MAX_CALLS", "2000")),
     )
+
+
+@cache
+def event_bus_name() -> str:
+    """The bus the `events` function puts on (that function has no table or bucket settings to read)."""
+    return os.environ["ARCA_EVENT_BUS_NAME"]

@@ -25,7 +25,7 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 12, "rollback": 5}
+CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 14, "rollback": 5}
 _deserialize = TypeDeserializer().deserialize
 
 

@@ -2,7 +2,7 @@
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
 the name index and the folder rows) can never be an artifact's own partition, and `-alias` /
-`-history` suffixes cannot collide with each other because a partition key ends in exactly one.
+`-history` / `-events` suffixes cannot collide with each other because a partition key ends in exactly one.
 """
 
 from __future__ import annotations
@@ -54,6 +54,15 @@ def history_key(name: str, alias: str, revision: int) -> Key:
 
 def history_prefix(alias: str) -> str:
     return f"{alias}#"
+
+
+def events_pk(name: str) -> str:
+    """The artifact's event feed: sort key the event id (arca.domain.events), so a Query reads it in order."""
+    return f"__{name}-events"
+
+
+def event_key(name: str, event_id: str) -> Key:
+    return {"pk": events_pk(name), "sk": event_id}
 
 
 def name_key(name: str) -> Key:

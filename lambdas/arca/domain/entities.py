@@ -7,7 +7,7 @@ OpenAPI document.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +43,7 @@ class Latest(_Entity):
     purged: str | None = Field(None, exclude=True)
     purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
     revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
+    last_event: str | None = Field(None, exclude=True)  # the newest event id: the next one must sort after it
 
     @property
     def newest(self) -> int:
@@ -214,3 +215,24 @@ class ErrorBody(_Entity):
     """Every error answer has this shape."""
 
     error: ErrorDetail
+
+
+# Events (the per-artifact feed; arca.domain.events makes their ids).
+
+
+class Event(_Entity):
+    """One committed change. Ids sort in commit order within an artifact."""
+
+    id: str = Field(description="sorts in commit order within the artifact; `after=` takes it")
+    type: str = Field(description="e.g. version.published, alias.updated")
+    at: str
+    by: str | None = Field(None, description="the caller's identity where known")
+    name: str
+    version: VersionRef | None = None
+    alias: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventPage(_Entity):
+    events: list[Event]
+    next_token: str | None
