@@ -810,7 +810,11 @@ def event_entity(item: Item) -> Event:
 
 
 def _event_item(event: Event) -> Item:
-    return {"kind": "event", **event.model_dump(exclude_none=True)}
+    # An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads.
+    item = {"kind": "event", **event.model_dump(exclude_none=True)}
+    if not item.get("detail"):
+        item.pop("detail", None)
+    return item
 
 
 def _stamped(writes: list[Write], name: str, events: list[Event]) -> tuple[list[Write], Write]:

@@ -15,18 +15,21 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from arca import wiring
 from arca.observability import logger, metrics
-
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
-
-
-def record_handler(record: DynamoDBRecord) -> None:
-    event = wiring.announcer().deliver(record.raw_event)
-    if event is None:
-        return
-    logger.info("event delivered", extra={"event_id": event.id, "type": event.type, "artifact": event.name})
-    metrics.add_metric(name="EventsDelivered", unit="Count", value=1)
+from arca.services.events import Announcer
 
 
-def handle(event: dict[str, Any], context: LambdaContext) -> Any:
-    """`{"batchItemFailures": [{"itemIdentifier": <sequence number>}, …]}` naming the records not delivered."""
+def handle(event: dict[str, Any], context: LambdaContext, announcer: Announcer | None = None) -> Any:
+    """`{"batchItemFailures": [{"itemIdentifier": <sequence number>}, …]}` naming the records not delivered.
+
+    A processor per batch: it keeps the batch's outcomes, and local mode may run two batches at once.
+    """
+    deliver = (announcer or wiring.announcer()).deliver
+
+    def record_handler(record: DynamoDBRecord) -> None:
+        delivered = deliver(record.raw_event)
+        if delivered is not None:
+            logger.info("event delivered", extra={"event_id": delivered.id, "type": delivered.type})
+            metrics.add_metric(name="EventsDelivered", unit="Count", value=1)
+
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

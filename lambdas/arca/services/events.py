@@ -51,23 +51,20 @@ def announcement(record: dict[str, Any]) -> Event | None:
     count), so the same record always announces the same id, however often it is delivered.
     """
     change = record.get("dynamodb") or {}
-    new = deserialize(change.get("NewImage")) or {}
-    if record.get("eventName") == "INSERT" and new.get("kind") == "event":
-        return event_entity(new)
-    old = deserialize(change.get("OldImage")) or {}
-    if (
-        record.get("eventName") == "MODIFY"
-        and new.get("sk") == "LATEST"
-        and new.get("purged")
-        and not old.get("purged")
-    ):
-        purged = str(new["purged"])
+    new_image, old_image = change.get("NewImage") or {}, change.get("OldImage") or {}
+    if record.get("eventName") == "INSERT" and new_image.get("kind") == {"S": "event"}:
+        return event_entity(deserialize(new_image) or {})
+    # Only the attributes read here are decoded: the rest of LATEST is none of this function's business.
+    tombstone = record.get("eventName") == "MODIFY" and new_image.get("sk") == {"S": "LATEST"}
+    if tombstone and "purged" in new_image and "purged" not in old_image:
+        latest = deserialize({k: new_image[k] for k in ("name", "purged", "newest", "purges") if k in new_image}) or {}
+        purged = str(latest["purged"])
         return Event(
-            id=event_id(_micros(purged), f"{int(new.get('purges', 0)):08x}"),
+            id=event_id(_micros(purged), f"{int(latest.get('purges', 0)):08x}"),
             type="artifact.purged",
             at=purged,
-            name=str(new["name"]),
-            detail={"newest_version": int(new.get("newest", 0)) or None, "purges": int(new.get("purges", 0))},
+            name=str(latest["name"]),
+            detail={"newest_version": int(latest.get("newest", 0)) or None, "purges": int(latest.get("purges", 0))},
         )
     return None
 
