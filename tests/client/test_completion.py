@@ -84,6 +84,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "restore",
                 "prune",
                 "purge",
+                "events",
                 "alias",
                 "console",
                 "config",
