@@ -54,6 +54,7 @@ class Config:
     warmup: int | None = None  # unmeasured calls before each row; None: the row's own (1)
     isolate_groups: bool = True  # a fresh moto world per group; the smoke test shares one to stay fast
     cold_start_runs: int = 9  # whole-process pairs per cold-start row (0: skip)
+    events_publishes: int = 200  # publishes timed from commit to the bus, in local mode (0: skip the section)
 
     @property
     def small_label(self) -> str:

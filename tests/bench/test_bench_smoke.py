@@ -25,6 +25,7 @@ TINY = Config(
     warmup=0,
     isolate_groups=False,  # one moto world for all groups: each new one costs about a second of client setup
     cold_start_runs=1,  # one pair of processes: the section runs; its figures mean nothing at n=1
+    events_publishes=3,  # the local stack starts and the section runs; three delays say little
 )
 
 
@@ -40,6 +41,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Delete, restore, prune",
         "Bounded requests",
         "Handler overhead",
+        "Events",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
