@@ -93,8 +93,8 @@ SPECS = (
         handler="arca.handlers.alias.handler",
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=(
-            # The alias and its history record: the only items the function creates or replaces.
-            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history")),
+            # The alias, its history record and its event: the only items the function creates or replaces.
+            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-events")),
             # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
             # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
             # history, the name index and folder rows), never LATEST or another version of the artifact.

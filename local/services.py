@@ -292,7 +292,9 @@ def _quiet_logger(name: str, level: int) -> Iterator[None]:
 def create_event_bus(services: Services) -> None:
     """The bus on moto, with a rule copying every Arca event into an SQS queue (moto delivers to SQS targets)."""
     events, sqs = client("events", services.s3_endpoint), client("sqs", services.s3_endpoint)
-    events.create_event_bus(Name=services.event_bus_name)
+    # moto's backends are process-wide: a second local stack in one process (tests) finds the bus there already.
+    with contextlib.suppress(events.exceptions.ResourceAlreadyExistsException):
+        events.create_event_bus(Name=services.event_bus_name)
     url = sqs.create_queue(QueueName=services.events_queue_name)["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     rule = "arca-local-all-events"

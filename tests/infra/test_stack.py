@@ -43,7 +43,9 @@ TABLE_ACTIONS = {
 SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "publish": {},
     "alias": {
-        "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history"]}},
+        "dynamodb:PutItem": {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-events"]}
+        },
         "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
         "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
     },
@@ -363,11 +365,15 @@ def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(
     grants = list(_conditional_grants(template, _functions_by_name(template)["alias"]))
     # When the table writes are read with their conditions
     writes = {action: json.loads(condition) if condition else None for action, _, condition in grants}
-    # Then no write is unconditioned: Puts only on `__<name>-alias` / `__<name>-history` partitions, and the
+    # Then no write is unconditioned: Puts only on `__<name>-alias` / `-history` / `-events` partitions, and the
     # pins and the LATEST check only outside the registry's `__` partitions (IAM has no sort-key condition)
     for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"):
         assert writes[action] is not None, action
-    assert writes["dynamodb:PutItem"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["__*-alias", "__*-history"]
+    assert writes["dynamodb:PutItem"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == [
+        "__*-alias",
+        "__*-history",
+        "__*-events",
+    ]
     assert "dynamodb:DeleteItem" not in writes and "dynamodb:BatchWriteItem" not in writes
 
 
