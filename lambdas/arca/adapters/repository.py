@@ -7,6 +7,8 @@ services speak only in entities. Conditions and what their failure means:
 - A version is put under `attribute_not_exists(pk)`; deleted only while live and unpinned.
 - An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)`, with a
   ConditionCheck that the artifact is live and net pin deltas on its target versions.
+- Every write's transaction carries its events (Put under `attribute_not_exists(pk)`) and moves LATEST's
+  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (_transact_with_events).
 docs/access-patterns.md lists every access pattern.
 """
 
@@ -679,6 +681,8 @@ class Repository:
         raise ContentionError(f"events of {name!r} kept being overtaken; retry")
 
     def _raise_floor(self, name: str, event: str) -> None:
+        if len(self._floors) >= MAX_FLOORS and name not in self._floors:
+            self._floors.clear()  # only a head start: the condition on LATEST is what orders the ids
         if event > self._floors.get(name, ""):
             self._floors[name] = event
 
@@ -801,6 +805,8 @@ class Repository:
 
 # Tries of one event-carrying transaction that later ids keep overtaking (each try goes after the last seen).
 EVENT_ATTEMPTS = 10
+# Artifacts whose newest event id a warm instance remembers, so its memory stays bounded.
+MAX_FLOORS = 10_000
 _SET = re.compile(r"\bSET\b")
 _AFTER_LAST = "(attribute_not_exists(last_event) OR last_event < :last_event)"
 
