@@ -57,6 +57,7 @@ class Config:
     cold_start_runs: int = 9  # whole-process pairs per cold-start row (0: skip)
     search_versions: int = 10_000  # versions searched registry-wide (written directly)
     search_artifacts: int = 100  # the artifacts they are spread over
+    events_publishes: int = 200  # publishes timed from commit to the bus, in local mode (0: skip the section)
 
     @property
     def small_label(self) -> str:

@@ -102,8 +102,11 @@ SPECS = (
         handler="arca.handlers.alias.handler",
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=(
-            # The alias, its history record and its rollout: the only items the function creates or replaces.
-            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout")),
+            # The alias, its history record, its rollout and its event: the only items the function creates or
+            # replaces.
+            PartitionScoped(
+                actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
+            ),
             # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
             # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
             # history, the name index and folder rows), never LATEST or another version of the artifact.
@@ -132,7 +135,9 @@ SPECS = (
         handler="arca.handlers.rollout.handler",
         table_actions=("dynamodb:GetItem",),
         scoped_table_actions=(
-            PartitionScoped(actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout")),
+            PartitionScoped(
+                actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
+            ),
             PartitionScoped(
                 actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
                 partitions=("__*",),
@@ -192,6 +197,10 @@ class Functions(Construct):
         self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
         self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in specs}
 
+    def add(self, spec: FunctionSpec) -> lambda_.Function:
+        """A function that serves no route (the stream consumer), with the same defaults and a role of its own."""
+        return self._function(spec)
+
     def _function(self, spec: FunctionSpec) -> lambda_.Function:
         title = spec.name.capitalize()
         log_group = logs.LogGroup(
@@ -207,7 +216,8 @@ class Functions(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"Arca {spec.name} function",
         )
-        role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
+        if spec.table_actions:
+            role.add_to_policy(iam.PolicyStatement(actions=list(spec.table_actions), resources=[self._table.table_arn]))
         if spec.index_actions:
             role.add_to_policy(
                 iam.PolicyStatement(

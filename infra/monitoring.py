@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
@@ -42,6 +43,7 @@ class Monitoring(Construct):
         functions: Mapping[str, lambda_.IFunction],
         table: dynamodb.ITable,
         rollouts: sfn.IStateMachine | None = None,
+        dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # SSL enforced by the topic policy; subscribe the on-call address or pager to it after deploying.
@@ -70,6 +72,10 @@ class Monitoring(Construct):
             # A failed execution is a rollout left running with nobody to step it (the step kept failing).
             failed = rollouts.metric_failed(period=PERIOD, statistic="Sum")
             self._alarm("RolloutExecutionsFailed", failed, 1, "a rollout's state machine execution failed")
+        if dead_letters is not None:
+            # A stream record the events function gave up on: its event is in the feed but never reached the bus.
+            undelivered = dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Max")
+            self._alarm("EventsUndelivered", undelivered, 1, "stream records the events function gave up on")
 
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard")
         self.dashboard.add_widgets(

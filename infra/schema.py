@@ -32,6 +32,10 @@ ATTRIBUTE_DEFINITIONS = [
     *({"AttributeName": a, "AttributeType": "S"} for pair in INDEXES.values() for a in pair),
 ]
 
+# The table's stream feeds the `events` function: new images carry the event items, old images tell a purge's
+# tombstone (`purged` newly set) from a later write of it.
+STREAM_VIEW_TYPE = "NEW_AND_OLD_IMAGES"
+
 
 def create_table_request(table_name: str) -> dict[str, object]:
     """The CreateTable request for a local copy of the stack's table (on-demand, like the stack)."""
@@ -41,4 +45,5 @@ def create_table_request(table_name: str) -> dict[str, object]:
         "AttributeDefinitions": ATTRIBUTE_DEFINITIONS,
         "GlobalSecondaryIndexes": GLOBAL_SECONDARY_INDEXES,
         "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE},
     }

@@ -24,6 +24,7 @@ from constructs import Construct
 from arca.routes import FUNCTIONS, ROUTES
 from infra.access import ApiAccess
 from infra.api import Api
+from infra.events import EventDelivery
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
 from infra.rollouts import RolloutDriver
@@ -104,8 +105,11 @@ class ServiceStack(Stack):
 
         # Imported by name: IAM statements then name the table and the bucket by ARNs built in this stack, and
         # CDK cannot add a resource policy to an imported resource, so no grant reaches the storage stack.
-        self.table = dynamodb.Table.from_table_name(
-            self, "Table", ssm.StringParameter.value_for_string_parameter(self, parameters.table_name)
+        self.table = dynamodb.Table.from_table_attributes(
+            self,
+            "Table",
+            table_name=ssm.StringParameter.value_for_string_parameter(self, parameters.table_name),
+            table_stream_arn=ssm.StringParameter.value_for_string_parameter(self, parameters.stream_arn),
         )
         self.bucket = s3.Bucket.from_bucket_name(
             self, "Bucket", ssm.StringParameter.value_for_string_parameter(self, parameters.bucket_name)
@@ -147,13 +151,15 @@ class ServiceStack(Stack):
             reader = iam.Role(self, "ExampleReader", assumed_by=iam.AccountRootPrincipal())
             self.access.grant_read(reader, str(example))
             CfnOutput(self, "ExampleReaderRoleArn", value=reader.role_arn, description=f"reads names under {example}")
+        self.events = EventDelivery(self, "Events", functions=self.functions, table=self.table)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             stage=self.api.rest_api.deployment_stage,
-            functions=self.functions.by_name,
+            functions={**self.functions.by_name, "events": self.events.function},
             table=self.table,
             rollouts=self.rollouts.state_machine,
+            dead_letters=self.events.dead_letters,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the stage (SigV4, service execute-api)")
@@ -166,6 +172,13 @@ class ServiceStack(Stack):
         )
         for name, function in self.functions.by_name.items():
             CfnOutput(self, f"{name.capitalize()}FunctionName", value=function.function_name)
+        CfnOutput(self, "EventsFunctionName", value=self.events.function.function_name)
+        CfnOutput(
+            self,
+            "EventBusName",
+            value=self.events.bus.event_bus_name,
+            description="Every committed change, source `arca`, detail-type the event type",
+        )
 
 
 @dataclass(frozen=True)

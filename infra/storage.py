@@ -11,7 +11,7 @@ from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
-from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, PARTITION_KEY, SORT_KEY
+from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, PARTITION_KEY, SORT_KEY, STREAM_VIEW_TYPE
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,
@@ -82,6 +82,7 @@ class Storage(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             # Idempotency records carry `ttl` (epoch seconds, 24 h on); the code also ignores expired ones.
             time_to_live_attribute="ttl",
+            stream=dynamodb.StreamViewType(STREAM_VIEW_TYPE),
             deletion_protection=retain,
             removal_policy=removal_policy,
         )
@@ -132,17 +133,21 @@ class StorageParameters:
 
     table_name: str
     bucket_name: str
+    stream_arn: str
 
     @classmethod
     def for_stage(cls, stage: str) -> StorageParameters:
         prefix = f"/arca/{stage}/storage"
-        return cls(table_name=f"{prefix}/table-name", bucket_name=f"{prefix}/bucket-name")
+        return cls(
+            table_name=f"{prefix}/table-name", bucket_name=f"{prefix}/bucket-name", stream_arn=f"{prefix}/stream-arn"
+        )
 
     def publish(self, scope: Construct, storage: Storage) -> None:
         """Write the storage resources' names into the parameters (the only physical names Arca chooses)."""
         for construct_id, name, value in (
             ("TableNameParameter", self.table_name, storage.table.table_name),
             ("BucketNameParameter", self.bucket_name, storage.bucket.bucket_name),
+            ("StreamArnParameter", self.stream_arn, str(storage.table.table_stream_arn)),
         ):
             ssm.StringParameter(
                 scope,

@@ -38,6 +38,7 @@ from local import docs
 from local.events import api_event, lambda_context
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
+from local.stream import consuming_stream
 
 log = logging.getLogger("arca.local")
 
@@ -337,7 +338,8 @@ def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(ArcaServer(port, load))
         stack.callback(reset_lambda_state)
-        stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
+        services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
+        stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
         stack.enter_context(serving(server))
         yield server.url
 
@@ -394,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         with server, contextlib.ExitStack() as stack:
             stack.callback(reset_lambda_state)
             services = stack.enter_context(running_services(warm_up=preload_handlers))
+            stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
             stack.enter_context(serving(server))
             dynamodb_port = services.dynamodb_endpoint.rsplit(":", 1)[1]
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
@@ -404,6 +407,11 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             print(f"API reference: {server.url}{docs.PATH} (OpenAPI document: {server.url}/openapi.json)", flush=True)
+            print(
+                f"Events: bus {services.event_bus_name}, each copied to the SQS queue {services.events_queue_name} "
+                f"on {services.s3_endpoint}",
+                flush=True,
+            )
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import json
 import logging
 import os
 import signal
@@ -35,6 +36,9 @@ HOST = "127.0.0.1"
 REGION = "us-east-1"
 DEFAULT_TABLE = "arca-local"
 DEFAULT_BUCKET = "arca-local"
+# The bus the events function puts on (moto's), and the queue a rule on it copies every event into.
+DEFAULT_EVENT_BUS = "arca-local"
+DEFAULT_EVENTS_QUEUE = "arca-local-events"
 STARTUP_TIMEOUT = float(os.environ.get("ARCA_LOCAL_STARTUP_TIMEOUT", "60"))
 FAKE_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -69,12 +73,16 @@ class Services:
     s3_endpoint: str
     table_name: str
     bucket_name: str
+    event_bus_name: str = DEFAULT_EVENT_BUS
+    events_queue_name: str = DEFAULT_EVENTS_QUEUE
 
     def env(self) -> dict[str, str]:
         """What the handlers read: arca.settings, boto3's per-service endpoints, Powertools."""
         return {
             "ARCA_TABLE_NAME": self.table_name,
             "ARCA_BUCKET_NAME": self.bucket_name,
+            "ARCA_EVENT_BUS_NAME": self.event_bus_name,
+            "AWS_ENDPOINT_URL_EVENTBRIDGE": self.s3_endpoint,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
             # moto serves every service on one port: the rollout driver reads its alarms from CloudWatch there.
@@ -284,6 +292,19 @@ def _quiet_logger(name: str, level: int) -> Iterator[None]:
         logger.setLevel(saved)
 
 
+def create_event_bus(services: Services) -> None:
+    """The bus on moto, with a rule copying every Arca event into an SQS queue (moto delivers to SQS targets)."""
+    events, sqs = client("events", services.s3_endpoint), client("sqs", services.s3_endpoint)
+    # moto's backends are process-wide: a second local stack in one process (tests) finds the bus there already.
+    with contextlib.suppress(events.exceptions.ResourceAlreadyExistsException):
+        events.create_event_bus(Name=services.event_bus_name)
+    url = sqs.create_queue(QueueName=services.events_queue_name)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    rule = "arca-local-all-events"
+    events.put_rule(Name=rule, EventBusName=services.event_bus_name, EventPattern=json.dumps({"source": ["arca"]}))
+    events.put_targets(Rule=rule, EventBusName=services.event_bus_name, Targets=[{"Id": "queue", "Arn": queue_arn}])
+
+
 @contextlib.contextmanager
 def running_services(
     table_name: str = DEFAULT_TABLE,
@@ -310,6 +331,7 @@ def running_services(
         services = Services(dynamodb_local.endpoint, moto.endpoint, table_name, bucket_name)
         stack.enter_context(patched_environ(services.env(), _UNSET))
         client("s3", services.s3_endpoint).create_bucket(Bucket=bucket_name)
+        create_event_bus(services)
         if warm_up is not None:
             warm_up()
 

@@ -18,7 +18,7 @@ from arca_client._version import __version__
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
-from arca_client.models import LATEST, Alias, AliasRevision, ListEntry, Rollout, Version
+from arca_client.models import LATEST, Alias, AliasRevision, Event, ListEntry, Rollout, Version
 from arca_client.progress import ProgressBar, human_size
 from arca_client.refs import GRAMMAR, RefKind, ref_kind
 from arca_client.refs import split_ref as _split_ref
@@ -645,6 +645,31 @@ def cmd_alias_history(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
+def _event_line(event: Event) -> str:
+    subject = event.alias or ("" if event.version is None else _target(event.version))
+    if event.alias and event.version is not None:
+        subject = f"{event.alias} -> {_target(event.version)}"
+    return "  ".join(part for part in (_when(event.at), event.type, subject, event.by or "", event.id) if part)
+
+
+def cmd_events(args: argparse.Namespace, client: Any) -> int:
+    """The feed, oldest first; with --follow, then each new event as it comes until Ctrl-C (exit 0)."""
+    if not args.follow:
+        events = list(client.iter_events(args.name, after=args.after))
+        if args.json:
+            _print_json([e.raw for e in events])
+        else:
+            for event in events:
+                print(_event_line(event), file=_out())
+        return EXIT_OK
+    try:
+        for event in client.follow_events(args.name, after=args.after):
+            print(json.dumps(event.raw) if args.json else _event_line(event), file=_out(), flush=True)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK
+
+
 def cmd_alias_ls(args: argparse.Namespace, client: Any) -> int:
     aliases = list(client.iter_aliases(args.name))
     if args.json:
@@ -1088,6 +1113,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", metavar="KEY=VALUE", type=_tag_filter_arg, help="versions (or artifacts) with this tag")
     p.add_argument("--sha256", metavar="HEX", type=_sha256_arg, help="versions holding this content")
     p.add_argument("--artifacts", action="store_true", help="search the artifacts' own tags instead (with --tag)")
+
+    p = command(commands, "events", cmd_events, "the events of NAME, oldest first (--follow: then wait for more)")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--after", metavar="ID", help="only the events after this event id")
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="keep polling for new events (with backoff) until Ctrl-C"
+    )
 
     alias_parser = commands.add_parser("alias", help="manage aliases", description="manage aliases", parents=[common])
     aliases = alias_parser.add_subparsers(dest="alias_command", metavar="ALIAS_COMMAND", required=True)

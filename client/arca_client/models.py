@@ -415,3 +415,36 @@ class Link:
             updated_at=data.get("updated_at"),
             raw=data,
         )
+
+
+# Events.
+
+
+@dataclass(frozen=True)
+class Event:
+    """One committed change of an artifact. `id` sorts in commit order within the artifact: pass the last one
+    seen as `after` to read on."""
+
+    id: str
+    type: str
+    at: str | None
+    name: str
+    by: str | None = None
+    version: int | str | None = None
+    alias: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            id=str(data["id"]),
+            type=str(data.get("type", "")),
+            at=data.get("at"),
+            name=str(data.get("name", "")),
+            by=data.get("by"),
+            version=_target(data.get("version")),
+            alias=data.get("alias"),
+            detail=dict(data.get("detail") or {}),
+            raw=data,
+        )

@@ -28,3 +28,9 @@ def settings() -> Settings:
         purge_max_calls=int(os.environ.get("ARCA_PURGE_MAX_CALLS", "2000")),
         rollout_state_machine_arn=os.environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
     )
+
+
+@cache
+def event_bus_name() -> str:
+    """The bus the `events` function puts on (that function has no table or bucket settings to read)."""
+    return os.environ["ARCA_EVENT_BUS_NAME"]

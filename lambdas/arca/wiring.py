@@ -19,6 +19,7 @@ from arca.settings import settings
 
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
+    from arca.services.events import Announcer, Events
     from arca.services.links import Links
     from arca.services.publishing import Publishing
     from arca.services.rollouts import Rollouts
@@ -113,6 +114,12 @@ class Services:
 
         return Searching(self.repository, self.reading)
 
+    @cached_property
+    def events(self) -> Events:
+        from arca.services.events import Events
+
+        return Events(self.repository, self.reading)
+
 
 def build(policy: Policy | None = None) -> Services:
     """Services with clients of their own (one set per Lambda instance; tests build one per thread)."""
@@ -152,7 +159,22 @@ def searching() -> Searching:
     return services().searching
 
 
+def events() -> Events:
+    return services().events
+
+
+@cache
+def announcer() -> Announcer:
+    """The events function's one service: a bus client only (it reads no table and no bucket)."""
+    from arca.adapters.bus import Bus
+    from arca.services.events import Announcer
+    from arca.settings import event_bus_name
+
+    return Announcer(Bus(boto3.client("events"), event_bus_name()))
+
+
 def reset() -> None:
     """Forget built clients (tests change the environment between cases)."""
     services.cache_clear()
+    announcer.cache_clear()
     settings.cache_clear()

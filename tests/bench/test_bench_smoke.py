@@ -27,6 +27,7 @@ TINY = Config(
     cold_start_runs=1,  # one pair of processes: the section runs; its figures mean nothing at n=1
     search_versions=30,
     search_artifacts=3,
+    events_publishes=3,  # the local stack starts and the section runs; three delays say little
 )
 
 
@@ -44,6 +45,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Tags and search",
         "Tags",
         "Handler overhead",
+        "Events",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text

@@ -88,6 +88,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "unlink",
                 "tag",
                 "search",
+                "events",
                 "alias",
                 "rollout",
                 "console",

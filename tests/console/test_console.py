@@ -60,8 +60,13 @@ def test_artifact_page_lists_versions_and_draws_each_alias_split(
     aliases = page.get_by_role("region", name="Aliases")
     expect(aliases.get_by_role("img", name="90% to v2, 10% to v3")).to_be_visible()
     expect(aliases.get_by_role("img", name="100% to v3")).to_be_visible()
-    # and the events section stays hidden while the API has no events route
-    expect(page.get_by_role("region", name="Events")).to_have_count(0)
+    # and the events section lists the feed, oldest first: three publishes (LATEST, then the version each time)
+    # and four alias writes
+    events = page.get_by_role("region", name="Events").locator("tbody tr")
+    expect(events).to_have_count(10)
+    expect(events.nth(0)).to_contain_text("latest.updated")
+    expect(events.nth(1)).to_contain_text("version.published")
+    expect(events.nth(9)).to_contain_text("alias.updated")
     screenshot(page, "artifact")
 
 

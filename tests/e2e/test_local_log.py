@@ -77,8 +77,9 @@ def test_the_request_log_is_one_line_per_request_unless_verbose(verbose: bool, t
     out_lines = out.splitlines()
     assert out_lines[0].startswith("Arca is running at ")
     assert out_lines[1].startswith("API reference: ")
+    assert out_lines[2].startswith("Events: bus ")
     if verbose:
         assert any(line.startswith('{"_aws":') for line in out_lines)
         assert any('"message":"request refused"' in line for line in out_lines)
     else:
-        assert out_lines == out_lines[:2]
+        assert out_lines == out_lines[:3]

@@ -46,8 +46,8 @@ def test_every_route_is_documented_with_its_method_operation_and_answers() -> No
         statuses = set(operation["responses"])
         assert statuses & {"200", "201", "204", "302"}, route.operation
         # Bad input is a 400, never Powertools' 422; a 422 is only a reused Idempotency-Key
-        headers = {p["name"] for p in operation.get("parameters", []) if p["in"] == "header"}
-        assert ("422" in statuses) == ("Idempotency-Key" in headers), route.operation
+        headers = {p["name"].lower() for p in operation.get("parameters", []) if p["in"] == "header"}
+        assert ("422" in statuses) == ("idempotency-key" in headers), route.operation
         for status in statuses - {"200", "201", "202", "204", "302"}:
             content = operation["responses"][status]["content"]["application/json"]["schema"]
             assert content == {"$ref": "#/components/schemas/ErrorBody"}, (route.operation, status)

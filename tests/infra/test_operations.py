@@ -15,7 +15,7 @@ from tests.infra import stages
 
 pytestmark = pytest.mark.xdist_group("infra")
 
-RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100, "arca-rollout": 5}
+RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100, "arca-rollout": 5, "arca-events": 5}
 
 
 @functools.cache
@@ -124,14 +124,16 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for alarm in alarms.values():
         by_metric.setdefault(alarm.get("MetricName") or "math", []).append(alarm)
-    # Then the API's 5xx (of this stage), each function's errors and throttles, and the table's system errors
-    # are watched, and every alarm notifies the topic when it fires and when it clears
+    # Then the API's 5xx (of this stage), each function's errors and throttles (the events function's too), the
+    # table's system errors and the events' dead letters are watched, and every alarm notifies the topic when
+    # it fires and when it clears
     assert ("AWS/ApiGateway", "5XXError") in watched
     (api,) = by_metric["5XXError"]
     assert {"Name": "Stage", "Value": {"Ref": stage_id}} in api["Dimensions"]
-    assert (
-        len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 4
-    )  # the three API functions and the rollout driver
+    # the three API functions, the rollout driver and the events function
+    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 5
+    (undelivered,) = by_metric["ApproximateNumberOfMessagesVisible"]
+    assert undelivered["Namespace"] == "AWS/SQS" and undelivered["Threshold"] == 1
     assert all(a["Namespace"] == "AWS/Lambda" for a in by_metric["Errors"] + by_metric["Throttles"])
     (system,) = by_metric["math"]
     names = {
@@ -143,7 +145,7 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
         assert alarm["TreatMissingData"] == "notBreaching"
     (failed_rollouts,) = by_metric["ExecutionsFailed"]
     assert failed_rollouts["Namespace"] == "AWS/States"
-    assert len(alarms) == 11
+    assert len(alarms) == 14  # 5xx, errors and throttles of 5 functions, system errors, dead letters, failed rollouts
 
 
 def test_the_alarm_topic_is_an_output_refuses_plain_http_and_a_dashboard_exists() -> None:

@@ -101,8 +101,12 @@ def test_the_service_reads_the_names_the_storage_stack_publishes(stage: str) -> 
         for parameter in synthesized.service["Parameters"].values()
         if parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
     }
-    # Then storage writes the table's and the bucket's names, and service reads exactly those parameters
-    assert published == {names.table_name: {"Ref": table_id}, names.bucket_name: {"Ref": bucket_id}}
+    # Then storage writes the table's and the bucket's names and the stream's ARN, and service reads exactly those
+    assert published == {
+        names.table_name: {"Ref": table_id},
+        names.bucket_name: {"Ref": bucket_id},
+        names.stream_arn: {"Fn::GetAtt": [table_id, "StreamArn"]},
+    }
     assert set(published) <= read
     assert all(name.startswith(f"/arca/{stage}/") for name in published)
 

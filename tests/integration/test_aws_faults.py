@@ -160,7 +160,7 @@ class OversizeTransactions:
 def test_alias_write_rejected_for_item_size_is_a_logged_500_not_a_conflict(
     api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Given a version, and a table that rejects every transaction for an item's size
+    # Given a version, and a table that rejects every transaction for an item's size (its last item: the event)
     assert api.publish("app", b"one").status == 201
     monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
     repository = wiring.services().repository
@@ -170,7 +170,7 @@ def test_alias_write_rejected_for_item_size_is_a_logged_500_not_a_conflict(
     # Then
     assert reply.status == 500, reply.body
     assert reply.error["code"] == "InternalError"
-    assert "v1: ValidationError" in capsys.readouterr().out
+    assert "event0: ValidationError" in capsys.readouterr().out
 
 
 def test_unknown_aws_errors_are_not_swallowed() -> None:

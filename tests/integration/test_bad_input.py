@@ -16,6 +16,7 @@ GOOD = sha256(b"stored")
 FORGED = keys.encode_token({"pk": "other", "sk": "000001"}, "versions:app:desc:False")
 FORGED_RANGE = keys.encode_token({"pk": "app", "sk": "LATEST"}, "versions:app:desc:False")
 FORGED_NAMES = keys.encode_token({"pk": "__dir#", "sk": "app"}, "artifacts::None")
+FORGED_EVENTS = keys.encode_token({"pk": "__other-events", "sk": "0000000000000001-00000000"}, "events:app")
 DEEP = "[" * 1000 + "]" * 1000
 CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     # method, path, JSON body (str = raw), query, status, field
@@ -90,6 +91,13 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("GET", "/artifacts/app/versions", None, {"next_token": FORGED}, 400, "next_token"),
     ("GET", "/artifacts/app/versions", None, {"next_token": FORGED_RANGE}, 400, "next_token"),
     ("GET", "/artifacts", None, {"next_token": FORGED_NAMES}, 400, "next_token"),
+    ("GET", "/artifacts/app/events", None, {"after": "yesterday"}, 400, "after"),
+    ("GET", "/artifacts/app/events", None, {"after": "1" * 16}, 400, "after"),
+    ("GET", "/artifacts/app/events", None, {"after": "1" * 16 + "-ABCDEF01"}, 400, "after"),
+    ("GET", "/artifacts/app/events", None, {"limit": "0"}, 400, "limit"),
+    ("GET", "/artifacts/app/events", None, {"next_token": "garbage"}, 400, "next_token"),
+    ("GET", "/artifacts/app/events", None, {"next_token": FORGED_EVENTS}, 400, "next_token"),
+    ("GET", "/artifacts/Bad_Name/events", None, None, 400, "name"),
     # Tags and search.
     ("PATCH", "/artifacts/app/versions/1", {"tags": {"Bad": "v"}}, None, 400, "tags.Bad"),
     ("PATCH", "/artifacts/app/versions/1", {"tags": {"_x": "v"}}, None, 400, "tags._x"),

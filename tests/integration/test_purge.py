@@ -20,7 +20,7 @@ def stored(aws: SimpleNamespace, name: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for item in aws.dynamodb.scan(TableName=aws.table, ConsistentRead=True)["Items"]:
         pk = item["pk"]["S"]
-        if pk in (name, f"__{name}-alias", f"__{name}-history"):
+        if pk in (name, f"__{name}-alias", f"__{name}-history", f"__{name}-events"):
             found.setdefault(pk, []).append(item["sk"]["S"])
     return found
 
@@ -178,7 +178,8 @@ def test_alias_writes_are_refused_once_a_purge_has_marked_the_artifact(api: Hand
 def test_purge_over_budget_answers_202_and_the_same_delete_continues(
     api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given 30 versions (two pages of rows) and a budget of one batch call per request
+    # Given 30 versions (two pages of rows) with their 60 events (three pages), and a budget of one batch call
+    # per request
     for i in range(30):
         api.publish("app", f"v{i}".encode())
     monkeypatch.setenv("ARCA_PURGE_MAX_CALLS", "1")
@@ -192,9 +193,9 @@ def test_purge_over_budget_answers_202_and_the_same_delete_continues(
             break
         assert reply.body["status"] == "purging"
         assert api.publish("app", b"new").status == 409
-    # Then each request did one call's worth (25 rows, 5 rows and the blobs), the last one finished, and
-    # publishes meanwhile were refused
-    assert answers == [202, 202, 204]
+    # Then each request did one call's worth (25, 25 and 10 events, 25 and 5 versions, then the blobs), the
+    # last one finished, and publishes meanwhile were refused
+    assert answers == [202, 202, 202, 202, 202, 204]
     assert stored(aws, "app") == {"app": ["LATEST"]}
     assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
 

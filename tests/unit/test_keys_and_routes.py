@@ -101,7 +101,7 @@ def test_a_path_that_matches_only_with_a_reserved_word_in_the_name_names_the_wor
         ("GET", "/nope"),
         ("PATCH", "/artifacts/app/versions"),
         ("GET", "/artifacts/app/uploads"),
-        ("GET", "/artifacts/app/events"),
+        ("POST", "/artifacts/app/events"),
         ("POST", "/artifacts/app/aliases/prod/rollout"),
     ],
 )

@@ -1,9 +1,9 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-rollouts, tags, the name index, the folder rows and the links' reverse index) can never be an artifact's own
-partition, and the `-alias` / `-history` / `-rollout` / `-links` / `-tags` suffixes cannot collide with each other
-because a partition key ends in exactly one.
+rollouts, events, tags, the name index, the folder rows and the links' reverse index) can never be an
+artifact's own partition, and the `-alias` / `-history` / `-rollout` / `-events` / `-links` / `-tags` suffixes
+cannot collide with each other because a partition key ends in exactly one.
 """
 
 from __future__ import annotations
@@ -55,6 +55,15 @@ def history_key(name: str, alias: str, revision: int) -> Key:
 
 def history_prefix(alias: str) -> str:
     return f"{alias}#"
+
+
+def events_pk(name: str) -> str:
+    """The artifact's event feed: sort key the event id (arca.domain.events), so a Query reads it in order."""
+    return f"__{name}-events"
+
+
+def event_key(name: str, event_id: str) -> Key:
+    return {"pk": events_pk(name), "sk": event_id}
 
 
 def name_key(name: str) -> Key:

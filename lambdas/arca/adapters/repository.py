@@ -9,14 +9,19 @@ services speak only in entities. Conditions and what their failure means:
   ConditionCheck that the artifact is live and net pin deltas on its target versions.
 - A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
   counted there in `link_count`; a plain purge marks only while that count is zero.
+- Every write's transaction carries its events (Put under `attribute_not_exists(pk)`) and moves LATEST's
+  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (_transact_with_events).
 docs/access-patterns.md lists every access pattern.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
+import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.adapters.keys import Key
-from arca.domain.entities import Alias, AliasRevision, Latest, Link, Rollout, Target, Version, VersionHit
+from arca.domain.entities import Alias, AliasRevision, Event, Latest, Link, Rollout, Target, Version, VersionHit
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,
@@ -36,6 +41,7 @@ from arca.domain.errors import (
     RolloutRunningError,
     VersionPinnedError,
 )
+from arca.domain.events import Change, next_ids
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
@@ -47,9 +53,9 @@ ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "des
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
 LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
-# Versions soft-deleted per transaction: with LATEST's count and an idempotency record, TransactWriteItems'
-# limit of 100 items.
-DELETE_BATCH = 98
+# Versions soft-deleted per transaction: each with its event item, plus LATEST's count and an idempotency
+# record, within TransactWriteItems' limit of 100 items.
+DELETE_BATCH = 49
 # Rows read and deleted per purge step: one BatchWriteItem call (its limit is 25).
 PURGE_PAGE = 25
 # A listing request makes at most QUERY_BUDGET Queries (the first of `limit` items, then PAGE_SIZE or
@@ -80,6 +86,7 @@ def latest_entity(item: Item) -> Latest:
         tags=item.get("tags") or {},
         description=item.get("description"),
         tag_rev=int(item.get("tag_rev", 0)),
+        last_event=item.get("last_event"),
     )
 
 
@@ -124,8 +131,11 @@ def revision_entity(item: Item) -> AliasRevision:
 class Repository:
     """Entities in, entities out, over one table (arca.adapters.dynamo.Table)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, *, micros: Callable[[], int] | None = None) -> None:
         self.table = table
+        self._micros = micros or (lambda: time.time_ns() // 1000)
+        # The newest event id this instance saw per artifact: its next ids go after it, whatever its clock says.
+        self._floors: dict[str, str] = {}
 
     # Reads. GetItem and the queries that decide a write are strongly consistent.
 
@@ -326,6 +336,7 @@ class Repository:
         now: str,
         publish_as: int | None = None,
         seal: Seal | None = None,
+        by: str | None = None,
     ) -> Latest | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
 
@@ -363,8 +374,15 @@ class Repository:
                 }
             )
         writes = self._sealed(seal, written) + writes
+        changes = []
+        changed = seen is None or seen.purged or content.model_dump() != {f: getattr(seen, f) for f in CONTENT_FIELDS}
+        # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
+        if changed or publish_as is None:
+            changes.append(Change("latest.updated", "LATEST", detail=_content_detail(content)))
+        if publish_as is not None:
+            changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
         try:
-            self.table.transact(writes)
+            self._transact_with_events(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
             _raise_if_key_taken(lost)
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
@@ -441,15 +459,18 @@ class Repository:
 
     # Soft delete and restore.
 
-    def set_deleted(self, name: str, number: int, *, deleted: bool, now: str) -> Version | None:
+    def set_deleted(self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None) -> Version | None:
         """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
 
         Returns None when written, or the version as it is when it was already in that state (idempotent).
         Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
         ConflictError while a purge runs.
         """
+        change = Change("version.deleted" if deleted else "version.restored", number)
         try:
-            self.table.transact(self._deletion_writes(name, [number], deleted=deleted, now=now))
+            self._transact_with_events(
+                self._deletion_writes(name, [number], deleted=deleted, now=now), name, [change], by=by, now=now
+            )
         except TransactionCancelled as cancelled:
             failed = cancelled.failed(f"v{number}")
             if failed is not None:
@@ -477,15 +498,22 @@ class Repository:
         if latest is not None and latest.link:
             raise LinkedNameError(name, latest.link)
 
-    def delete_versions(self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None) -> bool:
+    def delete_versions(
+        self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None, by: str | None = None
+    ) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
 
         With `seal`, its idempotency record is written in the same transaction (its answer rendered from
         `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
         """
+        changes = [Change("version.deleted", n, detail={"prune": True}) for n in numbers]
         try:
-            self.table.transact(
-                self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now)
+            self._transact_with_events(
+                self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
+                name,
+                changes,
+                by=by,
+                now=now,
             )
         except TransactionCancelled as cancelled:
             _raise_if_key_taken(cancelled)
@@ -580,7 +608,7 @@ class Repository:
             )
 
     def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
-        """Delete the artifact's history, alias and version items page by page (idempotent).
+        """Delete the artifact's events, history, alias and version items page by page (idempotent).
 
         Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
         before each page's BatchWriteItem call; False stops early and this returns False (call again).
@@ -590,6 +618,7 @@ class Repository:
         # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
         partitions = (
             (keys.rollout_pk(name), None),
+            (keys.events_pk(name), None),
             (keys.tags_pk(name), None),
             (keys.history_pk(name), None),
             (keys.alias_pk(name), None),
@@ -663,6 +692,63 @@ class Repository:
         except TransactionCancelled:
             return False
         return True
+
+    # Events: the per-artifact feed, written in the transaction of the change it announces.
+
+    def events_page(
+        self, name: str, *, after: str | None, limit: int, token: str | None
+    ) -> tuple[list[Event], str | None]:
+        """Events oldest first, after the id `after` (or where `token` left off); one strongly consistent Query.
+
+        Consistent, and ids only grow in commit order: whatever commits later sorts after every id read here.
+        """
+        pk = keys.events_pk(name)
+        scope = f"events:{name}"
+        start = keys.decode_token(token, scope, pk=pk) if token else None
+        if start is None and after is not None:
+            start = keys.event_key(name, after)  # an ExclusiveStartKey need not be an item: read after it
+        page = self.table.query(pk, consistent=True, limit=limit, start=start)
+        events = [event_entity(i) for i in page.items]
+        return events, keys.encode_token(page.last_key, scope) if page.last_key else None
+
+    def _transact_with_events(
+        self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str
+    ) -> list[Event]:
+        """Commit `writes` (which must include the artifact's LATEST) with one event item per change.
+
+        The events get increasing ids after the artifact's `last_event`, and LATEST's write also sets
+        `last_event` to the newest of them under `last_event < :id`: two transactions on one artifact then
+        commit in the order of their ids. A transaction refused only because a later id committed first
+        (another writer, or a clock behind) is sent again with ids after that one; any other cancellation is
+        raised as TransactionCancelled for the caller to read. The one call a new write needs to be announced.
+        """
+        if not changes:
+            self.table.transact(writes)
+            return []
+        for _ in range(EVENT_ATTEMPTS):
+            ids = next_ids(self._micros(), self._floors.get(name), len(changes))
+            events = [
+                Event(id=i, type=c.type, at=now, by=by, name=name, version=c.version, alias=c.alias, detail=c.detail)
+                for i, c in zip(ids, changes, strict=True)
+            ]
+            stamped, latest = _stamped(writes, name, events)
+            try:
+                self.table.transact(stamped)
+            except TransactionCancelled as cancelled:
+                behind = _overtaken(cancelled, latest, ids)
+                if behind is None:
+                    raise
+                self._raise_floor(name, behind)
+                continue
+            self._raise_floor(name, ids[-1])
+            return events
+        raise ContentionError(f"events of {name!r} kept being overtaken; retry")
+
+    def _raise_floor(self, name: str, event: str) -> None:
+        if len(self._floors) >= MAX_FLOORS and name not in self._floors:
+            self._floors.clear()  # only a head start: the condition on LATEST is what orders the ids
+        if event > self._floors.get(name, ""):
+            self._floors[name] = event
 
     # Idempotency records.
 
@@ -742,7 +828,13 @@ class Repository:
                 Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
             )
         try:
-            self.table.transact(self._sealed(seal, new) + writes + list(also))
+            self._transact_with_events(
+                self._sealed(seal, new) + writes + list(also),
+                name,
+                [_alias_change(new, old, action)],
+                by=new.updated_by,
+                now=str(new.updated_at),
+            )
         except TransactionCancelled as cancelled:
             _raise_if_key_taken(cancelled)
             if any(cancelled.failed(w.name) for w in also):
@@ -1249,6 +1341,93 @@ def _still(seen: Rollout) -> dict[str, Any]:
         "names": {"#id": "id", "#state": "state", "#step": "step"},
         "values": {":id": seen.id, ":running": "running", ":step": seen.step},
     }
+
+
+# Tries of one event-carrying transaction that later ids keep overtaking (each try goes after the last seen).
+EVENT_ATTEMPTS = 10
+# Artifacts whose newest event id a warm instance remembers, so its memory stays bounded.
+MAX_FLOORS = 10_000
+_SET = re.compile(r"\bSET\b")
+_AFTER_LAST = "(attribute_not_exists(last_event) OR last_event < :last_event)"
+
+
+def event_entity(item: Item) -> Event:
+    return Event(**{f: item[f] for f in Event.model_fields if f in item})
+
+
+def _event_item(event: Event) -> Item:
+    # An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads.
+    item = {"kind": "event", **event.model_dump(exclude_none=True)}
+    if not item.get("detail"):
+        item.pop("detail", None)
+    return item
+
+
+def _stamped(writes: list[Write], name: str, events: list[Event]) -> tuple[list[Write], Write]:
+    """`writes` with the event Puts added and LATEST's write moving `last_event` forwards (a ConditionCheck
+    of LATEST becomes an Update). Returns them and that LATEST write."""
+    last = events[-1].id
+    at = next(i for i, w in enumerate(writes) if dict(w.key) == keys.latest_key(name))
+    write = writes[at]
+    condition = f"({write.condition}) AND {_AFTER_LAST}" if write.condition else _AFTER_LAST
+    values = {**write.values, ":last_event": last}
+    if write.kind == "Put":
+        latest = dataclasses.replace(
+            write, item={**(write.item or {}), "last_event": last}, condition=condition, values=values
+        )
+    else:
+        update = write.update or ""
+        if _SET.search(update):
+            update = _SET.sub("SET last_event = :last_event,", update, count=1)
+        else:
+            update = f"SET last_event = :last_event {update}".strip()
+        latest = dataclasses.replace(write, kind="Update", update=update, condition=condition, values=values)
+    puts = [
+        Write(f"event{i}", "Put", keys.event_key(name, e.id), item=_event_item(e), condition="attribute_not_exists(pk)")
+        for i, e in enumerate(events)
+    ]
+    return [*writes[:at], latest, *writes[at + 1 :], *puts], latest
+
+
+def _overtaken(cancelled: TransactionCancelled, latest: Write, ids: list[str]) -> str | None:
+    """The id to go after when only event ordering refused the transaction; None when something else did.
+
+    LATEST's reason carries the item as it was: a `last_event` at or after ours means a later id committed
+    first. A LATEST write that also compares `rev` lost a real race when `rev` moved: the caller re-reads.
+    """
+    if any(name.startswith("event") for name in cancelled.reasons):  # an id taken: vanishingly rare
+        return ids[-1]
+    reason = cancelled.failed(latest.name)
+    if reason is None or reason.item is None:
+        return None
+    seen = reason.item.get("last_event")
+    if seen is None or seen < ids[0]:
+        return None
+    if ":rev" in latest.values and reason.item.get("rev") != latest.values[":rev"]:
+        return None
+    return str(seen)
+
+
+def _content_detail(content: Content) -> dict[str, Any]:
+    return {"sha256": content.sha256, "size": content.size, "content_type": content.content_type}
+
+
+def _alias_change(new: Alias, old: Alias | None, action: str) -> Change:
+    """alias.updated (a set or a rollback, with the targets before and after) or alias.deleted."""
+    before = old.version if old is not None and not old.deleted else None
+    if new.deleted:
+        return Change("alias.deleted", before, alias=new.alias, detail={"revision": new.revision})
+    detail: dict[str, Any] = {
+        "revision": new.revision,
+        "action": action,
+        "secondary_version": new.secondary_version,
+        "secondary_version_weight": new.secondary_version_weight,
+        "previous_version": before,
+        "reason": new.reason,
+    }
+    if action == "rollback":
+        detail["rollback"] = True
+    return Change("alias.updated", new.version, alias=new.alias, detail=detail)
 
 
 def _sk_test(

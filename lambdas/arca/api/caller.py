@@ -1,7 +1,8 @@
 """Who is calling: the identity API Gateway verified (SigV4), injected into routes that record it."""
 
-from typing import cast
+from typing import Annotated, cast
 
+from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
@@ -11,3 +12,6 @@ def identity(request: Request) -> str | None:
     caller = cast(APIGatewayProxyEvent, request.resolved_event).request_context.identity
     found: str | None = caller.user_arn or caller.caller or caller.cognito_identity_id
     return found
+
+
+Caller = Annotated[str | None, Depends(identity)]

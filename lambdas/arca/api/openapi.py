@@ -35,7 +35,10 @@ def document() -> dict[str, Any]:
             route = operations[(path, method)]
             operation["operationId"] = route.operation
             operation["x-arca-function"] = route.function
-            operation["responses"].pop("422", None)
+            # Powertools adds its own 422 (validation) to every operation; one a route declares (a reused
+            # Idempotency-Key) stays.
+            if operation["responses"].get("422", {}).get("description") == "Validation Error":
+                operation["responses"].pop("422")
             operation["summary"] = route.summary
     for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         doc.get("components", {}).get("schemas", {}).pop(unused, None)

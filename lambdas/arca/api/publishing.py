@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca import wiring
+from arca.api.caller import Caller
 from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
@@ -29,12 +30,12 @@ def create_upload(name: Name, blob: Annotated[BlobRef, Body()]) -> Response[Uplo
 
 @router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 422, 503), tags=["publishing"])
 def put_latest(
-    name: Name, content: Annotated[Content, Body()], idempotency_key: IdempotencyKey = None
+    name: Name, content: Annotated[Content, Body()], caller: Caller, idempotency_key: IdempotencyKey = None
 ) -> Response[Latest]:
     """Point LATEST at an uploaded blob (checked in S3: present, same size and checksum)."""
 
     def run(receipt: Receipt | None) -> Response[Latest]:
-        return Response(200, JSON, wiring.publishing().put_latest(name, content, receipt=receipt))
+        return Response(200, JSON, wiring.publishing().put_latest(name, content, receipt=receipt, identity=caller))
 
     return idempotent(router, idempotency_key, run)
 
@@ -43,7 +44,10 @@ def put_latest(
     "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 422, 503), tags=["publishing"]
 )
 def publish(
-    name: Name, body: Annotated[PublishBody | None, Body()] = None, idempotency_key: IdempotencyKey = None
+    name: Name,
+    caller: Caller,
+    body: Annotated[PublishBody | None, Body()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[Published]:
     """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
 
@@ -52,7 +56,9 @@ def publish(
     request = body or PublishBody()
 
     def run(receipt: Receipt | None) -> Response[Published]:
-        published = wiring.publishing().publish(name, request.content(), force=request.force, receipt=receipt)
+        published = wiring.publishing().publish(
+            name, request.content(), force=request.force, receipt=receipt, identity=caller
+        )
         if published.deduplicated:
             return Response(200, JSON, published)
         metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
@@ -62,22 +68,22 @@ def publish(
 
 
 @router.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
-def delete_version(name: Name, version: VersionNumber) -> Version:
+def delete_version(name: Name, version: VersionNumber, caller: Caller) -> Version:
     """Soft-delete a version (idempotent); 409 while an alias points at it."""
-    return wiring.publishing().delete_version(name, version)
+    return wiring.publishing().delete_version(name, version, identity=caller)
 
 
 @router.post(
     "/artifacts/<name>/versions/<version>/restore", responses=answers(200, 400, 404, 409, 503), tags=["publishing"]
 )
-def restore_version(name: Name, version: VersionNumber) -> Version:
+def restore_version(name: Name, version: VersionNumber, caller: Caller) -> Version:
     """Undo a soft delete (idempotent)."""
-    return wiring.publishing().restore_version(name, version)
+    return wiring.publishing().restore_version(name, version, identity=caller)
 
 
 @router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 422, 503), tags=["publishing"])
 def prune(
-    name: Name, body: Annotated[PruneBody, Body()], idempotency_key: IdempotencyKey = None
+    name: Name, body: Annotated[PruneBody, Body()], caller: Caller, idempotency_key: IdempotencyKey = None
 ) -> Response[PruneResult]:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at; page by page."""
 
@@ -89,6 +95,7 @@ def prune(
             dry_run=body.dry_run,
             token=body.next_token,
             receipt=receipt,
+            identity=caller,
         )
         return Response(200, JSON, result)
 

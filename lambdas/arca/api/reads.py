@@ -24,6 +24,7 @@ from arca.domain.entities import (
     Alias,
     AliasList,
     ArtifactPage,
+    EventPage,
     Health,
     HistoryPage,
     HitPage,
@@ -35,6 +36,7 @@ from arca.domain.entities import (
     VersionPage,
 )
 from arca.domain.errors import ValidationError
+from arca.domain.events import ID_PATTERN
 from arca.observability import count_resolve
 
 router = Router("resolve")
@@ -184,3 +186,14 @@ def resolve_content(name: Name, ref: Ref, routing_key: RoutingKey = None, at: At
     """302 to the download URL (the body is the resolution)."""
     resolution = _resolve(name, ref, routing_key, at)
     return Response(302, JSON, resolution, headers={"Location": resolution.download_url})
+
+
+# Events.
+
+After = Annotated[str | None, Query(pattern=ID_PATTERN, description="an event id: the events committed after it")]
+
+
+@router.get("/artifacts/<name>/events", responses=answers(200, 400, 404, 503), tags=["reads"])
+def list_events(name: Name, after: After = None, limit: Limit = 100, next_token: NextToken = None) -> EventPage:
+    """The artifact's events, oldest first, each once: poll with `after` = the last id seen."""
+    return wiring.events().page(name, after=after, limit=limit, token=next_token)

@@ -54,6 +54,7 @@ class Latest(_Entity):
     tags: dict[str, str] = Field(default_factory=dict, exclude=True)  # the artifact's tags (the summary shows them)
     description: str | None = Field(None, exclude=True)
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
+    last_event: str | None = Field(None, exclude=True)  # the newest event id: the next one must sort after it
 
     @property
     def newest(self) -> int:
@@ -308,3 +309,24 @@ class ErrorBody(_Entity):
     """Every error answer has this shape."""
 
     error: ErrorDetail
+
+
+# Events (the per-artifact feed; arca.domain.events makes their ids).
+
+
+class Event(_Entity):
+    """One committed change. Ids sort in commit order within an artifact."""
+
+    id: str = Field(description="sorts in commit order within the artifact; `after=` takes it")
+    type: str = Field(description="e.g. version.published, alias.updated")
+    at: str
+    by: str | None = Field(None, description="the caller's identity where known")
+    name: str
+    version: VersionRef | None = None
+    alias: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventPage(_Entity):
+    events: list[Event]
+    next_token: str | None

@@ -58,18 +58,27 @@ class Publishing:
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
         )
 
-    def put_latest(self, name: str, content: Content, *, receipt: Receipt | None = None) -> Latest:
+    def put_latest(
+        self, name: str, content: Content, *, receipt: Receipt | None = None, identity: str | None = None
+    ) -> Latest:
         """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new.
 
         With `receipt`, its record (answer: LATEST as written) is written in the same transaction.
         """
-        return self._set_latest(name, content, self._verified_reader(name, content), seal=seal(receipt, answer))
+        reader = self._verified_reader(name, content)
+        return self._set_latest(name, content, reader, seal=seal(receipt, answer), identity=identity)
 
     def _set_latest(
-        self, name: str, content: Content, read: Callable[[], Latest | None], *, seal: Seal | None = None
+        self,
+        name: str,
+        content: Content,
+        read: Callable[[], Latest | None],
+        *,
+        seal: Seal | None = None,
+        identity: str | None = None,
     ) -> Latest:
         def attempt() -> Latest:
-            written = self.repository.write_latest(name, read(), content, now=self.policy.now(), seal=seal)
+            written = self.repository.write_latest(name, read(), content, now=self.policy.now(), seal=seal, by=identity)
             assert isinstance(written, Latest)
             return written
 
@@ -105,7 +114,13 @@ class Publishing:
         return read
 
     def publish(
-        self, name: str, content: Content | None, *, force: bool = False, receipt: Receipt | None = None
+        self,
+        name: str,
+        content: Content | None,
+        *,
+        force: bool = False,
+        receipt: Receipt | None = None,
+        identity: str | None = None,
     ) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
 
@@ -129,7 +144,7 @@ class Publishing:
                     same = Published(**existing.model_dump(), deduplicated=True)
                     kept = seal(receipt, lambda _: answer(same))
                     if content is not None and any(getattr(latest, f) != v for f, v in content.model_dump().items()):
-                        self._set_latest(name, content, read, seal=kept)
+                        self._set_latest(name, content, read, seal=kept, identity=identity)
                     elif receipt is not None:
                         self.repository.put_receipt(receipt, answer(same))
                     return same
@@ -137,22 +152,22 @@ class Publishing:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
             made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
             version = self.repository.write_latest(
-                name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made
+                name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made, by=identity
             )
             return Published(**version.model_dump(), deduplicated=False)
 
         return self.policy.compare_and_set(attempt)
 
-    def delete_version(self, name: str, number: int) -> Version:
+    def delete_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
         """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it."""
-        return self._set_deleted(name, number, deleted=True)
+        return self._set_deleted(name, number, deleted=True, identity=identity)
 
-    def restore_version(self, name: str, number: int) -> Version:
+    def restore_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
         """Undo a soft delete; idempotent."""
-        return self._set_deleted(name, number, deleted=False)
+        return self._set_deleted(name, number, deleted=False, identity=identity)
 
-    def _set_deleted(self, name: str, number: int, *, deleted: bool) -> Version:
-        unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now())
+    def _set_deleted(self, name: str, number: int, *, deleted: bool, identity: str | None) -> Version:
+        unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now(), by=identity)
         return unchanged or self.reading.version(name, number)
 
     def prune(
@@ -164,6 +179,7 @@ class Publishing:
         dry_run: bool,
         token: str | None = None,
         receipt: Receipt | None = None,
+        identity: str | None = None,
     ) -> PruneResult:
         """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
 
@@ -213,7 +229,8 @@ class Publishing:
                 deleted.extend(doomed)
             elif doomed:
                 outcome = seal(receipt if last else None, respond)
-                sealed = self._delete_batch(name, doomed, deleted, skipped, outcome) and outcome is not None
+                sealed = self._delete_batch(name, doomed, deleted, skipped, outcome, identity)
+                sealed = sealed and outcome is not None
             if start is None:
                 break
         result = PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
@@ -222,16 +239,22 @@ class Publishing:
         return result
 
     def _delete_batch(
-        self, name: str, batch: list[int], deleted: list[int], skipped: list[Skipped], outcome: Seal | None
+        self,
+        name: str,
+        batch: list[int],
+        deleted: list[int],
+        skipped: list[Skipped],
+        outcome: Seal | None,
+        identity: str | None,
     ) -> bool:
         """One transaction (with `outcome`'s record, if any); True when it committed. If one of its versions
         was pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
-        if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome):
+        if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome, by=identity):
             deleted.extend(batch)
             return True
         for number in batch:
             try:
-                self.delete_version(name, number)
+                self.delete_version(name, number, identity=identity)
             except VersionPinnedError as pinned:
                 skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
                 continue
