@@ -221,3 +221,82 @@ def test_a_writer_whose_clock_is_behind_goes_after_the_newest_event(api: Handler
 def test_the_primitive_refuses_unknown_event_types() -> None:
     with pytest.raises(ValueError, match="unknown event type"):
         Change("version.exploded")
+
+
+def test_tag_writes_announce_what_they_changed(api: HandlerApi) -> None:
+    # Given an artifact with one version
+    api.publish("app", b"one")
+    before = len(events(api))
+    # When the version and the artifact are tagged, and a patch that changes nothing is sent
+    assert api.call("PATCH", "/artifacts/app/versions/1", {"tags": {"env": "prod", "team": "a"}}).status == 200
+    assert api.call("PATCH", "/artifacts/app/versions/1", {"tags": {"team": None}}).status == 200
+    assert api.call("PATCH", "/artifacts/app", {"tags": {"tier": "1"}, "description": "the app"}).status == 200
+    assert api.call("PATCH", "/artifacts/app/versions/1", {"tags": {"env": "prod"}}).status == 200
+    # Then one event per change, each saying which keys changed (None: removed)
+    found = events(api)[before:]
+    assert kinds(found) == [("version.tagged", 1), ("version.tagged", 1), ("artifact.updated", None)]
+    assert [e["detail"] for e in found] == [
+        {"tags": {"env": "prod", "team": "a"}},
+        {"tags": {"team": None}},
+        {"tags": {"tier": "1"}, "description": "the app"},
+    ]
+
+
+def test_link_writes_are_announced_in_the_targets_feed_and_read_through_the_link(api: HandlerApi) -> None:
+    # Given two artifacts
+    api.publish("team/app", b"one")
+    api.publish("team/next", b"two")
+    # When a name is linked, re-pointed, then unlinked
+    assert api.call("PUT", "/artifacts/app/link", {"target": "team/app"}).status == 201
+    through_link = api.call("GET", "/artifacts/app/events")
+    assert api.call("PUT", "/artifacts/app/link", {"target": "team/next"}).status == 200
+    assert api.call("DELETE", "/artifacts/app/link").status == 204
+    # Then each target's feed says what happened to the links that point at it
+    first = [e for e in events(api, "team/app") if e["type"].startswith("link.")]
+    second = [e for e in events(api, "team/next") if e["type"].startswith("link.")]
+    assert [(e["type"], e["detail"]) for e in first] == [
+        ("link.updated", {"link": "app", "target": "team/app"}),
+    ]
+    assert [(e["type"], e["detail"]) for e in second] == [
+        ("link.updated", {"link": "app", "target": "team/next", "previous_target": "team/app"}),
+        ("link.deleted", {"link": "app", "target": "team/next"}),
+    ]
+    # and the feed read under the link name is the target's, with `via`
+    assert through_link.status == 200 and through_link.body["via"] == "app"
+    assert through_link.body["events"][-1]["type"] == "link.updated"
+
+
+def test_a_rollout_announces_its_start_steps_and_end_beside_the_alias_moves(api: HandlerApi) -> None:
+    # Given `prod` on version 1 of three
+    for i in (1, 2, 3):
+        api.publish("app", f"release {i}".encode())
+    api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
+    before = len(events(api))
+    # When a rollout of version 2 starts, takes its second step and is promoted, and one of 3 is aborted
+    from arca.handlers import rollout as driver
+
+    body = {"version": 2, "steps": [10, 50], "interval_seconds": 60}
+    started = api.call("PUT", "/artifacts/app/aliases/prod/rollout", body).body
+    state = {**started, "rollout_id": started["id"], "done": False}
+    for _ in range(2):
+        state = driver.handler(state, lambda_context("rollout"))
+    again = api.call("PUT", "/artifacts/app/aliases/prod/rollout", {**body, "version": 3}).body
+    assert api.call("DELETE", "/artifacts/app/aliases/prod/rollout").status == 200
+    # Then every rollout write is an alias move followed by the rollout's own event, in one transaction each
+    found = [(e["type"], e.get("detail", {}).get("step")) for e in events(api)[before:]]
+    assert found == [
+        ("alias.updated", None),
+        ("rollout.started", 1),
+        ("alias.updated", None),
+        ("rollout.advanced", 2),
+        ("alias.updated", None),
+        ("rollout.completed", 3),
+        ("alias.updated", None),
+        ("rollout.started", 1),
+        ("alias.updated", None),
+        ("rollout.rolled_back", 2),
+    ]
+    rollout_events = [e for e in events(api)[before:] if e["type"].startswith("rollout.")]
+    assert {e["by"] for e in rollout_events[:3]} == {f"rollout:{started['id']}"}
+    assert rollout_events[-1]["detail"]["state"] == "aborted"
+    assert rollout_events[-1]["detail"]["id"] == again["id"]

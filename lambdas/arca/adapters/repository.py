@@ -774,12 +774,20 @@ class Repository:
     # Aliases.
 
     def write_alias(
-        self, new: Alias, old: Alias | None, *, action: str, seal: Seal | None = None, also: Sequence[Write] = ()
+        self,
+        new: Alias,
+        old: Alias | None,
+        *,
+        action: str,
+        seal: Seal | None = None,
+        also: Sequence[Write] = (),
+        announce: Sequence[Change] = (),
     ) -> Alias:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
 
         `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
-        the TransactionCancelled is raised as it is, for the caller (in this module) to read.
+        the TransactionCancelled is raised as it is, for the caller (in this module) to read. `announce` are
+        events of the same change after the alias's own (a rollout's step).
 
         Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
         released ones, nothing for a target kept (DynamoDB refuses two actions on one item, and a version this
@@ -831,7 +839,7 @@ class Repository:
             self._transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
                 name,
-                [_alias_change(new, old, action)],
+                [_alias_change(new, old, action), *announce],
                 by=new.updated_by,
                 now=str(new.updated_at),
             )
@@ -895,7 +903,7 @@ class Repository:
             values={":running": "running"},
         )
         try:
-            return self.write_alias(new, old, action="rollout", also=[put])
+            return self.write_alias(new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)])
         except TransactionCancelled:
             raise RolloutRunningError(
                 f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
@@ -911,7 +919,7 @@ class Repository:
         """
         put = _rollout_write(rollout, **_still(seen))
         try:
-            return self.write_alias(new, old, action="rollout", also=[put])
+            return self.write_alias(new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)])
         except TransactionCancelled:
             raise RolloutMovedError(f"rollout {seen.id} moved on since step {seen.step}") from None
 
@@ -939,7 +947,7 @@ class Repository:
         page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
         return [i["sk"] for i in page.items]
 
-    def write_link(self, name: str, target: str, seen: Latest | None, *, now: str) -> Link:
+    def write_link(self, name: str, target: str, seen: Latest | None, *, now: str, by: str | None = None) -> Link:
         """Make `name` a link to `target`, or re-point it, in one transaction (a compare-and-set on `seen`).
 
         `seen` is the name's LATEST as read: None (never used), a tombstone (a purged artifact: its counters
@@ -1000,8 +1008,11 @@ class Repository:
             ]
         else:
             writes += _listing_rows(name, link=target)
+        # Announced in the target's feed (reads under the link name follow it there), ordered on its LATEST.
+        detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
+        change = Change("link.updated", detail=detail)
         try:
-            self.table.transact(writes)
+            self._transact_with_events(writes, target, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             failed = cancelled.failed("link")
             if failed is not None:
@@ -1023,13 +1034,14 @@ class Repository:
         created = seen.created_at if seen is not None and old else now
         return Link(name=name, link=target, created_at=created, updated_at=now)
 
-    def delete_link(self, name: str, seen: Latest) -> None:
-        """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved."""
+    def delete_link(self, name: str, seen: Latest, *, now: str, by: str | None = None) -> None:
+        """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved.
+        Announced as `link.deleted` in the target's feed."""
         assert seen.link is not None
+        writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
+        change = Change("link.deleted", detail={"link": name, "target": seen.link})
         try:
-            self.table.transact(
-                _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
-            )
+            self._transact_with_events(writes, seen.link, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             if cancelled.failed("link") is not None:
                 raise ContentionError(f"link {name!r} changed concurrently") from None
@@ -1065,7 +1077,7 @@ class Repository:
     # `tag_rev`, one index row per changed key, and the artifact live. Search reads the secondary indexes:
     # eventually consistent, so a change shows there a moment after it is committed.
 
-    def write_version_tags(self, seen: Version, tags: dict[str, str], *, now: str) -> Version:
+    def write_version_tags(self, seen: Version, tags: dict[str, str], *, now: str, by: str | None = None) -> Version:
         """Replace the version's tags with `tags` (the merge decided from `seen`), and their index rows.
 
         Allowed on a soft-deleted version. Raises ContentionError when the tags changed since `seen` was read,
@@ -1102,10 +1114,13 @@ class Repository:
                     "gsi1sk": keys.version_search_sk(name, number),
                 }
                 writes.append(Write(f"tag{i}", "Put", row, item=item))
-        self._transact_tags(name, writes, what=f"version {number}")
+        change = Change("version.tagged", number, detail={"tags": _tag_delta(seen.tags, tags)})
+        self._transact_tags(name, writes, what=f"version {number}", change=change, by=by, now=now)
         return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
 
-    def write_artifact_tags(self, seen: Latest, tags: dict[str, str], description: str | None, *, now: str) -> Latest:
+    def write_artifact_tags(
+        self, seen: Latest, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
+    ) -> Latest:
         """Replace the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
 
         LATEST's `rev` does not move: tags are not content, so a publish racing this is not sent back.
@@ -1144,12 +1159,18 @@ class Repository:
                     "gsi1sk": name,
                 }
                 writes.append(Write(f"tag{i}", "Put", row, item=item))
-        self._transact_tags(name, writes, what="the artifact")
+        detail: dict[str, Any] = {"tags": _tag_delta(seen.tags, tags)}
+        if description != seen.description:
+            detail["description"] = description
+        change = Change("artifact.updated", detail=detail)
+        self._transact_tags(name, writes, what="the artifact", change=change, by=by, now=now)
         return seen.model_copy(update={"tags": tags, "description": description, "tag_rev": seen.tag_rev + 1})
 
-    def _transact_tags(self, name: str, writes: list[Write], *, what: str) -> None:
+    def _transact_tags(
+        self, name: str, writes: list[Write], *, what: str, change: Change, by: str | None, now: str
+    ) -> None:
         try:
-            self.table.transact(writes)
+            self._transact_with_events(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             artifact = cancelled.failed("artifact")
             version = cancelled.failed("version")
@@ -1400,10 +1421,15 @@ def _overtaken(cancelled: TransactionCancelled, latest: Write, ids: list[str]) -
     reason = cancelled.failed(latest.name)
     if reason is None or reason.item is None:
         return None
+    if any(cancelled.failed(name) for name in cancelled.reasons if name != latest.name):
+        return None  # another item's condition failed too: sending it again cannot help
     seen = reason.item.get("last_event")
     if seen is None or seen < ids[0]:
         return None
+    # LATEST's own compare-and-sets (`rev`, the tags' `tag_rev`): when they moved, the caller must re-read
     if ":rev" in latest.values and reason.item.get("rev") != latest.values[":rev"]:
+        return None
+    if "tag_rev" in (latest.condition or "") and reason.item.get("tag_rev") != latest.values.get(":seen"):
         return None
     return str(seen)
 
@@ -1480,6 +1506,24 @@ def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:
         else:
             writes.append(Write(f"dir{i}", "Put", key, item={"kind": "link" if link else "artifact", **extra}))
     return writes
+
+
+def _tag_delta(before: dict[str, str], after: dict[str, str]) -> dict[str, str | None]:
+    """The keys a tag write changed: the new value, or None for a key removed."""
+    return dict(_changed(before, after))
+
+
+def _rollout_change(rollout: Rollout) -> Change:
+    """The rollout's own event for the alias write it makes: started, advanced, then completed or rolled back
+    (an abort is a roll back that says so)."""
+    kind = {
+        "running": "rollout.started" if rollout.step == 1 else "rollout.advanced",
+        "completed": "rollout.completed",
+    }.get(rollout.state, "rollout.rolled_back")
+    detail: dict[str, Any] = {"id": rollout.id, "step": rollout.step, "weight": rollout.weight, "steps": rollout.steps}
+    if rollout.state in ("aborted", "rolled_back"):
+        detail.update({"state": rollout.state, "alarm": rollout.alarm})
+    return Change(kind, rollout.version, alias=rollout.alias, detail=detail)
 
 
 def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, Any]) -> list[Write]:

@@ -123,17 +123,17 @@ def purge(
 
 
 @router.put("/artifacts/<name>/link", responses=answers(200, 201, 400, 404, 409, 415, 503), tags=["links"])
-def put_link(name: Name, body: Annotated[LinkBody, Body()]) -> Response[Link]:
+def put_link(name: Name, body: Annotated[LinkBody, Body()], caller: Caller) -> Response[Link]:
     """Make `name` a link to the artifact `target` (201), or re-point it (200). Reads under `name` then follow
     it once and carry `via`; writes under it are refused (409 naming the target)."""
-    link, created = wiring.links().link(name, body.target)
+    link, created = wiring.links().link(name, body.target, identity=caller)
     return Response(201 if created else 200, JSON, link)
 
 
 @router.delete("/artifacts/<name>/link", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["links"])
-def delete_link(name: Name) -> Response[None]:
+def delete_link(name: Name, caller: Caller) -> Response[None]:
     """Remove the link (never its target)."""
-    wiring.links().unlink(name)
+    wiring.links().unlink(name, identity=caller)
     return Response(204, None, None)
 
 
@@ -141,15 +141,18 @@ def delete_link(name: Name) -> Response[None]:
 
 
 @router.patch("/artifacts/<name>", responses=answers(200, 400, 404, 409, 415, 503), tags=["tags"])
-def update_artifact(name: Name, body: Annotated[ArtifactPatch, Body()]) -> Summary:
+def update_artifact(name: Name, body: Annotated[ArtifactPatch, Body()], caller: Caller) -> Summary:
     """Set the artifact's description and merge its tags (a null value removes the key)."""
     fields = body.model_fields_set
     return wiring.tagging().update_artifact(
-        name, patch=body.tags, **({"description": body.description} if "description" in fields else {})
+        name,
+        patch=body.tags,
+        identity=caller,
+        **({"description": body.description} if "description" in fields else {}),
     )
 
 
 @router.patch("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 415, 503), tags=["tags"])
-def tag_version(name: Name, version: VersionNumber, body: Annotated[VersionPatch, Body()]) -> Version:
+def tag_version(name: Name, version: VersionNumber, body: Annotated[VersionPatch, Body()], caller: Caller) -> Version:
     """Merge the version's tags (a null value removes the key); soft-deleted versions too."""
-    return wiring.tagging().tag_version(name, version, body.tags)
+    return wiring.tagging().tag_version(name, version, body.tags, identity=caller)

@@ -196,4 +196,4 @@ After = Annotated[str | None, Query(pattern=ID_PATTERN, description="an event id
 @router.get("/artifacts/<name>/events", responses=answers(200, 400, 404, 503), tags=["reads"])
 def list_events(name: Name, after: After = None, limit: Limit = 100, next_token: NextToken = None) -> EventPage:
     """The artifact's events, oldest first, each once: poll with `after` = the last id seen."""
-    return wiring.events().page(name, after=after, limit=limit, token=next_token)
+    return wiring.reading().follow(name, lambda n: wiring.events().page(n, after=after, limit=limit, token=next_token))

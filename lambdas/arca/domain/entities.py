@@ -330,3 +330,4 @@ class Event(_Entity):
 class EventPage(_Entity):
     events: list[Event]
     next_token: str | None
+    via: str | None = via_field()

@@ -19,7 +19,7 @@ class Links:
         self.repository = repository
         self.policy = policy
 
-    def link(self, name: str, target: str) -> tuple[Link, bool]:
+    def link(self, name: str, target: str, *, identity: str | None = None) -> tuple[Link, bool]:
         """Make `name` a link to `target` or re-point it; returns (link, created). Same target again: unchanged.
 
         Raises ConflictError (name is an artifact, target is a link or being purged), NotFoundError (target).
@@ -33,18 +33,18 @@ class Links:
                 raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name")
             if seen is not None and seen.link == target:
                 return Link(name=name, link=target, created_at=seen.created_at, updated_at=seen.updated_at), False
-            written = self.repository.write_link(name, target, seen, now=self.policy.now())
+            written = self.repository.write_link(name, target, seen, now=self.policy.now(), by=identity)
             return written, seen is None or seen.link is None
 
         return self.policy.compare_and_set(attempt)
 
-    def unlink(self, name: str) -> None:
+    def unlink(self, name: str, *, identity: str | None = None) -> None:
         """Remove the link `name` (never its target). NotFoundError when `name` is not a link."""
 
         def attempt() -> None:
             seen = self.repository.latest(name)
             if seen is None or not seen.link:
                 raise NotFoundError(f"{name!r} is not a link")
-            self.repository.delete_link(name, seen)
+            self.repository.delete_link(name, seen, now=self.policy.now(), by=identity)
 
         self.policy.compare_and_set(attempt)

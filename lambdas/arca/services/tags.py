@@ -25,7 +25,7 @@ class Tagging:
         self.reading = reading
         self.policy = policy
 
-    def tag_version(self, name: str, number: int, patch: TagPatch) -> Version:
+    def tag_version(self, name: str, number: int, patch: TagPatch, *, identity: str | None = None) -> Version:
         """Merge `patch` into the version's tags (a None value removes the key); soft-deleted versions too.
 
         Raises NotFoundError, ValidationError (over the tag limit, field `tags`) or ConflictError (purging).
@@ -36,11 +36,13 @@ class Tagging:
             merged = merge(seen.tags, patch)
             if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
-            return self.repository.write_version_tags(seen, merged, now=self.policy.now())
+            return self.repository.write_version_tags(seen, merged, now=self.policy.now(), by=identity)
 
         return self.policy.compare_and_set(attempt)
 
-    def update_artifact(self, name: str, *, patch: TagPatch | None, description: object = UNSET) -> Summary:
+    def update_artifact(
+        self, name: str, *, patch: TagPatch | None, description: object = UNSET, identity: str | None = None
+    ) -> Summary:
         """Merge `patch` into the artifact's tags and set its description (when given; None clears it)."""
 
         def attempt() -> Latest:
@@ -50,7 +52,7 @@ class Tagging:
             assert wanted is None or isinstance(wanted, str)
             if merged == seen.tags and wanted == seen.description:
                 return seen
-            return self.repository.write_artifact_tags(seen, merged, wanted, now=self.policy.now())
+            return self.repository.write_artifact_tags(seen, merged, wanted, now=self.policy.now(), by=identity)
 
         return self.reading.summary_of(self.policy.compare_and_set(attempt))
 
