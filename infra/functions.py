@@ -67,6 +67,23 @@ class FunctionSpec:
 # other object of the bucket.
 OBJECT_PREFIX = "artifacts/"
 
+# The writes of an alias transaction, for the alias function and the rollout driver.
+ALIAS_WRITES = (
+    # The alias, its history record, its rollout and its events: the only items an alias write creates or
+    # replaces.
+    PartitionScoped(
+        actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
+    ),
+    # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
+    # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
+    # history, the name index and folder rows), never LATEST or another version of the artifact.
+    PartitionScoped(
+        actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+        partitions=("__*",),
+        operator="ForAllValues:StringNotLike",
+    ),
+)
+
 # Least privilege per function; resolve can write nothing. TransactWriteItems has no IAM action of its
 # own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
 SPECS = (
@@ -101,21 +118,7 @@ SPECS = (
         name="alias",
         handler="arca.handlers.alias.handler",
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
-        scoped_table_actions=(
-            # The alias, its history record, its rollout and its event: the only items the function creates or
-            # replaces.
-            PartitionScoped(
-                actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
-            ),
-            # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
-            # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
-            # history, the name index and folder rows), never LATEST or another version of the artifact.
-            PartitionScoped(
-                actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-                partitions=("__*",),
-                operator="ForAllValues:StringNotLike",
-            ),
-        ),
+        scoped_table_actions=ALIAS_WRITES,
         reserved_concurrency=10,
     ),
     FunctionSpec(
@@ -133,17 +136,9 @@ SPECS = (
     FunctionSpec(
         name="rollout",
         handler="arca.handlers.rollout.handler",
-        table_actions=("dynamodb:GetItem",),
-        scoped_table_actions=(
-            PartitionScoped(
-                actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
-            ),
-            PartitionScoped(
-                actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-                partitions=("__*",),
-                operator="ForAllValues:StringNotLike",
-            ),
-        ),
+        # Point reads of an alias or a version are a Query of one item (so that a link shows itself).
+        table_actions=("dynamodb:GetItem", "dynamodb:Query"),
+        scoped_table_actions=ALIAS_WRITES,
         alarm_actions=("cloudwatch:DescribeAlarms",),
         reserved_concurrency=5,
     ),

@@ -41,7 +41,7 @@ TABLE_ACTIONS = {
     },
     "alias": {"dynamodb:GetItem", "dynamodb:Query"},
     "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
-    "rollout": {"dynamodb:GetItem"},
+    "rollout": {"dynamodb:GetItem", "dynamodb:Query"},
 }
 # Actions on the table's secondary indexes (search and `sha256:` references are reads).
 INDEX_ACTIONS = {"publish": set(), "alias": set(), "resolve": {"dynamodb:Query"}, "rollout": set()}
