@@ -52,7 +52,7 @@ def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
 
 
 def publisher_paths(prefix: str) -> Grant:
-    """Uploads, LATEST, publishing, version delete/restore, prune and purge under `prefix`.
+    """Uploads, LATEST, publishing, tags, version delete/restore, prune and purge under `prefix`.
 
     Purge of a name below the prefix is `DELETE artifacts/<prefix>/*`, which IAM cannot tell from the other
     deletes under it: a publisher may also delete aliases and links there (removing, never exposing). It
@@ -61,13 +61,16 @@ def publisher_paths(prefix: str) -> Grant:
     return [
         *_under(prefix, "POST", ("/uploads", "/versions", "/versions/*/restore", "/prune")),
         *_under(prefix, "PUT", ("/latest",)),
+        # Tags and description: the artifact's own, and its versions' (the only PATCH routes).
+        ("PATCH", f"artifacts/{prefix}"),
+        ("PATCH", f"artifacts/{prefix}/*"),
         ("DELETE", f"artifacts/{prefix}"),
         ("DELETE", f"artifacts/{prefix}/*"),
     ]
 
 
 def alias_manager_paths(prefix: str) -> Grant:
-    """Alias writes and rollbacks under `prefix`."""
+    """Alias writes, rollbacks and rollouts (`PUT`/`DELETE …/aliases/<alias>/rollout`) under `prefix`."""
     return [
         *_under(prefix, "PUT", ("/aliases/*",)),
         *_under(prefix, "DELETE", ("/aliases/*",)),
