@@ -243,7 +243,7 @@ def world() -> Iterator[World]:
         with mock_aws():
             import boto3
 
-            boto3.client("dynamodb").create_table(**create_table_request(ARCA_TABLE))
+            boto3.client("dynamodb").create_table(**create_table_request(ARCA_TABLE, stream=False))
             boto3.client("s3").create_bucket(Bucket=ARCA_BUCKET)
             wiring.reset()
             try:

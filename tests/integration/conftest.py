@@ -26,7 +26,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         monkeypatch.delenv(key, raising=False)
     with mock_aws():
         dynamodb = boto3.client("dynamodb")
-        dynamodb.create_table(**create_table_request(TABLE))
+        dynamodb.create_table(**create_table_request(TABLE, stream=False))  # nothing reads moto's stream
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET)
         wiring.reset()
