@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from arca.adapters import keys
 from bench.counting import Call
 from bench.harness import BenchFailure, Case, Check, Group, Pair, publish_check
 from bench.world import KIB, MIB, Blob, World, blob, blob_key
@@ -98,6 +99,14 @@ def bare_transaction_case(w: World) -> Case:
 
 def bare_get_item_case(w: World, name: str) -> Case:
     return Case("bare GetItem (Arca's client, no handler)", lambda i: w.arca.bare_get_item(name), key="bare_get_item")
+
+
+def bare_probe_case(w: World, key: dict[str, str]) -> Case:
+    return Case(
+        "bare Query, Limit 1 (Arca's client, no handler): a point read",
+        lambda i: w.arca.bare_probe(key["pk"], key["sk"]),
+        key="bare_probe",
+    )
 
 
 # ---- groups ---------------------------------------------------------------------------------------
@@ -270,6 +279,7 @@ def reads_group(w: World, cfg: Config) -> Group:
         "Reads",
         [
             bare_get_item_case(w, A_APP),
+            bare_probe_case(w, keys.version_key(A_APP, 1)),
             Case("bare HeadObject (Arca's client, no handler)", lambda i: a.bare_head_object(A_APP, small[0])),
             Case(
                 "get version (number)",
@@ -379,6 +389,7 @@ def alias_group(w: World, cfg: Config) -> Group:
         ALIAS_GROUP,
         [
             bare_get_item_case(w, A_ALIAS),
+            bare_probe_case(w, keys.alias_key(A_ALIAS, "canary")),
             bare_transaction_case(w),
             Case(
                 "alias set, single (moves between versions 1 and 2)",
@@ -671,7 +682,9 @@ SIZES = (
 # bare call of the same client, measured interleaved (bench.__main__._overhead).
 RATIOS = (
     ("get version (resolve function) / bare GetItem", "get_version", "bare_get_item"),
+    ("get version (resolve function) / bare Query, Limit 1", "get_version", "bare_probe"),
     ("resolve alias, no routing key / bare GetItem", "resolve.alias", "bare_get_item"),
+    ("resolve alias, no routing key / bare Query, Limit 1", "resolve.alias", "bare_probe"),
     ("resolve alias, with routing key / bare GetItem", "resolve.alias.key", "bare_get_item"),
     ("resolve version number / bare GetItem", "resolve.number", "bare_get_item"),
     ("resolve LATEST / bare GetItem", "resolve.latest", "bare_get_item"),

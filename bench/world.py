@@ -163,6 +163,18 @@ class ArcaSide:
             TableName=ARCA_TABLE, Key={"pk": {"S": name}, "sk": {"S": "LATEST"}}, ConsistentRead=True
         )
 
+    def bare_probe(self, pk: str, sk: str) -> Any:
+        """The point read of a version or an alias as Arca makes it (a consistent Query `sk >= :sk`, Limit 1:
+        one item read, which also shows a link), through Arca's own client, without the handler."""
+        client = self.services.repository.table.client
+        return client.query(
+            TableName=ARCA_TABLE,
+            KeyConditionExpression="pk = :pk AND sk >= :sk",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":sk": {"S": sk}},
+            Limit=1,
+            ConsistentRead=True,
+        )
+
     def bare_transaction(self, index: int) -> Any:
         """One TransactWriteItems of two unconditional Puts through Arca's client: moto's cost of a transaction."""
         client = self.services.repository.table.client
