@@ -635,15 +635,15 @@ def tags_group(w: World, cfg: Config) -> Group:
                     "PATCH", f"/artifacts/{A_TAGGED}/versions/1", {"tags": {"build": str(i), "team": "x"}}
                 ),
                 check=tag_write_check,
-                note="GetItem of the version, then one TransactWriteItems: the version, its changed index row, "
-                "LATEST live",
+                note="the version's point read (Query, Limit 1), then one TransactWriteItems: the version, its changed "
+                "index row, LATEST live and the event",
             ),
             Case(
                 "tag the artifact (one key changed, one kept)",
                 lambda i: a.call("PATCH", f"/artifacts/{A_TAGGED}", {"tags": {"build": str(i), "team": "x"}}),
                 check=tag_write_check,
-                note="GetItem of LATEST, then one TransactWriteItems: LATEST (live, tag counter) and the changed row; "
-                "the summary is the LATEST written",
+                note="GetItem of LATEST, then one TransactWriteItems: LATEST (live, tag counter), the changed row and "
+                "the event; the summary is the LATEST written",
             ),
         ],
     )
