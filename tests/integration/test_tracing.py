@@ -12,7 +12,7 @@ import pytest
 from aws_lambda_powertools import Tracer
 
 from arca.api.publishing import router
-from arca.handlers import entry_point
+from arca.handlers.http import entry_point
 from arca.observability import traced
 from local.events import api_event, lambda_context
 from tests.helpers import sha256

@@ -1,7 +1,7 @@
 """The `publish` function (its routes: arca.api.publishing)."""
 
 from arca.api.publishing import router
-from arca.handlers import entry_point
+from arca.handlers.http import entry_point
 from arca.observability import traced
 
 handler = traced(entry_point(router))
