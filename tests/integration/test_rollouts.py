@@ -141,7 +141,7 @@ def test_an_alarm_in_alarm_rolls_the_rollout_back(app: HandlerApi) -> None:
         ComparisonOperator="GreaterThanOrEqualToThreshold",
     )
     cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="OK", StateReason="fine")
-    started = start(app, steps=[10, 50, 90], alarms=["app-errors", "not-defined"]).body
+    started = start(app, steps=[10, 50, 90], alarms=["app-errors"]).body
     first = step(started)
     cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="ALARM", StateReason="errors")
     # When
@@ -153,6 +153,19 @@ def test_an_alarm_in_alarm_rolls_the_rollout_back(app: HandlerApi) -> None:
     alias = app.call("GET", ALIAS).body
     assert alias["version"] == 1 and alias["secondary_version"] is None
     assert "app-errors" in history(app)[0]["reason"]
+
+
+def test_an_alarm_that_does_not_exist_rolls_the_rollout_back_at_its_first_step(app: HandlerApi) -> None:
+    # Given a rollout naming an alarm nobody defined (a typo must not take its protection away silently)
+    started = start(app, alarms=["app-erors"]).body
+    # When its first step runs
+    first = step(started)
+    # Then it rolls back, naming the alarm and why
+    assert first["done"] is True
+    status = app.call("GET", ROLLOUT).body
+    assert (status["state"], status["alarm"]) == ("rolled_back", "app-erors")
+    assert "alarm app-erors does not exist" in history(app)[0]["reason"]
+    assert app.call("GET", ALIAS).body["secondary_version"] is None
 
 
 def test_one_rollout_per_alias_at_a_time(app: HandlerApi, aws: SimpleNamespace) -> None:

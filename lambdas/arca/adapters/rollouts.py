@@ -23,10 +23,13 @@ class CloudWatchAlarms:
         self._factory = client
         self._client: Any = None
 
-    def firing(self, names: Sequence[str]) -> str | None:
-        """The first of `names` whose state is ALARM, or None. An alarm that does not exist is not firing."""
+    def firing(self, names: Sequence[str]) -> tuple[str, str] | None:
+        """The first of `names` in ALARM, else the first that does not exist, as (name, why); None when every
+        one exists and none is in ALARM. A missing alarm stops the rollout as a firing one does (fails closed):
+        a misspelt name must not silently take a rollout's protection away."""
         if not names:
             return None
+        found: set[str] = set()
         if self._client is None:
             self._client = self._factory()
         try:
@@ -35,14 +38,16 @@ class CloudWatchAlarms:
             )
             for page in pages:
                 for alarm in (*page.get("MetricAlarms", ()), *page.get("CompositeAlarms", ())):
+                    found.add(str(alarm["AlarmName"]))
                     if alarm.get("StateValue") == "ALARM":
-                        return str(alarm["AlarmName"])
+                        return str(alarm["AlarmName"]), "is in ALARM"
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
             if code in _THROTTLED:
                 raise ThrottledError("CloudWatch is busy; retry later", details={"aws_code": code}) from error
             raise
-        return None
+        missing = [name for name in names if name not in found]
+        return (missing[0], "does not exist") if missing else None
 
 
 class StepFunctionsDriver:

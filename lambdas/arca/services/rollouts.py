@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class Alarms(Protocol):
-    def firing(self, names: list[str]) -> str | None: ...
+    def firing(self, names: list[str]) -> tuple[str, str] | None: ...
 
 
 class Driver(Protocol):
@@ -172,8 +172,9 @@ class Rollouts:
         try:
             fired = self.alarms.firing(seen.alarms)
             if fired is not None:
-                reason = f"rollout {seen.id} rolled back: alarm {fired} is in ALARM"
-                return self._end(seen, old, "rolled_back", reason=reason, identity=seen.writer, alarm=fired)
+                alarm, why = fired
+                reason = f"rollout {seen.id} rolled back: alarm {alarm} {why}"
+                return self._end(seen, old, "rolled_back", reason=reason, identity=seen.writer, alarm=alarm)
             if seen.step < len(seen.steps):
                 return self._next_weight(seen, old)
             reason = f"rollout {seen.id} complete: version {seen.version} is the primary"
