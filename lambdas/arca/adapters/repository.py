@@ -1098,23 +1098,22 @@ class Repository:
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
         ]
         facts = {f: getattr(seen, f) for f in (*TARGET_FIELDS, "created_at")}
-        for i, (tag, value) in enumerate(_changed(seen.tags, tags)):
-            row = keys.version_tag_key(name, number, tag)
-            if value is None:
-                writes.append(Write(f"tag{i}", "Delete", row))
-            else:
-                item = {
-                    "kind": "version-tag",
-                    "name": name,
-                    "version": number,
-                    "tag": tag,
-                    "value": value,
-                    **facts,
-                    "gsi1pk": keys.version_tag_search_pk(tag, value),
-                    "gsi1sk": keys.version_search_sk(name, number),
-                }
-                writes.append(Write(f"tag{i}", "Put", row, item=item))
-        change = Change("version.tagged", number, detail={"tags": _tag_delta(seen.tags, tags)})
+        changed = _changed(seen.tags, tags)
+        writes += _tag_row_writes(
+            changed,
+            lambda tag: keys.version_tag_key(name, number, tag),
+            lambda tag, value: {
+                "kind": "version-tag",
+                "name": name,
+                "version": number,
+                "tag": tag,
+                "value": value,
+                **facts,
+                "gsi1pk": keys.version_tag_search_pk(tag, value),
+                "gsi1sk": keys.version_search_sk(name, number),
+            },
+        )
+        change = Change("version.tagged", number, detail={"tags": dict(changed)})
         self._transact_tags(name, writes, what=f"version {number}", change=change, by=by, now=now)
         return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
 
@@ -1145,21 +1144,20 @@ class Repository:
                 values={**values, ":tags": tags, ":now": now, ":one": 1},
             )
         ]
-        for i, (tag, value) in enumerate(_changed(seen.tags, tags)):
-            row = keys.artifact_tag_key(name, tag)
-            if value is None:
-                writes.append(Write(f"tag{i}", "Delete", row))
-            else:
-                item = {
-                    "kind": "artifact-tag",
-                    "name": name,
-                    "tag": tag,
-                    "value": value,
-                    "gsi1pk": keys.artifact_tag_search_pk(tag, value),
-                    "gsi1sk": name,
-                }
-                writes.append(Write(f"tag{i}", "Put", row, item=item))
-        detail: dict[str, Any] = {"tags": _tag_delta(seen.tags, tags)}
+        changed = _changed(seen.tags, tags)
+        writes += _tag_row_writes(
+            changed,
+            lambda tag: keys.artifact_tag_key(name, tag),
+            lambda tag, value: {
+                "kind": "artifact-tag",
+                "name": name,
+                "tag": tag,
+                "value": value,
+                "gsi1pk": keys.artifact_tag_search_pk(tag, value),
+                "gsi1sk": name,
+            },
+        )
+        detail: dict[str, Any] = {"tags": dict(changed)}
         if description != seen.description:
             detail["description"] = description
         change = Change("artifact.updated", detail=detail)
@@ -1508,11 +1506,6 @@ def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:
     return writes
 
 
-def _tag_delta(before: dict[str, str], after: dict[str, str]) -> dict[str, str | None]:
-    """The keys a tag write changed: the new value, or None for a key removed."""
-    return dict(_changed(before, after))
-
-
 def _rollout_change(rollout: Rollout) -> Change:
     """The rollout's own event for the alias write it makes: started, advanced, then completed or rolled back
     (an abort is a roll back that says so)."""
@@ -1585,6 +1578,18 @@ def _tag_rev_condition(seen: int) -> tuple[str, dict[str, Any]]:
     if seen == 0:
         return "attribute_not_exists(tag_rev)", {}
     return "tag_rev = :seen", {":seen": seen}
+
+
+def _tag_row_writes(
+    changed: list[tuple[str, str | None]], key_of: Callable[[str], Key], item_of: Callable[[str, str], Item]
+) -> list[Write]:
+    """One write per changed tag: its index row put with the new value, or deleted for a key removed."""
+    return [
+        Write(f"tag{i}", "Delete", key_of(tag))
+        if value is None
+        else Write(f"tag{i}", "Put", key_of(tag), item=item_of(tag, value))
+        for i, (tag, value) in enumerate(changed)
+    ]
 
 
 def _changed(before: dict[str, str], after: dict[str, str]) -> list[tuple[str, str | None]]:
