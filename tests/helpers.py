@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
 import requests
 
+from arca import wiring
 from local import events, services
 from local.events import Reply
 
@@ -16,6 +19,20 @@ FAKE_AWS_ENV = services.FAKE_AWS_ENV
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def hooked(event: str, hook: Callable[..., Any]) -> Iterator[None]:
+    """`hook` on botocore's `event` (such as `before-call.*.*`) of the services' DynamoDB and S3 clients, meanwhile."""
+    built = wiring.services()
+    clients = (built.repository.table.client, built.blobs.client)
+    for client in clients:
+        client.meta.events.register(event, hook)
+    try:
+        yield
+    finally:
+        for client in clients:
+            client.meta.events.unregister(event, hook)
 
 
 class HandlerApi(events.HandlerApi):

@@ -18,8 +18,7 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import EndpointConnectionError
 
-from arca import wiring
-from tests.helpers import HandlerApi
+from tests.helpers import HandlerApi, hooked
 
 NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
@@ -57,8 +56,6 @@ OPERATIONS: dict[str, Any] = {
 @contextmanager
 def crash_after_call(k: int) -> Iterator[list[str]]:
     """Raise a connection error right after the k-th AWS call of the services' clients (0: never)."""
-    services = wiring.services()
-    clients = (services.repository.table.client, services.blobs.client)
     calls: list[str] = []
 
     def after(event_name: str, **_: Any) -> None:
@@ -66,13 +63,8 @@ def crash_after_call(k: int) -> Iterator[list[str]]:
         if len(calls) == k:
             raise EndpointConnectionError(endpoint_url=f"crash after call {k} ({calls[-1]})")
 
-    for client in clients:
-        client.meta.events.register("after-call.*.*", after)
-    try:
+    with hooked("after-call.*.*", after):
         yield calls
-    finally:
-        for client in clients:
-            client.meta.events.unregister("after-call.*.*", after)
 
 
 def send(api: HandlerApi, request: tuple[str, str, Any, dict[str, str] | None], query: dict[str, str] | None) -> Any:

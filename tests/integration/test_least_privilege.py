@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from arca import wiring
 from arca.handlers import rollout as driver
 from arca.routes import match
 from infra.functions import SPECS, FunctionSpec
 from local.events import lambda_context
-from tests.helpers import HandlerApi
+from tests.helpers import HandlerApi, hooked
 
 SPEC = {spec.name: spec for spec in SPECS}
 # The S3 calls the functions make, as the IAM actions that authorise them (a HEAD is a GetObject).
@@ -103,10 +102,6 @@ class Recorder:
 @pytest.fixture
 def recorded(api: HandlerApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[HandlerApi, Recorder]]:
     recorder = Recorder()
-    services = wiring.services()
-    clients = (services.repository.table.client, services.blobs.client)
-    for client in clients:
-        client.meta.events.register("provide-client-params.*.*", recorder)
     original = HandlerApi.call
 
     def call(self: HandlerApi, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
@@ -115,9 +110,8 @@ def recorded(api: HandlerApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
             return original(self, method, path, *args, **kwargs)
 
     monkeypatch.setattr(HandlerApi, "call", call)
-    yield api, recorder
-    for client in clients:
-        client.meta.events.unregister("provide-client-params.*.*", recorder)
+    with hooked("provide-client-params.*.*", recorder):
+        yield api, recorder
 
 
 def session(api: HandlerApi, recorder: Recorder) -> None:

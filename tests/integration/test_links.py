@@ -11,7 +11,7 @@ import pytest
 
 from arca import wiring
 from arca.domain.errors import ConflictError
-from tests.helpers import HandlerApi
+from tests.helpers import HandlerApi, hooked
 from tests.integration.conftest import snapshot
 
 
@@ -29,20 +29,13 @@ def shared(api: HandlerApi) -> HandlerApi:
 @contextmanager
 def counted() -> Iterator[list[str]]:
     """The DynamoDB and S3 calls the services make meanwhile, by operation name."""
-    services = wiring.services()
-    clients = (services.repository.table.client, services.blobs.client)
     calls: list[str] = []
 
     def before(event_name: str, **_: Any) -> None:
         calls.append(event_name.rsplit(".", 1)[-1])
 
-    for client in clients:
-        client.meta.events.register("before-call.*.*", before)
-    try:
+    with hooked("before-call.*.*", before):
         yield calls
-    finally:
-        for client in clients:
-            client.meta.events.unregister("before-call.*.*", before)
 
 
 def test_link_is_created_then_repointed_and_the_same_target_again_changes_nothing(api: HandlerApi) -> None:
