@@ -61,6 +61,8 @@ _UNSET = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_IGNORE_
 # answer; telemetry off saves another ~1.5 s and keeps DynamoDB Local off the network.
 _JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 _PR_SET_PDEATHSIG = 1
+# Runs DynamoDB Local bound to 127.0.0.1 (the jar's own main listens on every interface).
+_LOOPBACK_LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
 
 
 class ServiceStartError(RuntimeError):
@@ -171,8 +173,7 @@ class DynamoDBLocal:
             java,
             *_JVM_OPTIONS,
             f"-Djava.library.path={self.directory / 'DynamoDBLocal_lib'}",
-            "-jar",
-            str(self.directory / "DynamoDBLocal.jar"),
+            *("-cp", str(self.directory / "DynamoDBLocal.jar"), str(_LOOPBACK_LAUNCHER)),
             *("-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)),
         ]
         # PDEATHSIG fires when the spawning *thread* ends, so only the main thread (which lives as long
