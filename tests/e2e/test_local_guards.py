@@ -5,11 +5,14 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from local.services import launcher_arguments, launcher_classes
 from tests.e2e.conftest import ArcaHttp
 
 
@@ -77,3 +80,25 @@ def test_dynamodb_local_listens_on_the_loopback_address_only(arca_url: str) -> N
         a.is_loopback or (isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped and a.ipv4_mapped.is_loopback)
         for a in addresses
     ), addresses
+
+
+def test_the_launcher_is_compiled_once_and_run_from_source_without_javac(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jar = tmp_path / "DynamoDBLocal.jar"
+    # Given a cache holding the launcher's class, compiled by an earlier start
+    compiled = launcher_classes(tmp_path / "cache")
+    compiled.mkdir(parents=True)
+    (compiled / "LoopbackDynamoDBLocal.class").write_bytes(b"\xca\xfe\xba\xbe")
+
+    def no_compiling(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"compiled again: {args}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(subprocess, "run", no_compiling)
+        # When
+        again = launcher_arguments("java", jar, tmp_path / "cache")
+    without_javac = launcher_arguments(str(tmp_path / "no-jdk" / "java"), jar, tmp_path / "other-cache")
+    # Then the class is reused; without a javac beside java, DynamoDB Local runs as its jar does
+    assert again == ["-cp", f"{jar}{os.pathsep}{compiled}", "LoopbackDynamoDBLocal"]
+    assert without_javac == ["-jar", str(jar)]
