@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
+from local.events import LAMBDA_PAYLOAD_BYTES, PayloadTooLargeError, invoke
 from local.services import Services
 from local.stream import BUSY_PAUSE, IDLE_PAUSE, QUIET_AFTER, SHARDS_EVERY, StreamConsumer
 
@@ -89,3 +92,22 @@ def test_a_busy_stream_is_read_at_once_and_the_first_record_after_a_quiet_spell_
     assert len(delays) == 50
     assert delays[0] <= IDLE_PAUSE
     assert max(delays[1:]) <= BUSY_PAUSE + 1e-9
+
+
+def test_direct_invocations_refuse_what_lambda_refuses() -> None:
+    # Given a function that records its calls and answers a string of the size it is asked for
+    calls: list[Any] = []
+
+    def answer(event: Any, context: Any) -> Any:
+        calls.append(event)
+        return "x" * event["size"]
+
+    # When its event is over 6 MB, then when its answer is
+    with pytest.raises(PayloadTooLargeError) as event_refused:
+        invoke(answer, {"size": 1, "pad": "x" * LAMBDA_PAYLOAD_BYTES}, None)
+    with pytest.raises(PayloadTooLargeError) as response_refused:
+        invoke(answer, {"size": LAMBDA_PAYLOAD_BYTES}, None)
+    # Then the first never ran, the second ran but its answer is refused, and a small one passes
+    assert event_refused.value.what == "event" and response_refused.value.what == "response"
+    assert len(calls) == 1
+    assert invoke(answer, {"size": 2}, None) == "xx"
