@@ -66,7 +66,7 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
         if cfg.cold_start_runs:
             sections.append(coldstart.section(cfg.cold_start_runs)[0])
         if cfg.events_publishes:
-            sections.append(events.section(cfg.events_publishes))
+            sections.append(events.section(cfg.events_publishes, cfg.events_idle_seconds))
     except BenchFailure as failure:
         failures.append(str(failure))
     finally:

@@ -59,6 +59,7 @@ class Config:
     search_versions: int = 10_000  # versions searched registry-wide (written directly)
     search_artifacts: int = 100  # the artifacts they are spread over
     events_publishes: int = 200  # publishes timed from commit to the bus, in local mode (0: skip the section)
+    events_idle_seconds: float = 10.0  # idle CPU of the local stack measured over this long, paced and at 20 ms
 
     @property
     def small_label(self) -> str:

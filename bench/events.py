@@ -6,6 +6,8 @@ write units are those of a transactional write (2 per KB or part of one, per ite
 stored (read back after the write; DynamoDB's size rules, estimated: names plus values).
 Delay: from the return of a publish (its transaction committed) to the return of the handler's PutEvents for
 that event, over `publishes` publishes one after the other.
+Idle: the CPU time the local stack spends while nothing happens (the server's own process, all its threads, and
+DynamoDB Local's JVM, from /proc), with the stream consumer's pacing and with a read every 20 ms.
 """
 
 from __future__ import annotations
@@ -13,16 +15,47 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import statistics
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from arca.adapters import keys
 from bench.report import table
 
 _KB = 1024
+
+
+def _cpu_seconds(pid: int | str) -> float:
+    """User + system CPU seconds of a process, all its threads (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(name: str) -> list[int]:
+    """This process's children whose command is `name` (DynamoDB Local: `java`)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                comm, rest = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)
+                if comm.split("(", 1)[1] == name and int(rest.split()[1]) == os.getpid():
+                    found.append(int(entry))
+    return found
+
+
+def _idle_cpu(seconds: float) -> tuple[float, float]:
+    """Percent of one core used over `seconds` of sleep by this process and by its `java` children."""
+    jvms = _children("java")
+    own, jvm, started = _cpu_seconds("self"), sum(_cpu_seconds(p) for p in jvms), time.perf_counter()
+    time.sleep(seconds)
+    elapsed = time.perf_counter() - started
+    own_used = _cpu_seconds("self") - own
+    jvm_used = sum(_cpu_seconds(p) for p in jvms) - jvm
+    return 100 * own_used / elapsed, 100 * jvm_used / elapsed
 
 
 def _size(value: Any) -> int:
@@ -76,10 +109,11 @@ def _cost(client: Any, table_name: str, items: list[dict[str, Any]]) -> tuple[in
     return len(items), len(event_sizes), _units(sizes + event_sizes), _units(event_sizes)
 
 
-def section(publishes: int = 200) -> str:
-    """The `## Events` section: cost per write, and stream-to-bus delay in local mode."""
+def section(publishes: int = 200, idle_seconds: float = 10.0) -> str:
+    """The `## Events` section: cost per write, stream-to-bus delay and idle CPU in local mode."""
     from arca import wiring
     from arca.domain.models import AliasBody, Content
+    from local import stream
     from local.server import load_handler, running_arca
 
     delivered: dict[str, float] = {}
@@ -138,6 +172,16 @@ def section(publishes: int = 200) -> str:
             while event_id not in delivered and time.perf_counter() < deadline:
                 time.sleep(0.001)
         delays = sorted((delivered[i] - t) * 1000 for i, t in committed.items() if i in delivered)
+
+        # Idle: once the consumer has backed off, then with it held at the busy pace (the fixed 20 ms poll).
+        time.sleep(stream.QUIET_AFTER + 1)
+        paced = _idle_cpu(idle_seconds)
+        idle_pause, stream.IDLE_PAUSE = stream.IDLE_PAUSE, stream.BUSY_PAUSE
+        try:
+            time.sleep(1)
+            fixed = _idle_cpu(idle_seconds)
+        finally:
+            stream.IDLE_PAUSE = idle_pause
     missing = publishes - len(delays)
     cost = table(["write", "items without events", "items with events", "WCU without", "WCU with"], rows)
     p90 = delays[max(0, math.ceil(0.9 * len(delays)) - 1)] if delays else float("nan")
@@ -153,15 +197,25 @@ def section(publishes: int = 200) -> str:
             ]
         ],
     )
+    idle = table(
+        [f"idle local stack, {idle_seconds:g} s", "server process % of a core", "DynamoDB Local % of a core"],
+        [
+            [f"stream read every {stream.IDLE_PAUSE * 1000:.0f} ms once quiet", f"{paced[0]:.1f}", f"{paced[1]:.1f}"],
+            [f"stream read every {stream.BUSY_PAUSE * 1000:.0f} ms", f"{fixed[0]:.1f}", f"{fixed[1]:.1f}"],
+        ],
+    )
     note = (
         "Items and write units (WCU) of each write's one TransactWriteItems, as sent: transactional writes cost 2 WCU "
         "per KB of each item (sizes estimated from the stored items). An event adds one item (its Put); LATEST's "
         "`last_event` rides in the LATEST write the transaction has anyway (an alias move's ConditionCheck of LATEST "
         "becomes an Update: the same item). The delay runs from the return of a "
         "publish to the return of the events handler's PutEvents for its event, with local mode's stream consumer "
-        "(DynamoDB Local's stream polled every 20 ms); on AWS Lambda polls a shard about four times a second."
+        "(DynamoDB Local's stream read again at once after records, every 20 ms for 2 s after the last ones, then "
+        "backing off to every 250 ms, the pace at which Lambda polls a shard on AWS). Idle CPU: user + system time "
+        "of the server's process (all threads: HTTP server, stream consumer, moto) and of DynamoDB Local's JVM "
+        "while nothing happens, paced and with the stream read every 20 ms."
     )
-    return "\n".join(["## Events", "", cost, "", delay, "", note])
+    return "\n".join(["## Events", "", cost, "", delay, "", idle, "", note])
 
 
 def _newest_event(services: Any, name: str) -> str:

@@ -12,13 +12,15 @@ import importlib
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 _BASE = Path(__file__).with_name("apigw_rest_event.json")
+# Lambda's limit on a synchronous invocation's event and on its response, as JSON.
+LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024
 
 
 @cache
@@ -115,6 +117,35 @@ def lambda_context(function: str) -> LambdaContext:
         aws_request_id=str(uuid.uuid4()),
         invoked_function_arn=f"arn:aws:lambda:us-east-1:000000000000:function:arca-{function}",
     )
+
+
+class PayloadTooLargeError(Exception):
+    """Lambda refused an invocation: its event (`what` = "event") or its response (`"response"`) is over 6 MB."""
+
+    def __init__(self, what: str, size: int) -> None:
+        super().__init__(f"the {what} is {size} bytes, over Lambda's payload limit of {LAMBDA_PAYLOAD_BYTES} bytes")
+        self.what, self.size = what, size
+
+
+def payload_size(payload: Any) -> int:
+    """The size Lambda counts: the payload as (compact) JSON."""
+    return len(json.dumps(payload, separators=(",", ":")).encode())
+
+
+def invoke(handler: Callable[[Any, Any], Any], event: Any, context: Any) -> Any:
+    """Call a function as Lambda does, refusing what Lambda refuses.
+
+    An event over 6 MB never reaches the function (Lambda answers RequestEntityTooLargeException); a response
+    over 6 MB fails the invocation after the function ran (its writes stand). Both raise PayloadTooLargeError.
+    """
+    size = payload_size(event)
+    if size > LAMBDA_PAYLOAD_BYTES:
+        raise PayloadTooLargeError("event", size)
+    response = handler(event, context)
+    size = payload_size(response)
+    if size > LAMBDA_PAYLOAD_BYTES:
+        raise PayloadTooLargeError("response", size)
+    return response
 
 
 def response_body(response: dict[str, Any]) -> bytes:

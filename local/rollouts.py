@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from local.events import lambda_context
+from local.events import invoke, lambda_context
 
 log = logging.getLogger("arca.local")
 
@@ -64,7 +64,7 @@ class LocalDriver:
                 return
             try:
                 with self._lock:
-                    event = self._handler()(event, lambda_context("rollout"))
+                    event = invoke(self._handler(), event, lambda_context("rollout"))
                 failures = 0
             except Exception:  # as the state machine retries a failed step; the step is idempotent
                 failures += 1

@@ -19,6 +19,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import sys
@@ -30,12 +31,13 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
+from arca_client import loopback
 from local import docs
-from local.events import api_event, lambda_context
+from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 from local.stream import consuming_stream
@@ -46,8 +48,17 @@ Event = dict[str, Any]
 Handler = Callable[[Event, Any], Any]
 HandlerLoader = Callable[[str], Handler]
 
+# Local mode has no authentication: a request may name its caller (default `local`) with this header, and the
+# function sees the IAM user of that name where API Gateway puts the caller's identity.
+LOCAL_USER_HEADER = "X-Arca-Local-User"
+LOCAL_USER = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+DEFAULT_LOCAL_USER = "local"
 CALLER_ARN = "arn:aws:iam::000000000000:user/local"
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway refuses larger request bodies with 413
+# Connections waiting to be accepted: Python's default of 5 reset a burst of clients on a busy machine.
+LISTEN_BACKLOG = 128
+_DIGITS = re.compile(rb"[0-9]+")
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 # The web console's static files, served at /console/ beside the API they call with relative URLs.
 CONSOLE_DIR = Path(__file__).resolve().parent.parent / "client" / "arca_client" / "console_static"
 CONSOLE_TYPES = {
@@ -90,8 +101,19 @@ def _header(headers: dict[str, list[str]], name: str) -> str | None:
     return next((values[-1] for key, values in headers.items() if key.lower() == name.lower()), None)
 
 
+def caller_arn(user: str) -> str:
+    return f"arn:aws:iam::000000000000:user/{user}"
+
+
 def request_event(
-    method: str, target: str, headers: list[tuple[str, str]], body: bytes, *, source_ip: str, request_id: str
+    method: str,
+    target: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    *,
+    source_ip: str,
+    request_id: str,
+    identity: str = CALLER_ARN,
 ) -> dict[str, Any]:
     """The proxy event for a request: local.events builds it; the request adds what only it knows.
 
@@ -116,7 +138,7 @@ def request_event(
         query.setdefault(key, []).append(value)
 
     event, _ = api_event(
-        method, unquote(url.path), body=body, headers=multi, query=query, identity=CALLER_ARN, request_id=request_id
+        method, unquote(url.path), body=body, headers=multi, query=query, identity=identity, request_id=request_id
     )
     context = event["requestContext"]
     context["extendedRequestId"] = request_id
@@ -150,6 +172,7 @@ class ArcaServer(ThreadingHTTPServer):
     """Binds its port on creation, so a busy port fails before any service is started."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, port: int = 0, load: HandlerLoader = load_handler) -> None:
         super().__init__((HOST, port), _RequestHandler)
@@ -159,8 +182,12 @@ class ArcaServer(ThreadingHTTPServer):
         self.rollouts = LocalDriver(lambda: load("rollout"))
 
     @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.server_address[1]}"
+        return f"http://{HOST}:{self.port}"
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -182,7 +209,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 status = reply.status
                 self._send_error(reply, request_id)
         except _HUNG_UP:
-            # The client went away (Ctrl-C, a timeout) before its answer was written: nothing failed here.
+            # The client went away (Ctrl-C, a timeout) before its request was read or its answer written: nothing
+            # failed here, and a request cut short never reaches a function.
             status = "client hung up"
             self.close_connection = True
         finally:
@@ -203,6 +231,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def _serve(self, request_id: str) -> int:
+        refused = loopback.refusal(
+            self.headers.get("Host"), self.headers.get("Origin"), self.server.port, server="the local Arca server"
+        )
+        if refused is not None:  # a page in a browser (another origin, or a DNS-rebound name)
+            self.close_connection = True  # its body is left unread
+            raise _ReplyError(403, "ForbiddenError", refused)
+        identity = self._identity()
         body = self._read_body()
         path = unquote(urlsplit(self.path).path)
         if path == docs.PATH and self.command in ("GET", "HEAD"):
@@ -224,11 +259,23 @@ class _RequestHandler(BaseHTTPRequestHandler):
             raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
         headers = list(self.headers.items())
         event = request_event(
-            self.command, self.path, headers, body, source_ip=self.client_address[0], request_id=request_id
+            self.command,
+            self.path,
+            headers,
+            body,
+            source_ip=self.client_address[0],
+            request_id=request_id,
+            identity=identity,
         )
         with self.server.locks[route.function]:
             try:
-                response = self.server.load(route.function)(event, lambda_context(route.function))
+                response = invoke(self.server.load(route.function), event, lambda_context(route.function))
+            except PayloadTooLargeError as too_large:
+                # API Gateway's answers: Lambda refusing the invocation is a 500, a function's failure a 502.
+                log.error("arca.handlers.%s on %s %s: %s", route.function, self.command, path, too_large)
+                status = 500 if too_large.what == "event" else 502
+                message = f"the {route.function} function failed: {too_large}"
+                raise _ReplyError(status, "InternalError", message) from None
             except Exception:
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
                 log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
@@ -253,32 +300,70 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._write(200, headers, file.read_bytes(), request_id)
         return 200
 
+    def _identity(self) -> str:
+        """The caller's ARN: the IAM user named by X-Arca-Local-User (a bad name is a 400), by default `local`."""
+        user = self.headers.get(LOCAL_USER_HEADER)
+        if user is None:
+            return caller_arn(DEFAULT_LOCAL_USER)
+        if not LOCAL_USER.fullmatch(user):
+            self.close_connection = True  # its body is left unread
+            raise _ReplyError(
+                400,
+                "ValidationError",
+                f"{LOCAL_USER_HEADER} must be a user name: 1 to 64 of a-z 0-9 . _ - starting with a letter or digit",
+                field=LOCAL_USER_HEADER,
+            )
+        return caller_arn(user)
+
     def _read_body(self) -> bytes:
+        """The whole body, or a refusal before any of it reaches a function: 400 for a malformed framing, 413 over
+        10 MB (the connection closes: what is left of the body is not read); a client gone midway is a hang-up."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             return self._read_chunked()
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise _ReplyError(400, "ValidationError", "Content-Length is not a number") from None
+        declared = (self.headers.get("Content-Length") or "0").strip().encode()
+        if not _DIGITS.fullmatch(declared):
+            self._refuse_framing("Content-Length must be a number of bytes")
+        length = int(declared)
         if length > MAX_PAYLOAD_BYTES:
-            self.close_connection = True  # the unread body is still on the socket
-            raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
-        return self.rfile.read(length)
+            self._refuse_too_large()
+        return self._read_exactly(length)
 
     def _read_chunked(self) -> bytes:
         chunks: list[bytes] = []
         total = 0
-        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-            total += size
+        while True:
+            line = self.rfile.readline(1024)
+            if not line:
+                raise ConnectionResetError("the client hung up in its body")
+            size = line.split(b";")[0].strip()
+            if not _CHUNK_SIZE.fullmatch(size) or not line.endswith(b"\n"):
+                self._refuse_framing("the chunked body is malformed (a chunk size is not a hexadecimal number)")
+            if not (chunk_size := int(size, 16)):
+                break
+            total += chunk_size
             if total > MAX_PAYLOAD_BYTES:
-                self.close_connection = True
-                raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline()
-        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers
-            pass
+                self._refuse_too_large()
+            chunks.append(self._read_exactly(chunk_size))
+            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                self._refuse_framing("the chunked body is malformed (a chunk is longer than its size)")
+        while (trailer := self.rfile.readline(8192)) not in (b"\r\n", b"\n"):
+            if not trailer:
+                raise ConnectionResetError("the client hung up in its body")
         return b"".join(chunks)
+
+    def _read_exactly(self, length: int) -> bytes:
+        data = self.rfile.read(length)
+        if len(data) < length:
+            raise ConnectionResetError("the client hung up in its body")
+        return data
+
+    def _refuse_framing(self, message: str) -> NoReturn:
+        self.close_connection = True  # where the next request would start is unknown
+        raise _ReplyError(400, "ValidationError", message)
+
+    def _refuse_too_large(self) -> NoReturn:
+        self.close_connection = True  # the unread body is still on the socket
+        raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
 
     def _send_proxy_response(self, response: Any, request_id: str, function: str) -> int:
         """Write a proxy response; `headers` and `multiValueHeaders` merge as in API Gateway."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import hashlib
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +34,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from infra.schema import create_table_request
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+log = logging.getLogger("arca.local")
 HOST = "127.0.0.1"
 REGION = "us-east-1"
 DEFAULT_TABLE = "arca-local"
@@ -61,6 +64,48 @@ _UNSET = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_IGNORE_
 # answer; telemetry off saves another ~1.5 s and keeps DynamoDB Local off the network.
 _JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 _PR_SET_PDEATHSIG = 1
+# Runs DynamoDB Local bound to 127.0.0.1 (the jar's own main listens on every interface).
+_LOOPBACK_LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
+
+
+def launcher_classes(cache: Path) -> Path:
+    """The folder of `cache` that holds the launcher compiled from its current source."""
+    return cache / f"dynamodb-local-launcher-{hashlib.sha256(_LOOPBACK_LAUNCHER.read_bytes()).hexdigest()[:16]}"
+
+
+def launcher_arguments(java: str, jar: Path, cache: Path | None = None) -> list[str]:
+    """The `java` arguments that run DynamoDB Local from `jar`, bound to 127.0.0.1 when a JDK is at hand.
+
+    The loopback launcher is compiled once, with the `javac` beside `java`, into a folder of the user's cache
+    named after its source's hash, and reused (java's source-file mode would compile it on every start, ~0.7 s
+    of CPU). Without javac (a bare JRE), or if it fails, DynamoDB Local runs as its jar does, on every interface,
+    with a warning.
+    """
+    root = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arca"
+    classes = launcher_classes(root)
+    if not (classes / "LoopbackDynamoDBLocal.class").is_file():
+        javac = Path(shutil.which(java) or java).resolve().with_name("javac")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=root, ignore_cleanup_errors=True) as building:
+                subprocess.run(
+                    [str(javac), "-cp", str(jar), "-d", building, str(_LOOPBACK_LAUNCHER)],
+                    check=True,
+                    capture_output=True,
+                    timeout=STARTUP_TIMEOUT,
+                )
+                with contextlib.suppress(OSError):  # another server compiled it meanwhile
+                    Path(building).rename(classes)
+        except (OSError, subprocess.SubprocessError) as error:
+            output = getattr(error, "stderr", None) or b""
+            log.warning(
+                "DynamoDB Local listens on every interface: %s could not compile its loopback launcher (%s) %s",
+                javac,
+                error,
+                output.decode(errors="replace").strip(),
+            )
+            return ["-jar", str(jar)]
+    return ["-cp", os.pathsep.join([str(jar), str(classes)]), "LoopbackDynamoDBLocal"]
 
 
 class ServiceStartError(RuntimeError):
@@ -171,8 +216,7 @@ class DynamoDBLocal:
             java,
             *_JVM_OPTIONS,
             f"-Djava.library.path={self.directory / 'DynamoDBLocal_lib'}",
-            "-jar",
-            str(self.directory / "DynamoDBLocal.jar"),
+            *launcher_arguments(java, self.directory / "DynamoDBLocal.jar"),
             *("-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)),
         ]
         # PDEATHSIG fires when the spawning *thread* ends, so only the main thread (which lives as long

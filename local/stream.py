@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from local.events import invoke
 from local.services import DEFAULT_EVENTS_QUEUE, REGION, Services, client
 
 log = logging.getLogger("arca.local")
@@ -26,8 +27,14 @@ Handler = Callable[[dict[str, Any], Any], Any]
 # As the stack's event source mapping (infra/events.py).
 RETRY_ATTEMPTS = 5
 BATCH_SIZE = 100
-# A pause between empty reads: the bench measures the delay it adds (docs/local.md).
-IDLE_PAUSE = 0.02
+# The pause after an empty read: BUSY_PAUSE while records came in the last QUIET_AFTER seconds (the bench
+# measures the delay it adds), then doubling up to IDLE_PAUSE, the interval at which Lambda polls a shard on AWS:
+# an idle server reads its stream four times a second instead of fifty (docs/local.md).
+BUSY_PAUSE = 0.02
+IDLE_PAUSE = 0.25
+QUIET_AFTER = 2.0
+# Shards are listed again this often (and whenever one ends): a new shard is rare, a listing costs a request.
+SHARDS_EVERY = 10.0
 
 
 def wanted(record: dict[str, Any]) -> bool:
@@ -61,15 +68,45 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
     }
 
 
-class StreamConsumer:
-    """Polls every shard of the table's stream and feeds the handler; `delivered` counts events handed over."""
+class Pacing:
+    """How long to wait after a read: nothing after records (the next read at once), BUSY_PAUSE after an empty
+    read that follows records by less than QUIET_AFTER seconds, then twice the last pause, up to IDLE_PAUSE."""
 
-    def __init__(self, services: Services, handler: Handler, context: Any) -> None:
+    def __init__(self, now: float) -> None:
+        self.last_records = now
+        self.pause = BUSY_PAUSE
+
+    def after(self, records: bool, now: float) -> float:
+        if records:
+            self.last_records, self.pause = now, BUSY_PAUSE
+            return 0.0
+        if now - self.last_records >= QUIET_AFTER:
+            self.pause = min(IDLE_PAUSE, self.pause * 2)
+        return self.pause
+
+
+class StreamConsumer:
+    """Polls every shard of the table's stream and feeds the handler; `delivered` counts events handed over.
+
+    `clock` and `wait` (seconds → True once stopped) are time.monotonic and the stop event's wait, or a test's.
+    """
+
+    def __init__(
+        self,
+        services: Services,
+        handler: Handler,
+        context: Any,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[float], bool] | None = None,
+    ) -> None:
         self.services = services
         self.handler = handler
         self.context = context
         self.delivered = 0
         self._stop = threading.Event()
+        self._clock = clock
+        self._wait = wait or self._stop.wait
         self._thread = threading.Thread(target=self._run, name="arca-stream", daemon=True)
 
     def start(self) -> None:
@@ -83,31 +120,50 @@ class StreamConsumer:
         dynamodb = client("dynamodb", self.services.dynamodb_endpoint)
         streams = client("dynamodbstreams", self.services.dynamodb_endpoint)
         arn = dynamodb.describe_table(TableName=self.services.table_name)["Table"]["LatestStreamArn"]
-        iterators: dict[str, str | None] = {}
+        self.consume(streams, arn)
+
+    def consume(self, streams: Any, arn: str) -> None:
+        """Read the stream until stopped, pausing as `Pacing` says."""
+        iterators: dict[str, str] = {}  # the open shards' next reads
+        ended: set[str] = set()  # shards read to their end
+        pacing = Pacing(self._clock())
+        listed = float("-inf")
         while not self._stop.is_set():
             try:
-                busy = self._poll(streams, arn, iterators)
+                if self._clock() - listed >= SHARDS_EVERY or not iterators:
+                    self._list_shards(streams, arn, iterators, ended)
+                    listed = self._clock()
+                closed = len(ended)
+                busy = self._poll(streams, arn, iterators, ended)
+                if len(ended) > closed:
+                    listed = float("-inf")
             except Exception:  # the services are stopping, or a bug: keep the server up, say so
                 if self._stop.is_set():
                     return
                 log.exception("stream consumer: read failed; retrying")
                 busy = False
-            if not busy:
-                self._stop.wait(IDLE_PAUSE)
+            pause = pacing.after(busy, self._clock())
+            if pause and self._wait(pause):
+                return
 
-    def _poll(self, streams: Any, arn: str, iterators: dict[str, str | None]) -> bool:
-        """One read of every open shard (new shards found on the way); True when records came."""
+    def _list_shards(self, streams: Any, arn: str, iterators: dict[str, str], ended: set[str]) -> None:
+        """Start reading the shards not seen yet, from their oldest record."""
         for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-            if shard["ShardId"] not in iterators:
+            if shard["ShardId"] not in iterators and shard["ShardId"] not in ended:
                 iterators[shard["ShardId"]] = streams.get_shard_iterator(
                     StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
                 )["ShardIterator"]
+
+    def _poll(self, streams: Any, arn: str, iterators: dict[str, str], ended: set[str]) -> bool:
+        """One read of every open shard; True when records came."""
         busy = False
         for shard_id, iterator in list(iterators.items()):
-            if iterator is None:
-                continue
             page = streams.get_records(ShardIterator=iterator, Limit=BATCH_SIZE)
-            iterators[shard_id] = page.get("NextShardIterator")
+            if page.get("NextShardIterator"):
+                iterators[shard_id] = page["NextShardIterator"]
+            else:  # a closed shard, read to its end: its children are found by the next listing
+                del iterators[shard_id]
+                ended.add(shard_id)
             records = [lambda_record(r, arn) for r in page.get("Records", []) if wanted(lambda_record(r, arn))]
             if records:
                 self._deliver(records)
@@ -118,7 +174,7 @@ class StreamConsumer:
         """Hand the batch over; send again from the first failed record, RETRY_ATTEMPTS times at most."""
         for attempt in range(RETRY_ATTEMPTS + 1):
             try:
-                result = self.handler({"Records": records}, self.context) or {}
+                result = invoke(self.handler, {"Records": records}, self.context) or {}
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception:  # every record failed (Powertools raises then): Lambda retries the whole batch
                 log.exception("stream consumer: the events handler failed the whole batch")

@@ -985,6 +985,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", default=argparse.SUPPRESS, help="AWS profile for credentials (default: the configured endpoint's)"
     )
     options.add_argument(
+        "--local-user",
+        default=argparse.SUPPRESS,
+        help="the user a local server records as the caller (default: $ARCA_LOCAL_USER, else the server's `local`)",
+    )
+    options.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=argparse.SUPPRESS,
@@ -1234,6 +1239,7 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
     "sign": None,
     "region": None,
     "profile": None,
+    "local_user": None,
     "progress": None,
     "verbose": False,
 }
@@ -1256,7 +1262,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def default_client(args: argparse.Namespace) -> Client:
-    return Client(endpoint=args.endpoint, sign=args.sign, region=args.region, profile=args.profile)
+    return Client(
+        endpoint=args.endpoint, sign=args.sign, region=args.region, profile=args.profile, local_user=args.local_user
+    )
 
 
 def exit_code(error: ArcaError) -> int:

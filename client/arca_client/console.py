@@ -9,8 +9,9 @@ go out unsigned.
 
 Only this machine can connect, and only the console's own pages can use the proxy: a request must name the
 proxy in its Host header (so a DNS-rebound name is refused), an Origin header, when a browser sends one,
-must be the proxy's, and every request but GET and HEAD must carry `X-Arca-Console`, a header no page of
-another origin can add without a CORS preflight, which the proxy never grants.
+must be the proxy's (the rules of `arca_client.loopback`, which the local server applies too), and every
+request but GET and HEAD must carry `X-Arca-Console`, a header no page of another origin can add without a
+CORS preflight, which the proxy never grants.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import requests
 
+from arca_client import loopback
 from arca_client._version import __version__
 from arca_client.errors import ArcaError, CredentialsError
 from arca_client.transport import Signer
 
-HOST = "127.0.0.1"
+HOST = loopback.HOST
 DEFAULT_PORT = 8700
 CONSOLE_HEADER = "X-Arca-Console"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's own limit; nothing the console sends comes close
@@ -103,11 +105,6 @@ class ConsoleProxy(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://{HOST}:{self.port}"
 
-    @property
-    def hosts(self) -> frozenset[str]:
-        """The Host headers that name this proxy."""
-        return frozenset({f"{HOST}:{self.port}", f"localhost:{self.port}"})
-
     def session(self) -> requests.Session:
         """One session per thread (requests' sessions are not thread-safe); each keeps its connections."""
         session: requests.Session | None = getattr(self._sessions, "session", None)
@@ -131,11 +128,11 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
 
     def _handle(self) -> None:
-        if (self.headers.get("Host") or "").lower() not in self.server.hosts:
-            raise _Refusal(403, "ForbiddenError", "the console proxy answers only to its own address")
-        origin = self.headers.get("Origin")
-        if origin is not None and origin not in {f"http://{host}" for host in self.server.hosts}:
-            raise _Refusal(403, "ForbiddenError", f"requests from {origin} are not forwarded")
+        refused = loopback.refusal(
+            self.headers.get("Host"), self.headers.get("Origin"), self.server.port, server="the console proxy"
+        )
+        if refused is not None:
+            raise _Refusal(403, "ForbiddenError", refused)
         path = urlsplit(self.path).path
         if path == "/":
             self._send(302, [("Location", "/console/")], b"")

@@ -74,6 +74,11 @@ class _Unset:
 UNSET = _Unset()
 
 
+# The caller a local server should record (local mode has no authentication; a deployed API ignores it).
+LOCAL_USER_HEADER = "X-Arca-Local-User"
+LOCAL_USER_ENV = "ARCA_LOCAL_USER"
+
+
 class Client:
     """A client of one Arca API.
 
@@ -81,7 +86,9 @@ class Client:
     (the same), then the config file's current endpoint, then the local server (see `arca_client.config`).
     A configured endpoint brings its region and profile unless they are given here. Requests are
     SigV4-signed (service execute-api, the standard AWS credential chain) unless the endpoint is this
-    machine; `sign` or ARCA_SIGN=1/0 forces either way. Every method raises an `ArcaError` subclass on failure.
+    machine; `sign` or ARCA_SIGN=1/0 forces either way. `local_user` (default $ARCA_LOCAL_USER) names the caller
+    to a local server (header X-Arca-Local-User); a deployed API ignores it. Every method raises an `ArcaError`
+    subclass on failure.
     """
 
     def __init__(
@@ -97,8 +104,10 @@ class Client:
         timeout: float | tuple[float, float] = (10.0, 120.0),
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[float], float] | None = None,
+        local_user: str | None = None,
     ) -> None:
         self.target = resolve_endpoint(endpoint)
+        self.local_user = local_user or os.environ.get(LOCAL_USER_ENV) or None
         self.endpoint = self.target.url
         region = region or self.target.region
         profile = profile or self.target.profile
@@ -150,6 +159,8 @@ class Client:
         if encoded:
             url += "?" + encoded
         send_headers = {"Accept": "application/json", **(headers or {})}
+        if self.local_user:
+            send_headers[LOCAL_USER_HEADER] = self.local_user
         data = None
         if body is not None:
             data = json.dumps(body, separators=(",", ":")).encode()

@@ -28,6 +28,7 @@ TINY = Config(
     search_versions=30,
     search_artifacts=3,
     events_publishes=3,  # the local stack starts and the section runs; three delays say little
+    events_idle_seconds=0.5,
 )
 
 

@@ -104,6 +104,17 @@ def test_global_options_go_before_or_after_the_command() -> None:
     assert (neither.endpoint, neither.json, neither.sign, neither.progress) == (None, False, None, None)
 
 
+def test_local_user_is_a_global_option_given_to_the_client() -> None:
+    from arca_client.cli import default_client
+
+    # When
+    args = parse_args(["ls", "--local-user", "alice", "--endpoint", "http://localhost:9999"])
+    # Then
+    assert args.local_user == "alice"
+    assert parse_args(["ls"]).local_user is None
+    assert default_client(args).local_user == "alice"
+
+
 def test_sign_and_progress_can_be_forced_either_way() -> None:
     assert parse_args(["--no-sign", "ls"]).sign is False
     assert parse_args(["ls", "--sign", "--progress"]).sign is True

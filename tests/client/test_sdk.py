@@ -1076,3 +1076,21 @@ def test_download_refuses_a_file_that_appeared_while_it_was_fetched(h: Harness, 
     # Then
     assert dest.read_bytes() == b"theirs"
     assert os.listdir(tmp_path) == ["app.zip"]  # no partial file left
+
+
+def test_a_local_user_is_named_on_every_api_call_and_comes_from_the_environment_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a client naming its local user, one taking it from the environment, and one without
+    monkeypatch.delenv("ARCA_LOCAL_USER", raising=False)
+    named, unnamed = make(local_user="alice"), make()
+    monkeypatch.setenv("ARCA_LOCAL_USER", "bob")
+    from_env = make()
+    # When
+    for harness in (named, unnamed, from_env):
+        harness.answer((200, {"status": "ok"}))
+        harness.client.health()
+    # Then
+    assert named.sent[0].headers["X-Arca-Local-User"] == "alice"
+    assert from_env.sent[0].headers["X-Arca-Local-User"] == "bob"
+    assert "X-Arca-Local-User" not in unnamed.sent[0].headers

@@ -38,7 +38,7 @@ def test_a_client_that_hangs_up_is_one_quiet_line(
         port = server.server_address[1]
         # When the client sends a request, then resets the connection (SO_LINGER 0: an RST, as a killed process)
         client = socket.create_connection(("127.0.0.1", port))
-        client.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         client.close()
         # and another one hangs up in the middle of its request line

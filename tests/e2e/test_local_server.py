@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import requests
 
+from local.events import LAMBDA_PAYLOAD_BYTES
 from local.server import CALLER_ARN, MAX_PAYLOAD_BYTES, ArcaServer, serving
 from local.services import REPO_ROOT
 
@@ -167,7 +168,8 @@ def test_failed_invocation_is_502_in_the_error_shape(url: str, stub: StubFunctio
 def test_body_over_api_gateway_limit_is_413_without_invoking(url: str, stub: StubFunctions) -> None:
     # Given a request announcing more than 10 MB (the body need not follow: it is refused unread)
     host, port = url.removeprefix("http://").split(":")
-    head = f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {host}\r\nContent-Length: {MAX_PAYLOAD_BYTES + 1}\r\n\r\n"
+    length = MAX_PAYLOAD_BYTES + 1
+    head = f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {length}\r\n\r\n"
     # When
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(head.encode())
@@ -205,3 +207,149 @@ def test_cli_prints_one_ready_line_and_stops_cleanly_on_ctrl_c() -> None:
     assert process.returncode == 0, stderr
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", dynamodb_port), timeout=1):
         pass
+
+
+def _raw(url: str, head: str, body: bytes = b"") -> tuple[socket.socket, bytes]:
+    """Send a request as raw bytes on a connection left open; the status line and headers answered, at once."""
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(head.replace("{host}", f"{host}:{port}").encode() + body)
+    reply = b""
+    while b"\r\n\r\n" not in reply and (data := sock.recv(65536)):
+        reply += data
+    return sock, reply
+
+
+@pytest.mark.parametrize(
+    ("framing", "body"),
+    [
+        pytest.param("Content-Length: -1", b"{}", id="negative-length"),
+        pytest.param("Content-Length: 1_0", b"{}", id="not-digits"),
+        pytest.param("Transfer-Encoding: chunked", b"zz\r\n{}\r\n", id="chunk-size-not-hex"),
+        pytest.param("Transfer-Encoding: chunked", b"-2\r\n{}\r\n", id="negative-chunk-size"),
+        pytest.param("Transfer-Encoding: chunked", b"2\r\n{}}\r\n0\r\n\r\n", id="chunk-longer-than-its-size"),
+    ],
+)
+def test_malformed_body_framing_is_400_at_once_without_invoking(
+    url: str, stub: StubFunctions, framing: str, body: bytes
+) -> None:
+    # When a client sends a body the server cannot delimit, and waits (the connection stays open)
+    sock, reply = _raw(url, f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {{host}}\r\n{framing}\r\n\r\n", body)
+    with sock:
+        # Then it is answered 400 without waiting for the client to hang up, and the connection is closed
+        assert reply.split(b"\r\n", 1)[0] == b"HTTP/1.1 400 Bad Request", reply
+        assert b"\r\nConnection: close\r\n" in reply
+    assert stub.calls == []
+
+
+def test_a_request_whose_client_hangs_up_midway_through_its_body_invokes_nothing(url: str, stub: StubFunctions) -> None:
+    # Given a client announcing 10 bytes that sends 3 and hangs up
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 10\r\n\r\n{{}}".encode()
+        )
+        sock.shutdown(socket.SHUT_WR)
+        # When the server has read what there is
+        assert sock.recv(1024) == b""
+    # Then no function saw the truncated body, and the server goes on serving
+    assert requests.get(f"{url}/health", timeout=10).status_code == 200
+    assert [function for function, _, _ in stub.calls] == ["resolve"]
+
+
+def test_a_burst_of_16_clients_is_queued_not_refused_while_the_server_is_busy(stub: StubFunctions) -> None:
+    # Given a server that is not accepting yet (a loaded machine: its accept loop has not run)
+    with ArcaServer(0, stub.load) as server:
+        # When 16 clients connect at once
+        clients = [socket.create_connection(("127.0.0.1", server.port), timeout=0.5) for _ in range(16)]
+        with serving(server):
+            for sock in clients:
+                sock.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+            replies = [sock.recv(1024).split(b"\r\n", 1)[0] for sock in clients]
+        for sock in clients:
+            sock.close()
+    # Then every one of them waited in the listen queue and was answered
+    assert replies == [b"HTTP/1.1 200 OK"] * 16
+
+
+def test_pages_of_other_origins_and_rebound_names_are_refused_before_any_function(
+    url: str, stub: StubFunctions
+) -> None:
+    port = url.rsplit(":", 1)[1]
+    rollback = f"{url}/artifacts/team/app/aliases/prod/rollback"
+    # When a page of another site posts to the local registry, or reaches it under a name rebound to 127.0.0.1
+    cross = requests.post(rollback, json={}, headers={"Origin": "https://evil.example"}, timeout=10)
+    null = requests.post(rollback, json={}, headers={"Origin": "null"}, timeout=10)
+    rebound = requests.post(rollback, json={}, headers={"Host": f"evil.example:{port}"}, timeout=10)
+    rebound_read = requests.get(f"{url}/artifacts", headers={"Host": f"evil.example:{port}"}, timeout=10)
+    # Then each is refused in the error shape, and no function ran
+    assert [r.status_code for r in (cross, null, rebound, rebound_read)] == [403] * 4
+    assert cross.json()["error"]["code"] == "ForbiddenError"
+    assert "evil.example" in cross.json()["error"]["message"]
+    assert stub.calls == []
+    # While the command line (no Origin) and the server's own pages (the console) are served, by either name
+    cli = requests.post(rollback, json={}, timeout=10)
+    own_page = requests.post(rollback, json={}, headers={"Origin": url}, timeout=10)
+    by_localhost = requests.post(rollback, json={}, headers={"Host": f"localhost:{port}"}, timeout=10)
+    assert [r.status_code for r in (cli, own_page, by_localhost)] == [200] * 3
+    assert len(stub.calls) == 3
+
+
+def test_the_local_user_header_names_the_caller_in_the_event(url: str, stub: StubFunctions) -> None:
+    # When
+    named = requests.get(f"{url}/health", headers={"X-Arca-Local-User": "alice.o-b_1"}, timeout=10)
+    named_identity = stub.event["requestContext"]["identity"]["userArn"]
+    anonymous = requests.get(f"{url}/health", timeout=10)
+    anonymous_identity = stub.event["requestContext"]["identity"]["userArn"]
+    # Then
+    assert named.status_code == anonymous.status_code == 200
+    assert named_identity == "arn:aws:iam::000000000000:user/alice.o-b_1"
+    assert anonymous_identity == CALLER_ARN == "arn:aws:iam::000000000000:user/local"
+
+
+@pytest.mark.parametrize("user", ["Alice", "-alice", "a" * 65, "al ice", "alice/admin", ""])
+def test_a_bad_local_user_is_400_naming_the_header(url: str, stub: StubFunctions, user: str) -> None:
+    # When
+    response = requests.post(
+        f"{url}/artifacts/team/app/versions", json={}, headers={"X-Arca-Local-User": user}, timeout=10
+    )
+    # Then
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "X-Arca-Local-User"
+    assert response.json()["error"]["request_id"] == response.headers["x-amzn-RequestId"]
+    assert stub.calls == []
+
+
+def test_a_response_over_lambda_payload_limit_is_502_as_from_api_gateway(url: str, stub: StubFunctions) -> None:
+    # Given a function answering a body that makes its response just over 6 MB
+    stub.reply = {"statusCode": 200, "headers": {}, "body": "x" * LAMBDA_PAYLOAD_BYTES}
+    # When
+    response = requests.get(f"{url}/artifacts/team/app/versions", timeout=30)
+    # Then the function ran, but its answer does not reach the client
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert error["code"] == "InternalError" and "payload limit" in error["message"]
+    assert error["request_id"] == response.headers["x-amzn-RequestId"]
+    assert len(stub.calls) == 1
+    # And just under the limit it does
+    stub.reply = {"statusCode": 200, "headers": {}, "body": "x" * (LAMBDA_PAYLOAD_BYTES - 1000)}
+    assert requests.get(f"{url}/artifacts/team/app/versions", timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"{" + b" " * (7 * 1024 * 1024) + b"}", id="7MB-text"),
+        pytest.param(b"\xff" * (5 * 1024 * 1024), id="5MB-binary-is-6.7MB-of-base64"),
+    ],
+)
+def test_a_body_under_api_gateway_limit_but_over_lambda_limit_is_500_without_invoking(
+    url: str, stub: StubFunctions, body: bytes
+) -> None:
+    # When
+    response = requests.post(f"{url}/artifacts/team/app/versions", data=body, timeout=30)
+    # Then Lambda refuses the event: API Gateway answers 500, and the function never ran
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "InternalError"
+    assert "payload limit" in response.json()["error"]["message"]
+    assert stub.calls == []

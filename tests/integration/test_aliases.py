@@ -36,6 +36,14 @@ def test_create_then_move_alias_advances_revision_and_etag(app: HandlerApi) -> N
     assert fetched.headers["ETag"] == '"2"'
 
 
+def test_the_deployed_api_ignores_the_local_user_header(app: HandlerApi) -> None:
+    # When a caller names another user with local mode's header (API Gateway passes every header on)
+    created = put_alias(app, "prod", headers={"X-Arca-Local-User": "someone-else"}, version=1)
+    # Then the author is the identity API Gateway verified, as without the header
+    assert created.status == 201
+    assert created.body["updated_by"] == "arca:local"
+
+
 def test_alias_pins_its_versions_against_delete_prune_and_purge(app: HandlerApi) -> None:
     # Given
     put_alias(app, "prod", version=1)
