@@ -55,7 +55,7 @@ class Config:
     max_publish_ratio: float | None = 2.0  # fail when publish at big_size is slower than this times small_size
     warmup: int | None = None  # unmeasured calls before each row; None: the row's own (1)
     isolate_groups: bool = True  # a fresh moto world per group; the smoke test shares one to stay fast
-    cold_start_runs: int = 9  # whole-process pairs per cold-start row (0: skip)
+    cold_start_runs: int = 15  # whole-process pairs per cold-start row (0: skip)
     search_versions: int = 10_000  # versions searched registry-wide (written directly)
     search_artifacts: int = 100  # the artifacts they are spread over
     events_publishes: int = 200  # publishes timed from commit to the bus, in local mode (0: skip the section)
