@@ -61,6 +61,8 @@ class FunctionSpec:
     reserved_concurrency: int | None = None
     # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
     alarm_actions: tuple[str, ...] = ()
+    # Served behind the API: a candidate for SnapStart (`Functions(snap_start=True)`), invoked through an alias.
+    api: bool = False
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -90,6 +92,7 @@ SPECS = (
     FunctionSpec(
         name="publish",
         handler="arca.handlers.publish.handler",
+        api=True,
         table_actions=(
             "dynamodb:GetItem",
             "dynamodb:PutItem",
@@ -117,6 +120,7 @@ SPECS = (
     FunctionSpec(
         name="alias",
         handler="arca.handlers.alias.handler",
+        api=True,
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=ALIAS_WRITES,
         reserved_concurrency=10,
@@ -124,6 +128,7 @@ SPECS = (
     FunctionSpec(
         name="resolve",
         handler="arca.handlers.resolve.handler",
+        api=True,
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         # Search and `sha256:` references read the table's secondary indexes.
         index_actions=("dynamodb:Query",),
@@ -165,6 +170,11 @@ class Functions(Construct):
     function's own role, never a resource policy on the table or the bucket, so the functions can change
     without touching the stack that owns the data. `reserve_concurrency` gives each function its spec's
     reserved concurrency. `specs` and `code_dir` default to Arca's own.
+
+    `snap_start` turns on Lambda SnapStart for the API's functions (`FunctionSpec.api`): each then publishes a
+    version on every change of its code or configuration, and `targets` maps its name to the alias `live` on
+    that version, which is what the API must invoke (a snapshot exists only for a published version). Without
+    SnapStart, `targets` holds the functions themselves.
     """
 
     def __init__(
@@ -176,6 +186,7 @@ class Functions(Construct):
         bucket: s3.IBucket,
         removal_policy: RemovalPolicy,
         reserve_concurrency: bool = False,
+        snap_start: bool = False,
         specs: Iterable[FunctionSpec] = SPECS,
         code_dir: Path = ASSET_DIR,
     ) -> None:
@@ -184,13 +195,24 @@ class Functions(Construct):
         self._table = table
         self._bucket = bucket
         self._removal_policy = removal_policy
+        self._snap_start = snap_start
         layer_arn = self.node.try_get_context("powertools_layer_arn") or ssm.StringParameter.value_for_string_parameter(
             self, powertools_layer_parameter()
         )
         self._layer = lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", layer_arn)
         # Plain source, no bundling: Powertools and pydantic come from the layer, boto3 from the runtime.
         self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
-        self.by_name: dict[str, lambda_.Function] = {spec.name: self._function(spec) for spec in specs}
+        self.by_name: dict[str, lambda_.Function] = {}
+        self.targets: dict[str, lambda_.IFunction] = {}
+        for spec in specs:
+            function = self.by_name[spec.name] = self._function(spec)
+            self.targets[spec.name] = self._live_alias(function) if snap_start and spec.api else function
+
+    @staticmethod
+    def _live_alias(function: lambda_.Function) -> lambda_.Alias:
+        """The alias `live` on the function's current version (a new version on every change of its code or
+        configuration; the one it replaces is deleted, so one snapshot per function is cached and charged)."""
+        return lambda_.Alias(function, "Live", alias_name="live", version=function.current_version)
 
     def add(self, spec: FunctionSpec) -> lambda_.Function:
         """A function that serves no route (the stream consumer), with the same defaults and a role of its own."""
@@ -258,6 +280,8 @@ class Functions(Construct):
             # stages or applications of the account do, and never starve them either.
             reserved_concurrent_executions=spec.reserved_concurrency if self._reserve_concurrency else None,
             tracing=lambda_.Tracing.ACTIVE,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if self._snap_start and spec.api else None,
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.DESTROY),
             log_group=log_group,
             role=role,
             description=f"Arca {spec.name}",

@@ -102,6 +102,8 @@ class ServiceStack(Stack):
         )
         removal_policy = RemovalPolicy.DESTROY if stage in DISPOSABLE_STAGES else RemovalPolicy.RETAIN
         reserve = _flag(self, "reserve_concurrency", default=stage not in DISPOSABLE_STAGES)
+        # SnapStart for the API's functions (docs/decisions.md): on for retained stages, `-c snap_start=false` off.
+        snap_start = _flag(self, "snap_start", default=stage not in DISPOSABLE_STAGES)
 
         # Imported by name: IAM statements then name the table and the bucket by ARNs built in this stack, and
         # CDK cannot add a resource policy to an imported resource, so no grant reaches the storage stack.
@@ -121,6 +123,7 @@ class ServiceStack(Stack):
             bucket=self.bucket,
             removal_policy=removal_policy,
             reserve_concurrency=reserve,
+            snap_start=snap_start,
             specs=specs,
             code_dir=code_dir,
         )
@@ -139,7 +142,7 @@ class ServiceStack(Stack):
             "Api",
             stage_name=stage,
             routes=ROUTES,
-            functions={name: f for name, f in self.functions.by_name.items() if name in FUNCTIONS},
+            functions={name: f for name, f in self.functions.targets.items() if name in FUNCTIONS},
             removal_policy=removal_policy,
             account_logging_role=_flag(self, "apigateway_cloudwatch_role", default=False),
         )

@@ -39,8 +39,8 @@ def clone_versions(client: Any, table: str, name: str, numbers: Iterable[int], *
 
 
 def clone_revisions(client: Any, table: str, name: str, alias: str, count: int) -> list[str]:
-    """Revisions 2..count+1 of `alias` (copies of revision 1), each one second after the one before; the
-    alias item moves to the last. Returns the `updated_at` of revisions 1..count+1."""
+    """Revisions 2..count+1 of `alias` (copies of revision 1, with their time rows), each one second after the
+    one before; the alias item moves to the last. Returns the `updated_at` of revisions 1..count+1."""
     first = client.get_item(TableName=table, Key=serialize(keys.history_key(name, alias, 1)))["Item"]
     times = [str((deserialize(first) or {})["updated_at"])]
     base = datetime.fromisoformat(times[0].replace("Z", "+00:00"))
@@ -50,6 +50,8 @@ def clone_revisions(client: Any, table: str, name: str, alias: str, count: int) 
         times.append(moment)
         items.append({**first, **serialize({**keys.history_key(name, alias, revision), "revision": revision})})
         items[-1]["updated_at"] = {"S": moment}
+        items.append({**items[-1], **serialize(keys.history_time_key(name, alias, moment, revision))})
+        items[-1]["kind"] = {"S": "alias-history-time"}
     _write(client, table, items)
     alias_item = client.get_item(TableName=table, Key=serialize(keys.alias_key(name, alias)))["Item"]
     alias_item.update(serialize({"revision": count + 1, "updated_at": times[-1]}))

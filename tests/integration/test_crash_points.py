@@ -91,12 +91,15 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
     latest = by_pk[NAME]["LATEST"]
     versions = {int(sk): v for sk, v in by_pk.get(NAME, {}).items() if sk != "LATEST"}
     aliases = by_pk.get(f"__{NAME}-alias", {})
-    history = by_pk.get(f"__{NAME}-history", {})
+    history = {sk: i for sk, i in by_pk.get(f"__{NAME}-history", {}).items() if i["kind"] == "alias-history"}
+    timed = {sk: i for sk, i in by_pk.get(f"__{NAME}-history", {}).items() if i["kind"] == "alias-history-time"}
+    assert len(history) + len(timed) == len(by_pk.get(f"__{NAME}-history", {}))
     live = {a: item for a, item in aliases.items() if not item.get("deleted")}
     objects = {o["Key"] for o in aws.s3.list_objects_v2(Bucket=aws.bucket).get("Contents", [])}
     if "purging" in latest:
         assert crashed, "a purge mark was left behind"
         assert {sk.split("#")[0] for sk in history} <= set(aliases), "history without its alias"
+        assert {sk.split("@")[0] for sk in timed} <= set(aliases), "time rows without their alias"
         for alias in live.values():
             assert all(int(t) in versions for t in (alias.get("version"), alias.get("secondary_version")) if t)
         assert not aliases or len(versions) == int(latest["version_count"]), "versions deleted before aliases"
@@ -104,7 +107,7 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
             assert f"artifacts/{NAME}/_blobs/{version['sha256']}" in objects, "a blob deleted before its version"
         return {"purging": True}
     if latest.get("purged"):
-        assert not versions and not aliases and not history, "rows survived the purge"
+        assert not versions and not aliases and not history and not timed, "rows survived the purge"
         assert not by_pk.get(f"__{NAME}-tags"), "tag rows survived the purge"
         assert not any(o.startswith(f"artifacts/{NAME}/") for o in objects)
         assert ("__names", NAME) not in {(i["pk"], i["sk"]) for i in items}
@@ -131,6 +134,11 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
         revisions = sorted(int(sk.split("#")[1]) for sk in history if sk.split("#")[0] == alias_name)
         assert revisions == list(range(1, int(alias["revision"]) + 1)), alias_name
     assert {sk.split("#")[0] for sk in history} <= set(aliases)
+    # Each record has its time row, written in its transaction, and no time row is without its record
+    record = ("alias", "revision", "updated_at", "version", "secondary_version", "deleted", "action")
+    assert sorted(tuple(i.get(f) for f in record) for i in timed.values()) == sorted(
+        tuple(i.get(f) for f in record) for i in history.values()
+    )
     # Tags: one index row per tag of a version or of the artifact, with its value, and no other row
     rows = {sk: row["value"] for sk, row in by_pk.get(f"__{NAME}-tags", {}).items()}
     tagged = {f"v#{n:06d}#{k}": value for n, v in versions.items() for k, value in (v.get("tags") or {}).items()}

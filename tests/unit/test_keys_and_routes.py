@@ -19,6 +19,27 @@ def test_item_keys_follow_the_spec() -> None:
     assert keys.history_key("my-app", "prod", 3) == {"pk": "__my-app-history", "sk": "prod#000003"}
 
 
+ALIASES = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
+MOMENTS = st.datetimes().map(lambda d: d.isoformat(timespec="milliseconds") + "Z")
+
+
+@given(ALIASES, ALIASES, MOMENTS, st.integers(1, 999_999), MOMENTS)
+def test_time_rows_sort_by_time_and_stay_out_of_every_alias_records_range(
+    alias: str, other: str, written: str, revision: int, moment: str
+) -> None:
+    sk = keys.history_time_key("app", alias, written, revision)["sk"]
+    assert keys.history_time_key("app", alias, written, revision)["pk"] == keys.history_pk("app")
+    # within the alias's time range exactly when written at or before the moment
+    low, high = keys.history_time_bounds(alias, moment)
+    assert (low <= sk <= high) == (written <= moment)
+    # never another alias's time row, never a record of any alias (history listings, revision_before)
+    low, high = keys.history_time_bounds(other, "9999-12-31T23:59:59.999Z")
+    assert (low <= sk <= high) == (alias == other)
+    assert not sk.startswith(keys.history_prefix(other))
+    below = (keys.history_key("app", other, 0)["sk"], keys.history_key("app", other, 999_999)["sk"])
+    assert not below[0] <= sk <= below[1]
+
+
 def test_folder_rows_follow_seed_001() -> None:
     assert keys.dir_keys("a/b/c") == [
         ({"pk": "__dir#", "sk": "a/"}, True),

@@ -57,6 +57,21 @@ def history_prefix(alias: str) -> str:
     return f"{alias}#"
 
 
+def history_time_key(name: str, alias: str, updated_at: str, revision: int) -> Key:
+    """A revision's time row: the same partition as its record, sort key `<alias>@<updated_at>#%06d`.
+
+    Stored times are ISO UTC with `Z` and one length, so the rows sort by time (ties by revision). `@` sorts
+    after `#`, so an alias's time rows never fall in its `<alias>#` range of records, nor in another alias's
+    (alias names hold neither `#` nor `@`).
+    """
+    return {"pk": history_pk(name), "sk": f"{alias}@{updated_at}#{revision:06d}"}
+
+
+def history_time_bounds(alias: str, moment: str) -> tuple[str, str]:
+    """The sort-key range of `alias`'s time rows written at or before `moment` (`#~` sorts after any number)."""
+    return f"{alias}@", f"{alias}@{moment}#~"
+
+
 def events_pk(name: str) -> str:
     """The artifact's event feed: sort key the event id (arca.domain.events), so a Query reads it in order."""
     return f"__{name}-events"

@@ -5,8 +5,9 @@ services speak only in entities. Conditions and what their failure means:
 - LATEST is written under `rev = :seen` (or `attribute_not_exists(pk)` for a new artifact): a lost race
   raises ContentionError, which the services' compare-and-set helper retries.
 - A version is put under `attribute_not_exists(pk)`; deleted only while live and unpinned.
-- An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)`, with a
-  ConditionCheck that the artifact is live and net pin deltas on its target versions.
+- An alias is put under `revision = :seen`, its history record under `attribute_not_exists(pk)` (and the same
+  record again under a time-ordered key, for `revision_at`), with a ConditionCheck that the artifact is live
+  and net pin deltas on its target versions.
 - A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
   counted there in `link_count`; a plain purge marks only while that count is zero.
 - Every write's transaction carries its events (Put under `attribute_not_exists(pk)`) and moves LATEST's
@@ -272,18 +273,40 @@ class Repository:
     def revision_at(self, name: str, alias: str, moment: str) -> AliasRevision | None:
         """The alias as it stood at `moment`: its newest revision written at or before it; None if deleted then.
 
-        Revisions are dense (1..current: a deletion is a revision and purge removes the whole history) and
-        each is written after the one before, so `updated_at` grows with the revision: a binary search by
-        revision finds it in at most 1 + ceil(log2(current + 1)) GetItems, however long the history.
+        One Query of the alias's time rows (`<alias>@<updated_at>#n`, written with every revision), `sk <=
+        moment`, newest first, Limit 1, strongly consistent: one item read however long the history. Every
+        revision written before time rows existed is older than every revision that has one, so a time row found
+        is the answer; none found means the alias did not exist then, or the answer is such an older revision
+        (`_untimed_revision_at`).
         """
+        page = self.table.query(
+            keys.history_pk(name),
+            sk_between=keys.history_time_bounds(alias, moment),
+            forward=False,
+            limit=1,
+            consistent=True,
+        )
+        found = page.items[0] if page.items else self._untimed_revision_at(name, alias, moment)
+        return None if found is None or found.get("deleted") else revision_entity(found)
+
+    def _untimed_revision_at(self, name: str, alias: str, moment: str) -> Item | None:
+        """No time row at or before `moment`: the alias's oldest record says whether it existed then (one item
+        read, and a 404 costs no more). When it did, the answer was written before time rows existed: a binary
+        search by revision over its records, at most 1 + ceil(log2(revisions + 1)) GetItems (sound because
+        revisions are dense, 1..current, and `updated_at` grows with the revision)."""
+        pk = keys.history_pk(name)
+        oldest = self.table.query(pk, sk_prefix=keys.history_prefix(alias), limit=1, consistent=True).items
+        if not oldest:
+            self.alias(name, alias)  # no history at all: a link name shows here (LinkedNameError)
+            return None
+        if oldest[0]["updated_at"] > moment:
+            return None
         current = self.alias(name, alias)
         if current is None:
             return None
         found: Item | None = None
-        # invariant: revision `low` is at or before `moment` (the one before the first: the alias did not exist)
-        low, high = current.first_revision - 1, current.revision
-        if (current.updated_at or "") <= moment:
-            low = high
+        # invariant: revision `low` is at or before `moment`
+        low, high = int(oldest[0]["revision"]), current.revision
         while low < high:
             middle = (low + high + 1) // 2
             item = self.table.get(keys.history_key(name, alias, middle))
@@ -291,11 +314,7 @@ class Repository:
                 low, found = middle, item
             else:
                 high = middle - 1
-        if low >= current.first_revision and (found is None or found["revision"] != low):
-            found = self.table.get(keys.history_key(name, alias, low))
-        if found is None or found.get("deleted"):
-            return None
-        return revision_entity(found)
+        return found if found is not None else oldest[0]  # `found` is the record of `low` once it moved
 
     def _page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
@@ -820,6 +839,13 @@ class Repository:
                 keys.history_key(name, alias, new.revision),
                 item=history,
                 condition="attribute_not_exists(pk)",
+            ),
+            # The same record under a time-ordered key: "the alias at time T" is one Query (revision_at).
+            Write(
+                "history-time",
+                "Put",
+                keys.history_time_key(name, alias, str(new.updated_at), new.revision),
+                item={**history, "kind": "alias-history-time"},
             ),
         ]
         # Every alias write, deletions included, holds only while the artifact is live and unmarked, so
