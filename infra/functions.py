@@ -104,10 +104,12 @@ SPECS = (
             "dynamodb:ConditionCheckItem",
         ),
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
-        # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, DeleteObject
-        # serves purge and refused uploads.
+        # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, GetObjectTagging
+        # reads it on an older blob, which publish may rewrite in place (CopyObject: GetObject, PutObject and
+        # PutObjectTagging); DeleteObject serves purge only.
         object_actions=(
             "s3:GetObject",
+            "s3:GetObjectTagging",
             "s3:PutObject",
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",

@@ -29,7 +29,8 @@ def _key(name: str) -> dynamodb.Attribute:
 # The table's point-in-time recovery window: deleted or replaced bytes stay as long as the rows can come back.
 NONCURRENT_VERSION_DAYS = 35
 # An upload carries this tag (signed into its presigned PUT) until it is published; after a week an upload
-# nobody published is abandoned. The key and value are those of the functions' S3 adapter.
+# nobody published is abandoned. The key, value and days are those of the functions' S3 adapter, which never
+# publishes an upload old enough for this rule and removes the tag of young ones before referencing them.
 UPLOAD_TAG = ("arca:state", "uploaded")
 UNPUBLISHED_UPLOAD_DAYS = 7
 

@@ -285,7 +285,7 @@ class DynamoDBLocal:
 
 
 class MotoS3:
-    """moto's server in a thread of this process; only S3 is used from it."""
+    """moto's server in a thread of this process, with S3's checksum checks (local.s3_checks)."""
 
     def __init__(self) -> None:
         self._server: Any = None
@@ -298,6 +298,9 @@ class MotoS3:
     def start(self) -> None:
         from moto.server import ThreadedMotoServer  # ~0.4 s of imports, paid only here
 
+        from local import s3_checks
+
+        s3_checks.install()  # refuse what S3 refuses and moto would store: bodies not matching their SHA-256
         self._server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
         self._server.start()
         self.port = self._server.get_host_and_port()[1]

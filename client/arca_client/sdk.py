@@ -34,7 +34,13 @@ from botocore.session import Session as BotocoreSession
 from arca_client._version import __version__
 from arca_client.config import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT  # re-exported: it was defined here
 from arca_client.config import resolve_endpoint
-from arca_client.errors import ArcaError, ChecksumMismatchError, NotFoundError, TransportError
+from arca_client.errors import (
+    ArcaError,
+    ChecksumMismatchError,
+    NotFoundError,
+    PreconditionFailedError,
+    TransportError,
+)
 from arca_client.models import (
     LATEST,
     Alias,
@@ -288,9 +294,16 @@ class Client:
             return _ChunkReader(stream, size, progress) if size else b""
 
         headers = {**target.headers, "Content-Length": str(size)}
-        response = self.transport.send(
-            target.method, target.url, headers=headers, body_factory=body, sign=False, idempotent=True
-        )
+        try:
+            response = self.transport.send(
+                target.method, target.url, headers=headers, body_factory=body, sign=False, idempotent=True
+            )
+        except PreconditionFailedError:
+            # The URL signs `If-None-Match: *`: the blob's key (its sha256) holds an object already, stored by
+            # an earlier attempt whose answer was lost or by another uploader; publishing verifies it.
+            if target.headers.get("If-None-Match") != "*":
+                raise
+            return False
         # S3 stores an object only with a 200. A redirect (307 from an endpoint that does not serve the
         # bucket yet) stored nothing, and following it would resend a body signed for another host.
         if response.status_code != 200:

@@ -641,6 +641,25 @@ def test_an_upload_redirected_by_s3_is_a_failure_and_nothing_is_published(h: Har
     assert [(s.method, s.url.split("?")[0]) for s in h.sent[1:]] == [("PUT", S3_URL.split("?")[0])]
 
 
+def test_an_upload_refused_because_the_blob_is_stored_already_goes_on_to_publish(h: Harness, tmp_path: Path) -> None:
+    # Given S3 answering the create-only PUT with 412: the content's key holds an object already (an earlier
+    # attempt whose answer was lost, or another uploader of the same bytes)
+    data = b"model bytes"
+    source = tmp_path / "f"
+    source.write_bytes(data)
+    upload = {"url": S3_URL, "method": "PUT", "headers": {"If-None-Match": "*"}}
+    h.answer(
+        (201, {"exists": False, "sha256": sha(data), "size": len(data), "upload": upload}),
+        (412, b"<Error><Code>PreconditionFailed</Code></Error>"),
+        (201, {**version(1), "deduplicated": False}),
+    )
+    # When the file is published
+    published = h.client.publish("app", source)
+    # Then the publish is sent (the service verifies the stored blob), and no bytes count as sent
+    assert [s.method for s in h.sent] == ["POST", "PUT", "POST"]
+    assert (published.version.version, published.uploaded) == (1, False)
+
+
 def test_a_pipe_is_spooled_while_hashed(h: Harness) -> None:
     # Given: a non-seekable source
     data = b"piped bytes" * 1000

@@ -177,3 +177,20 @@ def test_presigned_upload_works_with_curl(arca: ArcaHttp, unique: str, tmp_path:
     assert curl.returncode == 0, curl.stdout + curl.stderr
     latest = arca.put(f"/artifacts/{name}/latest", json={"sha256": sha256(data), "size": len(data)})
     assert latest.status_code == 200, latest.text
+
+
+def test_local_s3_refuses_what_s3_refuses(arca: ArcaHttp, unique: str) -> None:
+    # Given the upload instructions for some bytes, from the local server (moto's S3 behind its checks)
+    name = f"{unique}/app"
+    data = b"the bytes the URL signs"
+    upload = arca.post(f"/artifacts/{name}/uploads", json={"sha256": sha256(data), "size": len(data)}).json()["upload"]
+    # When other bytes are sent, then the true ones, then the true ones again
+    tampered = requests.put(upload["url"], data=b"tampered bytes", headers=upload["headers"], timeout=10)
+    honest = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
+    again = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
+    # Then the tampered body is refused as S3 refuses it, the honest one stored, and the URL cannot replace it
+    assert (tampered.status_code, "<Code>BadDigest</Code>" in tampered.text) == (400, True), tampered.text
+    assert honest.status_code == 200, honest.text
+    assert (again.status_code, "<Code>PreconditionFailed</Code>" in again.text) == (412, True), again.text
+    published = arca.post(f"/artifacts/{name}/versions", json={"sha256": sha256(data), "size": len(data)})
+    assert published.status_code == 201, published.text

@@ -77,9 +77,10 @@ def test_uploads_never_published_expire_after_a_week(stage: str) -> None:
     assert rule == {
         "Id": "ExpireUnpublishedUploads",
         "Status": "Enabled",
-        "ExpirationInDays": 7,
+        "ExpirationInDays": blobs.UPLOAD_EXPIRY_DAYS,
         "TagFilters": [{"Key": blobs.UPLOAD_TAG_KEY, "Value": "uploaded"}],
     }
+    assert blobs.UPLOAD_EXPIRY_DAYS == 7
     assert f"{rule['TagFilters'][0]['Key']}={rule['TagFilters'][0]['Value']}" == blobs.UPLOAD_TAG
     assert rules["AbortIncompleteMultipartUploads"]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
 

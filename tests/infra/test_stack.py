@@ -70,6 +70,7 @@ SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
 OBJECT_ACTIONS = {
     "publish": {
         "s3:GetObject",
+        "s3:GetObjectTagging",
         "s3:PutObject",
         "s3:PutObjectTagging",
         "s3:DeleteObjectTagging",

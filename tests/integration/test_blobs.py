@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -11,7 +12,8 @@ import requests
 
 from arca import wiring
 from arca.adapters import keys
-from tests.helpers import FAKE_AWS_ENV, HandlerApi, sha256
+from arca.adapters.s3 import hex_to_b64
+from tests.helpers import FAKE_AWS_ENV, HandlerApi, hooked, sha256
 
 SHA = "ab" * 32
 
@@ -60,30 +62,31 @@ def _blob_key(name: str, data: bytes) -> str:
     return keys.blob_key(name, sha256(data))
 
 
-def test_a_wrong_blob_at_the_key_never_blocks_the_upload_of_the_true_bytes(
-    api: HandlerApi, aws: SimpleNamespace
-) -> None:
+def test_other_bytes_at_a_blobs_key_are_refused_and_never_replaced(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given other bytes of the same size stored directly at the key of the true blob
     data = b"the true bytes"
-    aws.s3.put_object(Bucket=aws.bucket, Key=_blob_key("app", data), Body=b"x" * len(data))
-    # When the true bytes go through the upload flow and are published
+    key = _blob_key("app", data)
+    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=b"x" * len(data))
+    # When an upload of the true bytes is asked for, and they are published
     answer = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)})
-    published = api.publish("app", data)
-    # Then the upload was not skipped, the true bytes replaced the wrong ones, and they are what is served
-    assert (answer.status, answer.body["exists"]) == (201, False)
-    assert published.status == 201, published.body
-    resolved = api.call("GET", "/artifacts/app/resolve/1")
-    assert requests.get(resolved.body["download_url"], timeout=10).content == data
+    published = api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data)})
+    # Then no URL is issued (it could not replace the object), nothing is published, the object is untouched
+    assert (answer.status, answer.error["field"]) == (409, "sha256"), answer.body
+    assert (published.status, published.error["field"]) == (400, "sha256"), published.body
+    assert api.call("GET", "/artifacts/app").status == 404
+    assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == b"x" * len(data)
 
 
-def test_a_blob_with_unsigned_headers_is_not_reported_as_stored(api: HandlerApi, aws: SimpleNamespace) -> None:
+def test_a_blob_with_unsigned_headers_is_stored_and_publishing_rewrites_it_without_them(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
     # Given the true bytes stored with a Content-Encoding nobody signed
     data = b"true bytes, gzip claimed"
     aws.s3.put_object(Bucket=aws.bucket, Key=_blob_key("app", data), Body=data, ContentEncoding="gzip")
     # When an upload is asked for
     answer = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)})
-    # Then it must be uploaded again, and the upload replaces the object and its headers
-    assert answer.body["exists"] is False
+    # Then the bytes count as stored (no URL could replace them), and publishing drops the header
+    assert answer.body["exists"] is True
     assert api.publish("app", data).status == 201
     assert "ContentEncoding" not in aws.s3.head_object(Bucket=aws.bucket, Key=_blob_key("app", data))
 
@@ -91,29 +94,102 @@ def test_a_blob_with_unsigned_headers_is_not_reported_as_stored(api: HandlerApi,
 @pytest.mark.parametrize(
     ("attributes", "header"),
     [
-        ({"ContentEncoding": "gzip"}, "Content-Encoding"),
-        ({"CacheControl": "public, max-age=31536000"}, "Cache-Control"),
-        ({"ContentDisposition": "inline"}, "Content-Disposition"),
-        ({"Metadata": {"owner": "mallory"}}, "x-amz-meta-owner"),
+        ({"ContentEncoding": "gzip"}, "ContentEncoding"),
+        ({"CacheControl": "public, max-age=31536000"}, "CacheControl"),
+        ({"ContentDisposition": "inline"}, "ContentDisposition"),
+        ({"Metadata": {"owner": "mallory"}}, "Metadata"),
     ],
 )
-def test_publishing_a_blob_with_unsigned_headers_deletes_it_and_asks_for_a_new_upload(
+def test_publishing_a_blob_with_unsigned_headers_repairs_it_in_place(
     api: HandlerApi, aws: SimpleNamespace, attributes: dict[str, Any], header: str
 ) -> None:
-    # Given the true bytes stored with a header the upload URL did not sign
+    # Given the true bytes, uploaded through a presigned PUT with a header the URL did not sign
     data = b"bytes another team will publish"
     key = _blob_key("app", data)
-    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=data, **attributes)
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    extra = {"ContentEncoding": "Content-Encoding", "CacheControl": "Cache-Control"}
+    extra |= {"ContentDisposition": "Content-Disposition", "Metadata": "x-amz-meta-owner"}
+    value = attributes[header] if header != "Metadata" else "mallory"
+    put = requests.put(upload["url"], data=data, headers={**upload["headers"], extra[header]: value}, timeout=10)
+    assert put.status_code == 200, put.text
+    assert aws.s3.head_object(Bucket=aws.bucket, Key=key).get(header) == attributes[header]
     # When they are published
     reply = api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data)})
-    # Then the publish is refused naming the header, nothing is published, and the object is gone
-    assert reply.status == 409, reply.body
-    assert reply.error["headers"] == [header]
-    assert reply.error["field"] == "sha256"
-    assert api.call("GET", "/artifacts/app").status == 404
-    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=key)
-    # And an honest upload afterwards goes through
+    # Then the version is made, and its blob holds the same bytes without the header and without the upload tag
+    assert reply.status == 201, reply.body
+    assert not aws.s3.head_object(Bucket=aws.bucket, Key=key).get(header)
+    assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == data
+    assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
+
+
+def test_a_refused_publish_of_a_blob_with_unsigned_headers_leaves_the_blob(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given a published version whose blob carries a header nobody signed
+    data = b"bytes a version already points at"
+    key = _blob_key("app", data)
     assert api.publish("app", data).status == 201
+    aws.s3.copy_object(
+        Bucket=aws.bucket,
+        Key=key,
+        CopySource={"Bucket": aws.bucket, "Key": key},
+        MetadataDirective="REPLACE",
+        Metadata={"owner": "mallory"},
+    )
+    # When a publish of the same content is refused by its check (a wrong size)
+    reply = api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data) + 1})
+    # Then the blob the version points at is still there, and still serves its bytes
+    assert reply.status == 400, reply.body
+    assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == data
+    resolved = api.call("GET", "/artifacts/app/resolve/1")
+    assert requests.get(resolved.body["download_url"], timeout=10).content == data
+
+
+def test_an_upload_url_cannot_replace_a_published_blob(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload URL, used once, and the blob published
+    data = b"published bytes"
+    key = _blob_key("app", data)
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    assert requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10).status_code == 200
+    assert api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data)}).status == 201
+    # When the URL, still live, is used again
+    again = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
+    # Then S3 refuses it (the URL signs If-None-Match: *), and the blob stays published: no upload tag
+    assert upload["headers"]["If-None-Match"] == "*"
+    assert again.status_code == 412, again.text
+    assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
+
+
+def test_a_body_that_does_not_match_the_signed_checksum_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload URL for some bytes
+    data = b"the bytes the URL was issued for"
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    # When other bytes are sent to it
+    put = requests.put(upload["url"], data=b"other bytes, same URL", headers=upload["headers"], timeout=10)
+    # Then S3's answer is BadDigest, nothing is stored, and the true bytes can still be uploaded
+    assert put.status_code == 400
+    assert "<Code>BadDigest</Code>" in put.text
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=_blob_key("app", data))
+    assert requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10).status_code == 200
+
+
+def test_a_part_that_does_not_match_its_signed_checksum_is_refused(aws: SimpleNamespace) -> None:
+    # Given a multipart upload and a presigned URL for its part 1, signing the part's SHA-256
+    part = b"part one" * 1000
+    key = "artifacts/app/_blobs/multi"
+    upload_id = aws.s3.create_multipart_upload(Bucket=aws.bucket, Key=key, ChecksumAlgorithm="SHA256")["UploadId"]
+    checksum = hex_to_b64(sha256(part))
+    url = aws.s3.generate_presigned_url(
+        "upload_part",
+        Params={"Bucket": aws.bucket, "Key": key, "UploadId": upload_id, "PartNumber": 1, "ChecksumSHA256": checksum},
+    )
+    headers = {"x-amz-checksum-sha256": checksum}
+    # When other bytes are sent as the part, then the true ones
+    wrong = requests.put(url, data=b"x" * len(part), headers=headers, timeout=10)
+    right = requests.put(url, data=part, headers=headers, timeout=10)
+    # Then the wrong part is refused with BadDigest, and the true part is accepted
+    assert (wrong.status_code, "<Code>BadDigest</Code>" in wrong.text) == (400, True)
+    assert right.status_code == 200, right.text
 
 
 def test_download_urls_pin_the_headers_a_client_acts_on(api: HandlerApi) -> None:
@@ -159,7 +235,7 @@ def test_a_blob_deleted_between_its_check_and_keeping_it_is_a_conflict_naming_th
     import boto3
     from botocore.stub import Stubber
 
-    from arca.adapters.s3 import Blobs
+    from arca.adapters.s3 import Blobs, BlobStat
     from arca.domain.errors import ConflictError
 
     client = boto3.client("s3")
@@ -168,5 +244,73 @@ def test_a_blob_deleted_between_its_check_and_keeping_it_is_a_conflict_naming_th
     stub.add_client_error("delete_object_tagging", "NoSuchKey", http_status_code=404)
     # When / Then
     with stub, pytest.raises(ConflictError) as gone:
-        blobs.mark_published(keys.blob_key("app", sha256(b"x")))
+        blobs.keep(keys.blob_key("app", sha256(b"x")), BlobStat(size=1, sha256_b64=None))
     assert gone.value.field == "sha256"
+
+
+def _days_later(days: float) -> None:
+    blobs = wiring.services().blobs
+    now = blobs.clock()
+    blobs.clock = lambda: now + timedelta(days=days)  # type: ignore[method-assign]
+
+
+def test_an_upload_near_its_expiry_is_rewritten_when_published(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload six and a half days old, a day before the lifecycle rule may expire it
+    data = b"uploaded last week"
+    key = _blob_key("app", data)
+    api.upload("app", data)
+    _days_later(6.5)
+    calls: list[str] = []
+    # When it is published
+    with hooked("before-call.s3.*", lambda model, **_: calls.append(model.name)):
+        reply = api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data)})
+    # Then the blob was copied onto itself untagged (its age and its tag both start over, so no rule applies)
+    assert reply.status == 201, reply.body
+    assert "CopyObject" in calls
+    assert "DeleteObjectTagging" not in calls
+    assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
+    assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == data
+
+
+def test_an_expired_upload_is_never_published_nor_reported_stored(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload nobody published for more than a week (S3 may have queued it for removal)
+    data = b"abandoned upload"
+    key = _blob_key("app", data)
+    api.upload("app", data)
+    _days_later(7.5)
+    # When it is published, or an upload of it is asked for
+    published = api.call("POST", "/artifacts/app/versions", {"sha256": sha256(data), "size": len(data)})
+    asked = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)})
+    # Then both are refused, and the upload is left to the lifecycle rule, tag and all
+    assert (published.status, published.error["field"]) == (409, "sha256"), published.body
+    assert (asked.status, asked.error["field"]) == (409, "sha256"), asked.body
+    assert api.call("GET", "/artifacts/app").status == 404
+    tags = aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"]
+    assert tags == [{"Key": "arca:state", "Value": "uploaded"}]
+
+
+def test_a_published_blob_a_month_old_is_published_again_without_a_copy(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a blob published a month ago
+    data = b"long published"
+    api.publish("app", data)
+    _days_later(30)
+    calls: list[str] = []
+    # When it is published again (force: a new version of the same content)
+    with hooked("before-call.s3.*", lambda model, **_: calls.append(model.name)):
+        reply = api.publish("app", data, force=True)
+    # Then its tags are read, and nothing is rewritten
+    assert reply.status == 201, reply.body
+    assert "GetObjectTagging" in calls
+    assert "CopyObject" not in calls
+
+
+def test_an_upload_leaving_out_a_signed_header_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload URL that signs If-None-Match among its headers
+    data = b"bytes sent without the create-only condition"
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    headers = {k: v for k, v in upload["headers"].items() if k != "If-None-Match"}
+    # When the bytes are sent without it
+    put = requests.put(upload["url"], data=data, headers=headers, timeout=10)
+    # Then S3 refuses the request as it would a wrong signature, and nothing is stored
+    assert (put.status_code, "<Code>SignatureDoesNotMatch</Code>" in put.text) == (403, True), put.text
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=_blob_key("app", data))

@@ -3,8 +3,9 @@
 A botocore `after-call` hook on the service's own clients counts the calls and raises on the k-th, after
 AWS has applied it (the worst case: the change is made, the answer is lost). The operation is then sent
 again (with the same Idempotency-Key where the route takes one), and the stored state must satisfy the
-invariants: gapless unique version numbers, no alias on a missing or deleted version, `pinned_by` equal to
-the live aliases, no orphan rows, no mark left behind, and the re-run completes with exactly one change.
+invariants: gapless unique version numbers, every referenced blob stored without the upload tag (no expiry),
+no alias on a missing or deleted version, `pinned_by` equal to the live aliases, no orphan rows, no mark left
+behind, and the re-run completes with exactly one change.
 """
 
 from __future__ import annotations
@@ -116,9 +117,11 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
     assert sorted(versions) == list(range(1, int(latest["newest"]) + 1))
     assert int(latest["version_count"]) == len(versions)
     assert int(latest["deleted_count"]) == sum(1 for v in versions.values() if v["deleted"])
-    # Every version's content is stored
-    for version in versions.values():
-        assert f"artifacts/{NAME}/_blobs/{version['sha256']}" in objects
+    # Every version's content is stored, and never carries the upload tag the lifecycle rule expires
+    for item in (*versions.values(), latest):
+        key = f"artifacts/{NAME}/_blobs/{item['sha256']}"
+        assert key in objects
+        assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == [], f"{key} would expire"
     # No alias on a missing or deleted version; pins are exactly the live aliases
     pins: dict[int, set[str]] = {n: set() for n in versions}
     for name, alias in live.items():

@@ -27,7 +27,7 @@ SPEC = {spec.name: spec for spec in SPECS}
 S3_ACTIONS = {
     "HeadObject": "s3:GetObject",
     "GetObject": "s3:GetObject",
-    "GetObjectTagging": "s3:GetObject",
+    "GetObjectTagging": "s3:GetObjectTagging",
     "DeleteObjectTagging": "s3:DeleteObjectTagging",
     "PutObjectTagging": "s3:PutObjectTagging",
     "PutObject": "s3:PutObject",
@@ -35,6 +35,8 @@ S3_ACTIONS = {
     "DeleteObjects": "s3:DeleteObject",
     "ListObjectsV2": "s3:ListBucket",
 }
+# A copy reads its source and writes its target (with the tags it sets).
+S3_COPY_ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"]
 TRANSACTION_ACTIONS = {
     "Put": "dynamodb:PutItem",
     "Update": "dynamodb:UpdateItem",
@@ -46,6 +48,8 @@ TRANSACTION_ACTIONS = {
 def needs(operation: str, params: dict[str, Any]) -> list[tuple[str, str | None]]:
     """The IAM actions a DynamoDB or S3 call needs, each with the partition key it touches (when scoped)."""
     service, operation = operation.split(".")
+    if service == "s3" and operation == "CopyObject":
+        return [(action, None) for action in S3_COPY_ACTIONS]
     if service == "s3":
         return [(S3_ACTIONS.get(operation, f"s3:unmapped {operation}"), None)]
     if operation == "TransactWriteItems":

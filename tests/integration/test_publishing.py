@@ -31,9 +31,10 @@ def test_upload_returns_presigned_put_covering_the_checksum(api: HandlerApi) -> 
         "Content-Type": "application/octet-stream",
         "x-amz-checksum-sha256": hex_to_b64(sha256(data)),
         "x-amz-tagging": "arca:state=uploaded",
+        "If-None-Match": "*",
     }
     signed = parse_qs(urlsplit(upload["url"]).query)["X-Amz-SignedHeaders"][0].split(";")
-    assert {"content-type", "x-amz-checksum-sha256", "x-amz-tagging"} <= set(signed)
+    assert {"content-type", "x-amz-checksum-sha256", "x-amz-tagging", "if-none-match"} <= set(signed)
     assert "/artifacts/team/app/_blobs/" in upload["url"]
 
 

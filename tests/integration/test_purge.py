@@ -7,12 +7,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
+from botocore.stub import Stubber
 
 from arca import wiring
-from arca.domain.errors import ConflictError
+from arca.domain.errors import ConflictError, ThrottledError
 from arca.domain.models import AliasBody, Content
 from arca.services.retry import Budget
-from tests.helpers import HandlerApi
+from tests.helpers import HandlerApi, hooked
 
 
 def stored(aws: SimpleNamespace, name: str) -> dict[str, list[str]]:
@@ -101,14 +103,14 @@ def test_publish_that_verified_its_blob_before_a_whole_purge_does_not_commit(
     api.publish("app", b"a")
     digest = api.upload("app", b"b")
     publisher, purger = wiring.build().publishing, wiring.build().publishing
-    keep = publisher.blobs.mark_published
+    keep = publisher.blobs.keep
 
     def keep_then_purge(*args: Any, **kwargs: Any) -> None:
         keep(*args, **kwargs)
-        publisher.blobs.mark_published = keep  # type: ignore[method-assign]
+        publisher.blobs.keep = keep  # type: ignore[method-assign]
         purger.purge("app", force=False)
 
-    publisher.blobs.mark_published = keep_then_purge  # type: ignore[method-assign]
+    publisher.blobs.keep = keep_then_purge  # type: ignore[method-assign]
     # When the publish goes on
     with pytest.raises(ConflictError) as refused:
         publisher.publish("app", Content(sha256=digest, size=1))
@@ -223,3 +225,40 @@ def test_alias_revisions_go_on_after_a_purge_so_an_old_etag_never_matches(api: H
     assert before["alias_revision"] == 3
     earlier = api.call("GET", "/artifacts/app/resolve/prod", query={"at": "2000-01-01T00:00:00Z"})
     assert earlier.status == 404
+
+
+def test_purge_that_s3_did_not_wholly_delete_does_not_answer_204(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given a published artifact, and S3 answering its next DeleteObjects with a key it could not delete
+    api.publish("app", b"kept by S3")
+    failures = [{"Key": "artifacts/app/_blobs/x", "Code": "AccessDenied", "Message": "Access Denied"}]
+    answered: list[int] = []
+
+    def partly(**_: Any) -> tuple[Any, dict[str, Any]] | None:
+        if answered:
+            return None
+        answered.append(1)
+        return SimpleNamespace(status_code=200, headers={}), {"Errors": failures, "ResponseMetadata": {}}
+
+    # When the artifact is purged (DeleteObjects answering 200 with per-key Errors), then purged again
+    with hooked("before-call.s3.DeleteObjects", partly):
+        first = api.call("DELETE", "/artifacts/app")
+    again = api.call("DELETE", "/artifacts/app")
+    # Then the first purge failed rather than report success with the blob left, and the second finished
+    assert first.status == 500, first.body
+    assert again.status == 204, again.body
+    assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
+
+
+@pytest.mark.parametrize(("code", "raised"), [("SlowDown", ThrottledError), ("AccessDenied", ClientError)])
+def test_delete_prefix_raises_on_the_per_key_errors_of_delete_objects(
+    aws: SimpleNamespace, code: str, raised: type[Exception]
+) -> None:
+    # Given S3 listing one object and answering its DeleteObjects with that key among the Errors
+    blobs = wiring.services().blobs
+    stub = Stubber(blobs.client)
+    key = "artifacts/app/_blobs/x"
+    stub.add_response("list_objects_v2", {"Contents": [{"Key": key}], "KeyCount": 1, "IsTruncated": False})
+    stub.add_response("delete_objects", {"Errors": [{"Key": key, "Code": code, "Message": "no"}]})
+    # When / Then the prefix is not reported deleted
+    with stub, pytest.raises(raised):
+        blobs.delete_prefix("artifacts/app/_blobs/")

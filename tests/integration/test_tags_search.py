@@ -397,3 +397,26 @@ def test_forged_tokens_cannot_leave_their_index_range(api: HandlerApi, query: di
     reply = api.call("GET", f"/artifacts/app/{scope}", query={**query, "next_token": forged})
     assert reply.status == 400
     assert reply.error["field"] == "next_token"
+
+
+def test_content_reference_confirms_the_index_with_a_consistent_read(
+    api: HandlerApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given versions 1 and 2 with the same content, and the search index as it stood then
+    api.publish("app", b"same")
+    api.publish("app", b"same", force=True)
+    ref = f"sha256:{sha256(b'same')}"
+    table = wiring.services().repository.table
+    query_index = table.query_index
+    seen: list[Any] = []
+    monkeypatch.setattr(table, "query_index", lambda *a, **kw: seen.append(query_index(*a, **kw)) or seen[-1])
+    assert api.call("GET", f"/artifacts/app/resolve/{ref}").body["version"] == 2
+    # When version 2 is deleted while the index still shows it live (it lags the table)
+    monkeypatch.setattr(table, "query_index", lambda *a, **kw: seen[0])
+    assert api.call("DELETE", "/artifacts/app/versions/2").status == 200
+    resolved = api.call("GET", f"/artifacts/app/resolve/{ref}")
+    # Then the reference answers the newest version that is live in the table, never the deleted one
+    assert resolved.body["version"] == 1, resolved.body
+    # And with both deleted, none
+    assert api.call("DELETE", "/artifacts/app/versions/1").status == 200
+    assert api.call("GET", f"/artifacts/app/resolve/{ref}").status == 404

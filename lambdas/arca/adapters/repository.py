@@ -63,6 +63,8 @@ PURGE_PAGE = 25
 # more), so its time is bounded however many skipped items lie between two kept ones.
 QUERY_BUDGET = 5
 PAGE_SIZE = 100
+# Index candidates a `sha256:` reference confirms by a consistent read before answering that none is live.
+CONTENT_CANDIDATES = 3
 # Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
 # every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
 MAX_ALIASES = 100
@@ -1207,19 +1209,28 @@ class Repository:
             raise ContentionError(f"the tags of {what} of {name!r} changed concurrently") from None
 
     def newest_with_content(self, name: str, sha256: str) -> Version | None:
-        """The newest version of `name` holding `sha256` that is not deleted: the search index, newest first,
-        deleted ones skipped within the query budget."""
+        """The newest version of `name` holding `sha256` that is not deleted.
+
+        The search index (eventually consistent) names the candidates, newest first, deleted ones skipped within
+        the query budget; each is then confirmed by a strongly consistent read of the version itself, so a
+        version deleted a moment ago is never answered while the index still shows it live. At most
+        CONTENT_CANDIDATES candidates are confirmed (one read when the index is current).
+        """
         items, _ = self._index_page(
             keys.SEARCH_INDEX,
             keys.content_search_pk(sha256),
             f"content-ref:{name}",
-            limit=1,
+            limit=CONTENT_CANDIDATES,
             token=None,
             keep=lambda i: not i.get("deleted"),
             sk_prefix=keys.search_prefix(name),
             forward=False,
         )
-        return version_entity(items[0]) if items else None
+        for item in items:
+            confirmed = self.version(name, int(item.get("version") or item["sk"]))
+            if confirmed is not None and not confirmed.deleted and confirmed.sha256 == sha256:
+                return confirmed
+        return None
 
     def filtered_versions_page(
         self,

@@ -19,9 +19,18 @@ from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
 # Signed into every presigned PUT and removed when the blob is published: the bucket's lifecycle expires
-# objects that still carry it after a week, so uploads nobody published do not stay billed forever.
+# objects that still carry it after UPLOAD_EXPIRY_DAYS, so uploads nobody published do not stay billed forever.
 UPLOAD_TAG_KEY = "arca:state"
 UPLOAD_TAG = f"{UPLOAD_TAG_KEY}=uploaded"
+UPLOAD_EXPIRY_DAYS = 7
+# Publishing removes the tag only from an upload younger than this: one that was never old enough for the
+# lifecycle rule while tagged (a day of margin for clocks). An older upload is rewritten instead, and one past
+# its expiry is never published (S3 may already have queued it for removal).
+_UNTAG_BEFORE = timedelta(days=UPLOAD_EXPIRY_DAYS - 1)
+_EXPIRES_AFTER = timedelta(days=UPLOAD_EXPIRY_DAYS)
+# Signed into every presigned PUT: S3 refuses (412) a PUT to a key that holds an object, so no URL ever
+# replaces stored bytes, published or not.
+CREATE_ONLY = "*"
 # Download answers: served as stored (never decoded by the client), and never kept by a shared cache, since
 # the URL that fetched them is a bearer token.
 DOWNLOAD_CACHE_CONTROL = "private, no-store"
@@ -38,6 +47,11 @@ _UNSIGNED_ATTRIBUTES = {
 }
 _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 NOT_UPLOADED = "no blob with this sha256 was uploaded for this artifact; POST …/uploads first"
+OTHER_BYTES = (
+    "the object stored under this sha256 holds other bytes; uploads never replace a stored object, so it must be "
+    "removed from the bucket by an operator"
+)
+_CHANGED = frozenset({"412", "PreconditionFailed"})
 _THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
 
@@ -51,6 +65,8 @@ class BlobStat:
     size: int
     sha256_b64: str | None  # None where S3 kept no SHA-256 checksum (moto; objects put without one)
     unsigned: tuple[str, ...] = ()  # headers set on the object that Arca's signature did not cover
+    etag: str = ""
+    modified: datetime | None = None
 
 
 def _translate(error: ClientError) -> Exception:
@@ -83,7 +99,8 @@ class Blobs:
         """A PUT URL whose signature covers the checksum: S3 refuses a body that does not match it.
 
         The Content-Type is signed too, and must be sent: some S3 implementations drop the body of a PUT
-        sent as form-urlencoded (curl's default). So is the upload tag (UPLOAD_TAG), which publishing clears.
+        sent as form-urlencoded (curl's default). So is the upload tag (UPLOAD_TAG), which publishing clears,
+        and `If-None-Match: *`: the URL can only create the object, never replace one already stored.
         """
         checksum = hex_to_b64(sha256_hex)
         url = self.client.generate_presigned_url(
@@ -94,6 +111,7 @@ class Blobs:
                 "ChecksumSHA256": checksum,
                 "ContentType": UPLOAD_CONTENT_TYPE,
                 "Tagging": UPLOAD_TAG,
+                "IfNoneMatch": CREATE_ONLY,
             },
             ExpiresIn=self.upload_ttl,
         )
@@ -104,6 +122,7 @@ class Blobs:
                 "Content-Type": UPLOAD_CONTENT_TYPE,
                 "x-amz-checksum-sha256": checksum,
                 "x-amz-tagging": UPLOAD_TAG,
+                "If-None-Match": CREATE_ONLY,
             },
             "expires_at": _iso(self.clock() + timedelta(seconds=self.upload_ttl)),
         }
@@ -140,61 +159,100 @@ class Blobs:
             size=int(head["ContentLength"]),
             sha256_b64=head.get("ChecksumSHA256"),
             unsigned=unsigned,
+            etag=str(head.get("ETag", "")),
+            modified=head.get("LastModified"),
         )
 
-    def verify(self, key: str, sha256_hex: str, size: int) -> None:
-        """Check that the blob is stored with this size, these bytes and nothing unsigned.
+    def verify(self, key: str, sha256_hex: str, size: int) -> BlobStat:
+        """Check that the blob is stored with this size and these bytes; never changes the object.
 
         On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
         checksum was kept (moto, or an object put by other means) the bytes are streamed and hashed.
-        Raises ConflictError when nothing is stored, or when the object carries headers nobody signed (it is
-        deleted, to be uploaded again); ValidationError(size|sha256) on a mismatch.
+        Raises ConflictError when nothing is stored; ValidationError(size|sha256) on a mismatch.
         """
         stat = self.stat(key)
         if stat is None:
-            raise ConflictError(
-                NOT_UPLOADED,
-                field="sha256",
-            )
-        if stat.unsigned:
-            self.delete(key)
-            raise ConflictError(
-                f"the uploaded blob carried headers the upload URL did not sign ({', '.join(stat.unsigned)}), "
-                "so it was deleted; POST …/uploads and upload it again with only the headers given",
-                field="sha256",
-                details={"headers": list(stat.unsigned)},
-            )
+            raise ConflictError(NOT_UPLOADED, field="sha256")
         if stat.size != size:
             raise ValidationError(f"size is {size} but the uploaded blob has {stat.size} bytes", field="size")
         if not self._same_bytes(key, stat, sha256_hex):
             raise ValidationError("sha256 does not match the bytes of the uploaded blob", field="sha256")
+        return stat
 
     def stored(self, key: str, sha256_hex: str, size: int) -> bool:
-        """Whether the blob at `key` is exactly these bytes with nothing unsigned: only then may an upload be
-        skipped. Anything else there (a wrong or tampered object) is left for the next upload to overwrite."""
-        stat = self.stat(key)
-        if stat is None or stat.unsigned or stat.size != size:
-            return False
-        return self._same_bytes(key, stat, sha256_hex)
+        """Whether these bytes are stored at `key`, so that the upload is skipped (published or not: publishing
+        keeps them). Unsigned headers do not matter: publishing rewrites the object without them.
 
-    def mark_published(self, key: str) -> None:
-        """Remove the upload tag, so the lifecycle rule for unpublished uploads never expires this blob.
-
-        Idempotent (one DeleteObjectTagging, whether or not the tag is there). Called before the write that
-        references the blob: a crash in between leaves a kept blob nothing references, never a referenced
-        blob that expires.
+        Raises ConflictError when the object holds other bytes (no upload URL could replace it), or when it is
+        an upload past its expiry, which S3 may remove at any moment; ValidationError(size) when the declared
+        size is not the stored blob's.
         """
-        try:
-            self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
-        except ClientError as error:
-            if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:  # deleted since it was verified
-                raise ConflictError(NOT_UPLOADED, field="sha256") from None
-            raise _translate(error) from error
+        stat = self.stat(key)
+        if stat is None:
+            return False
+        if not self._same_bytes(key, stat, sha256_hex):
+            raise ConflictError(OTHER_BYTES, field="sha256")
+        if stat.size != size:
+            raise ValidationError(f"size is {size} but the blob with this sha256 has {stat.size} bytes", field="size")
+        self._untaggable(key, stat)
+        return True
 
-    def delete(self, key: str) -> None:
+    def keep(self, key: str, stat: BlobStat) -> None:
+        """Make the verified blob `stat` permanent: no upload tag (the lifecycle rule never expires it), no
+        unsigned header. Never deletes.
+
+        A young upload loses its tag (one DeleteObjectTagging, idempotent). An object with unsigned headers,
+        or an upload old enough to be near its expiry, is rewritten in place (a server-side copy of the same
+        bytes, conditioned on its ETag, with a fresh date and neither tag nor headers). Called before the
+        write that references the blob: a crash in between leaves a kept blob nothing references, never a
+        referenced blob that expires. Raises ConflictError when the object is gone, changed since `stat`, or
+        an upload past its expiry.
+        """
+        tagged = self._untaggable(key, stat)
+        if stat.unsigned or tagged:
+            self._rewrite(key, stat)
+        elif tagged is None:
+            self._call(self.client.delete_object_tagging, Bucket=self.bucket, Key=key)
+
+    def _untaggable(self, key: str, stat: BlobStat) -> bool | None:
+        """None when the object is young enough to have its upload tag removed; else whether it carries the
+        tag. ConflictError when it is an upload past its expiry."""
+        if stat.modified is None or self.clock() - stat.modified < _UNTAG_BEFORE:
+            return None
+        tags = self._call(self.client.get_object_tagging, Bucket=self.bucket, Key=key)["TagSet"]
+        tagged = {"Key": UPLOAD_TAG_KEY, "Value": UPLOAD_TAG.split("=", 1)[1]} in tags
+        if tagged and self.clock() - stat.modified >= _EXPIRES_AFTER:
+            raise ConflictError(
+                f"this content was uploaded on {_iso(stat.modified)} and never published; the upload has expired "
+                "and S3 removes it shortly: POST …/uploads again later",
+                field="sha256",
+            )
+        return tagged
+
+    def _rewrite(self, key: str, stat: BlobStat) -> None:
+        """Copy the object onto itself: the same bytes (only if still the ETag verified), no tag, no header
+        nobody signed, a SHA-256 checksum kept by S3, and a new modification date."""
+        self._call(
+            self.client.copy_object,
+            Bucket=self.bucket,
+            Key=key,
+            CopySource={"Bucket": self.bucket, "Key": key},
+            CopySourceIfMatch=stat.etag,
+            MetadataDirective="REPLACE",
+            ContentType=UPLOAD_CONTENT_TYPE,
+            TaggingDirective="REPLACE",
+            Tagging="",
+            ChecksumAlgorithm="SHA256",
+        )
+
+    def _call(self, operation: Callable[..., Any], **params: Any) -> Any:
+        """One S3 call on an object: gone (or changed) since it was verified is ConflictError(sha256)."""
         try:
-            self.client.delete_object(Bucket=self.bucket, Key=key)
+            return operation(**params)
         except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in _MISSING or code in _CHANGED:  # deleted or replaced since it was verified
+                raise ConflictError(NOT_UPLOADED, field="sha256") from None
             raise _translate(error) from error
 
     def _same_bytes(self, key: str, stat: BlobStat, sha256_hex: str) -> bool:
@@ -224,10 +282,28 @@ class Blobs:
                 if objects:
                     if not spend():
                         return False
-                    self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+                    answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+                    _refuse_errors(answer.get("Errors") or [])
         except ClientError as error:
             raise _translate(error) from error
         return True
+
+
+def _refuse_errors(errors: list[dict[str, Any]]) -> None:
+    """DeleteObjects answers 200 even when some keys were not deleted: each one is an entry of `Errors`.
+    Throttled keys are a ThrottledError (retry); any other failure is raised as the ClientError it is."""
+    if not errors:
+        return
+    codes = sorted({str(e.get("Code", "")) for e in errors})
+    failed = ClientError(
+        {"Error": {"Code": codes[0], "Message": f"{len(errors)} objects not deleted ({', '.join(codes)})"}},
+        "DeleteObjects",
+    )
+    if all(code in _THROTTLED or code == "InternalError" for code in codes):
+        raise ThrottledError(
+            f"S3 did not delete {len(errors)} objects; retry later", details={"aws_code": codes[0]}
+        ) from failed
+    raise failed
 
 
 def _iso(moment: datetime) -> str:

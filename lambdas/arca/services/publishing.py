@@ -44,10 +44,12 @@ class Publishing:
         self.policy = policy
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
-        """Where to upload a blob: `exists` when these very bytes are stored already, else a presigned PUT.
+        """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
+        presigned PUT that can only create the object (Blobs.presign_upload).
 
-        A wrong object at the blob's key (other bytes, unsigned headers) never answers `exists`: the PUT
-        replaces it, so an honest upload of the true bytes always succeeds.
+        Unsigned headers on stored bytes still answer `exists`: publishing rewrites the object without them.
+        Other bytes at the blob's key, or an expired upload awaiting removal, are a ConflictError: no upload
+        could replace them.
         """
         _check_size(blob.size)
         self._refuse_link(self.repository.latest(name), name)
@@ -96,8 +98,7 @@ class Publishing:
 
         def check() -> None:
             """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
-            self.blobs.verify(key, content.sha256, content.size)
-            self.blobs.mark_published(key)
+            self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size))
 
         seen = self.repository.latest(name)
         self._refuse_link(seen, name)
