@@ -360,3 +360,23 @@ def test_diff_shows_what_changed_between_two_versions(arca: Arca, app: str) -> N
     assert changes["metadata.filename"] == ("app-v1.zip", "app-v2.zip")
     assert as_json.json()["from"]["version"] == 1
     assert same.out.splitlines()[1] == "no differences in size, sha256, content type, metadata, tags or attestations"
+
+
+# ---- 5. the content redirect names the published file -------------------------------------------
+
+
+def test_curl_OJ_of_the_content_redirect_saves_the_published_file_name(app: str, arca_url: str, tmp_path: Path) -> None:
+    # Given an empty directory
+    saved = tmp_path / "curl"
+    saved.mkdir()
+    # When the alias's content is fetched as a browser or `curl -OJ` does
+    done = subprocess.run(
+        ["curl", "-s", "-f", "-L", "-O", "-J", f"{arca_url}/artifacts/{app}/resolve/1/content"],
+        cwd=saved,
+        capture_output=True,
+        timeout=60,
+    )
+    # Then the file has the name it was published from
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in saved.iterdir()] == ["app-v1.zip"]
+    assert (saved / "app-v1.zip").read_bytes() == (tmp_path / "app-v1.zip").read_bytes()
