@@ -582,6 +582,8 @@ def cmd_diff(args: argparse.Namespace, client: Any) -> int:
             return "(none)"
         if field == "size":
             return f"{_size(value)} ({value} bytes)"
+        if field == "sha256" and not _OUTPUT.text:
+            return _short(value)
         return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
     rows = [[c["field"], shown(c["field"], c["from"]), shown(c["field"], c["to"])] for c in changes]
