@@ -130,6 +130,8 @@ def test_alias_page_shows_what_a_promotion_and_a_rollback_would_change(
     # Then the promotion's changes are shown before the button is pressed
     expect(preview).to_contain_text("Promoting the canary: v2 → v3")
     expect(preview.locator("table.diff tbody tr")).to_have_count(3)
+    expect(preview).to_contain_text("Rolling back to revision 2: v2 + canary v3 at 10% → v2")
+    expect(preview).to_contain_text("The primary stays v2: only the split changes.")
     both_widths(page, screenshot, "alias-preview")
     # And on beta's page, the rollback's
     open_console(page, arca_url, f"/a/{registry.api}/aliases/beta")

@@ -580,7 +580,7 @@ async function changesPreview(name, alias, revisions) {
   const previous = revisions.find((r) => r.revision < alias.revision && !r.deleted);
   const canary = alias.secondary_version ?? null;
   const wanted = [alias.version, previous?.version, canary].filter((v) => v !== null && v !== undefined);
-  if (wanted.length < 2) return null;
+  if (!previous && canary === null) return null;
   const versions = new Map();
   await Promise.all(
     [...new Set(wanted.map(String))].map(async (v) => {
@@ -601,6 +601,11 @@ async function changesPreview(name, alias, revisions) {
   if (canary !== null) one(`Promoting the canary: ${vlabel(alias.version)} → ${vlabel(canary)}`, canary);
   if (previous && previous.version !== alias.version) {
     one(`Rolling back to revision ${previous.revision}: ${vlabel(alias.version)} → ${vlabel(previous.version)}`, previous.version);
+  } else if (previous && targetText(previous) !== targetText(alias)) {
+    parts.push(
+      h("h3", {}, `Rolling back to revision ${previous.revision}: ${targetText(alias)} → ${targetText(previous)}`),
+      h("p", { class: "muted" }, `The primary stays ${vlabel(alias.version)}: only the split changes.`),
+    );
   }
   return parts.length ? section("What would change", ...parts) : null;
 }
