@@ -201,3 +201,15 @@ def test_events_are_newest_first_and_paged(
     expect(rows).to_have_count(24)
     expect(rows.last).to_contain_text("latest.updated")
     both_widths(page, screenshot, "artifact-events")
+
+
+def test_versions_tell_an_aliass_canary_from_its_primary(page: Page, arca_url: str, registry: Registry) -> None:
+    # Given prod on 2 with 3 as its 10% canary
+    # When the artifact's page and version 3's page are opened
+    open_console(page, arca_url, f"/a/{registry.api}")
+    rows = page.locator("table.versions tbody tr")
+    # Then the canary's row says so, and the primary's does not
+    expect(rows.nth(0).get_by_role("link", name="prod canary 10%")).to_be_visible()
+    expect(rows.nth(1).get_by_role("link", name="prod", exact=True)).to_be_visible()
+    open_console(page, arca_url, f"/a/{registry.api}/versions/3")
+    expect(page.get_by_role("region", name="Content").get_by_role("link", name="prod canary 10%")).to_be_visible()

@@ -130,10 +130,11 @@ export async function treeView({ prefix }) {
 // ---- an artifact ----------------------------------------------------------------------------------
 
 export async function artifactView({ name }) {
+  const aliasRead = get(artifactPath(name, "aliases"));
   const [summary, aliasList, versions, events] = await Promise.all([
     get(artifactPath(name)),
-    get(artifactPath(name, "aliases")),
-    versionsSection(name),
+    aliasRead,
+    aliasRead.then((list) => versionsSection(name, list.aliases ?? [])),
     optional(artifactPath(name, "events"), (data) => Array.isArray(data?.events)).then((first) =>
       first ? newestEvents(name, first) : null,
     ),
@@ -210,7 +211,22 @@ function aliasCard(name, alias) {
   );
 }
 
-async function versionsSection(name) {
+/** An alias's chip on a version: `prod`, or `prod canary 10%` on the version that is prod's canary. */
+function aliasOn(name, aliasName, version, aliases) {
+  const split = aliases.find((a) => a.alias === aliasName);
+  const canary =
+    split && split.secondary_version === version && split.version !== version
+      ? ` canary ${split.secondary_version_weight ?? 0}%`
+      : "";
+  const chipNode = aliasChip(name, aliasName);
+  if (canary) {
+    chipNode.classList.add("canary");
+    chipNode.append(h("span", { class: "canary-mark" }, canary));
+  }
+  return chipNode;
+}
+
+async function versionsSection(name, aliases = []) {
   const body = h("tbody");
   const footer = h("div", { class: "table-footer" });
   const showDeleted = h("input", { type: "checkbox", id: "show-deleted" });
@@ -221,7 +237,7 @@ async function versionsSection(name) {
     if (!token) body.replaceChildren();
     // Tags are newer than versions: their column shows once the API answers with them.
     if ((page.versions ?? []).some((v) => v.tags !== undefined)) versions.firstChild.classList.add("with-tags");
-    for (const version of page.versions ?? []) body.append(versionRow(name, version));
+    for (const version of page.versions ?? []) body.append(versionRow(name, version, aliases));
     if (!body.children.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No versions.")));
     footer.replaceChildren(page.next_token ? moreButton("More versions", () => load(page.next_token)) : "");
   }
@@ -230,7 +246,7 @@ async function versionsSection(name) {
   return section("Versions", h("label", { class: "inline" }, showDeleted, " show deleted versions"), versions, footer);
 }
 
-function versionRow(name, v) {
+function versionRow(name, v, aliases) {
   return h(
     "tr",
     { class: v.deleted ? "deleted" : null },
@@ -241,7 +257,7 @@ function versionRow(name, v) {
     h(
       "td",
       {},
-      (v.aliases ?? []).map((alias) => aliasChip(name, alias)),
+      (v.aliases ?? []).map((alias) => aliasOn(name, alias, v.version, aliases)),
     ),
     h("td", {}, tagChips(v.tags)),
   );
@@ -409,7 +425,12 @@ export async function versionView({ name, version }) {
     ["content type", v.content_type],
     ["created", when(v.created_at)],
     ["deleted", v.deleted ? when(v.deleted_at) : null],
-    ["aliases", v.aliases?.length ? v.aliases.map((alias) => aliasChip(name, alias)) : muted("none")],
+    [
+      "aliases",
+      v.aliases?.length
+        ? v.aliases.map((alias) => aliasOn(name, alias, v.version, aliasList.aliases ?? []))
+        : muted("none"),
+    ],
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
   return {
