@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import itertools
 import json
 import logging
+import os
 import re
 import sys
 import textwrap
@@ -17,8 +20,9 @@ from arca_client import config, console
 from arca_client._version import __version__
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
+from arca_client.diff import version_diff
 from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
-from arca_client.models import LATEST, Alias, AliasRevision, Event, ListEntry, Rollout, Version
+from arca_client.models import LATEST, Alias, AliasRevision, ArtifactSummary, Event, ListEntry, Rollout, Version
 from arca_client.progress import ProgressBar, human_size
 from arca_client.refs import GRAMMAR, RefKind, ref_kind
 from arca_client.refs import split_ref as _split_ref
@@ -86,14 +90,48 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors raise instead of exiting with argparse's code 2 (which means "not found" here)."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, self.format_usage())
+        raise UsageError(_suggest_choice(message), self.format_usage())
+
+
+def _suggest_choice(message: str) -> str:
+    """argparse's "invalid choice: 'lss' (choose from …)", with the close matches named first."""
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not found:
+        return message
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=3, cutoff=0.6)
+    if not close:
+        return message
+    return f"{message[: found.start()]}invalid choice: {found.group(1)!r}; did you mean {' or '.join(close)}?"
 
 
 # ---- output helpers -----------------------------------------------------------------------------
 
 
+class _Output:
+    """How results are printed, set once per command from --output / --json / --quiet."""
+
+    text = False  # --output text: tab-separated cells, no header row, no padding (for cut, awk, read)
+    quiet = False  # -q: nothing on stdout on success
+
+
+_OUTPUT = _Output()
+
+
+class _Discard:
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 def _out() -> TextIO:
     # Looked up at each call so that redirection (pytest's capsys, contextlib.redirect_stdout) applies.
+    if _OUTPUT.quiet:
+        return _Discard()  # type: ignore[return-value]
     return sys.stdout
 
 
@@ -102,8 +140,11 @@ def _print_json(data: Any) -> None:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """Columns aligned; a column whose values are all numbers is right-aligned."""
+    """Columns aligned; a column whose values are all numbers is right-aligned. With --output text: the rows
+    only, their cells separated by tabs."""
     text = [[("" if cell is None else str(cell)) for cell in row] for row in rows]
+    if _OUTPUT.text:
+        return "\n".join("\t".join(row) for row in text)
     widths = [len(h) for h in headers]
     for row in text:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
@@ -119,6 +160,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 def _fields(pairs: Iterable[tuple[str, object]]) -> str:
     """`key   value` lines, keys padded to one width; None values are left out."""
     kept = [(k, v) for k, v in pairs if v is not None and v != ""]
+    if _OUTPUT.text:
+        return "\n".join(f"{k}\t{v}" for k, v in kept)
     width = max((len(k) for k, _ in kept), default=0)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in kept)
 
@@ -168,6 +211,12 @@ def _weight_arg(text: str) -> int:
     return int(text)
 
 
+def _limit_arg(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a limit (a whole number, 1 or more)")
+    return int(text)
+
+
 def _count_arg(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
@@ -207,6 +256,8 @@ def _progress(args: argparse.Namespace) -> ProgressBar | None:
 
 
 def cmd_publish(args: argparse.Namespace, client: Any) -> int:
+    if args.file != "-" and os.path.isdir(args.file):
+        raise UsageError(f"{args.file} is a directory: publish takes one file (archive the directory first)")
     metadata = dict(args.metadata) if args.metadata else None
     bar = _progress(args)
     try:
@@ -260,8 +311,8 @@ def cmd_publish(args: argparse.Namespace, client: Any) -> int:
 
 def cmd_download(args: argparse.Namespace, client: Any) -> int:
     name, ref = split_ref(args.target)
-    to_stdout = args.output == "-"
-    dest: Any = sys.stdout.buffer if to_stdout else args.output
+    to_stdout = args.destination == "-"
+    dest: Any = sys.stdout.buffer if to_stdout else args.destination
     bar = _progress(args)
     try:
         downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force)
@@ -367,22 +418,43 @@ def cmd_versions(args: argparse.Namespace, client: Any) -> int:
     versions: Iterable[Version] = client.iter_versions(
         args.name, order="asc" if args.asc else "desc", include_deleted=args.all, **filters
     )
-    if args.limit:
+    if args.limit is not None:
         versions = itertools.islice(versions, args.limit)
     if args.json:
         _print_json([v.raw for v in versions])
         return EXIT_OK
+    versions = list(versions)
+    canaries = _canaries(client, args.name) if any(v.aliases for v in versions) else {}
     headers = ["VERSION", "CREATED (UTC)", "SIZE", "SHA256", "ALIASES"]
     if args.all:
         headers.append("DELETED")
     rows = []
     for v in versions:
-        row: list[object] = [v.version, _when(v.created_at), _size(v.size), _short(v.sha256), ",".join(v.aliases)]
+        row: list[object] = [
+            v.version,
+            _when(v.created_at),
+            _size(v.size),
+            _short(v.sha256),
+            ",".join(_alias_mark(a, v.version, canaries) for a in v.aliases),
+        ]
         if args.all:
             row.append(_when(v.deleted_at) or ("yes" if v.deleted else ""))
         rows.append(row)
     print(table(headers, rows), file=_out())
     return EXIT_OK
+
+
+def _canaries(client: Any, name: str) -> dict[str, Alias]:
+    """The aliases of `name` that have a canary, by name: a version's `aliases` lists both sides of a split."""
+    return {a.alias: a for a in client.iter_aliases(name) if a.secondary_version is not None}
+
+
+def _alias_mark(alias: str, version: int | str, canaries: dict[str, Alias]) -> str:
+    """`prod`, or `prod(canary 10%)` on the version that is that alias's canary."""
+    split = canaries.get(alias)
+    if split is not None and split.secondary_version == version and split.version != version:
+        return f"{alias}(canary {split.secondary_version_weight or 0}%)"
+    return alias
 
 
 def _tag_filter_arg(text: str) -> tuple[str, str]:
@@ -476,15 +548,53 @@ def cmd_search(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
+def _read_version(client: Any, name: str, ref: str) -> tuple[Version, Alias | None]:
+    """The version NAME@REF names, and the alias read on the way when REF is one."""
+    alias = None
+    if ref_kind(ref) is RefKind.ALIAS:
+        # The API reads versions by number, LATEST or content; an alias is read first for its target.
+        alias = client.get_alias(name, ref)
+        ref = str(alias.version)
+    return client.get_version(name, ref), alias
+
+
+def cmd_diff(args: argparse.Namespace, client: Any) -> int:
+    """What changed between two versions: size, sha256, content type, metadata, tags, attestations."""
+    name_a, ref_a = split_ref(args.before)
+    second = f"{name_a}{args.after}" if args.after.startswith("@") else args.after
+    name_b, ref_b = split_ref(second)
+    before, _ = _read_version(client, name_a, str(ref_a))
+    after, _ = _read_version(client, name_b, str(ref_b))
+    changes = version_diff(before.raw, after.raw)
+    if args.json:
+        _print_json({"from": before.raw, "to": after.raw, "changes": changes})
+        return EXIT_OK
+    left, right = f"{name_a}@{ref_a}", f"{name_b}@{ref_b}"
+    if not _OUTPUT.text:
+        print(f"{left} (version {before.version}) -> {right} (version {after.version})", file=_out())
+    if not changes:
+        if not _OUTPUT.text:
+            print("no differences in size, sha256, content type, metadata, tags or attestations", file=_out())
+        return EXIT_OK
+
+    def shown(field: str, value: Any) -> str:
+        if value is None:
+            return "(none)"
+        if field == "size":
+            return f"{_size(value)} ({value} bytes)"
+        if field == "sha256" and not _OUTPUT.text:
+            return _short(value)
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+    rows = [[c["field"], shown(c["field"], c["from"]), shown(c["field"], c["to"])] for c in changes]
+    print(table(["FIELD", left, right], rows), file=_out())
+    return EXIT_OK
+
+
 def cmd_show(args: argparse.Namespace, client: Any) -> int:
     name, ref = split_ref(args.target, default=None)
     if ref is not None:
-        alias = None
-        if ref_kind(ref) is RefKind.ALIAS:
-            # The API reads versions by number, LATEST or content; an alias is read first for its target.
-            alias = client.get_alias(name, ref)
-            ref = str(alias.version)
-        version = client.get_version(name, ref)
+        version, alias = _read_version(client, name, ref)
         if args.json:
             _print_json({**version.raw, "alias": alias.raw} if alias else version.raw)
             return EXIT_OK
@@ -492,7 +602,8 @@ def cmd_show(args: argparse.Namespace, client: Any) -> int:
             print(f"{alias.alias} -> {_target(alias.version)}{_canary(alias)} (revision {alias.revision})", file=_out())
         if version.via:
             print(f"{version.via} is a link to {version.name}", file=_out())
-        print(_version_fields(version), file=_out())
+        canaries = _canaries(client, name) if version.aliases and isinstance(version.version, int) else {}
+        print(_version_fields(version, canaries=canaries), file=_out())
         return EXIT_OK
     summary = client.get_artifact(name)
     aliases: list[Alias] = list(client.iter_aliases(name)) if summary.counts.aliases else []
@@ -506,6 +617,8 @@ def cmd_show(args: argparse.Namespace, client: Any) -> int:
             [
                 ("name", summary.name),
                 ("link to", summary.link),
+                ("description", summary.description),
+                ("tags", _tags_text(summary.tags)),
                 ("newest version", summary.newest_version or "none published"),
                 ("versions", f"{counts.versions}{deleted}"),
                 ("aliases", counts.aliases),
@@ -523,8 +636,9 @@ def cmd_show(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
-def _version_fields(version: Version, *, skip_name: bool = False) -> str:
+def _version_fields(version: Version, *, skip_name: bool = False, canaries: dict[str, Alias] | None = None) -> str:
     metadata = ", ".join(f"{k}={v}" for k, v in sorted(version.metadata.items()))
+    aliases = ", ".join(_alias_mark(a, version.version, canaries or {}) for a in version.aliases)
     return _fields(
         [
             ("name", None if skip_name else version.name),
@@ -533,12 +647,26 @@ def _version_fields(version: Version, *, skip_name: bool = False) -> str:
             ("sha256", version.sha256),
             ("content type", version.content_type),
             ("metadata", metadata),
+            ("tags", _tags_text(version.tags)),
+            ("attestations", _attestations_text(version.raw.get("attestations"))),
             ("created", version.created_at),
             ("updated", version.updated_at),
-            ("aliases", ", ".join(version.aliases)),
+            ("aliases", aliases),
             ("deleted", version.deleted_at if version.deleted else None),
         ]
     )
+
+
+def _attestations_text(attestations: Any) -> str | None:
+    """Attestations when the version answer carries them (a list of objects, or of names)."""
+    if not attestations:
+        return None
+    if isinstance(attestations, list):
+        return ", ".join(
+            str(a.get("type") or a.get("name") or json.dumps(a, sort_keys=True)) if isinstance(a, dict) else str(a)
+            for a in attestations
+        )
+    return json.dumps(attestations, sort_keys=True)
 
 
 def _indent(text: str) -> str:
@@ -621,7 +749,7 @@ def cmd_alias_rollback(args: argparse.Namespace, client: Any) -> int:
 
 def cmd_alias_history(args: argparse.Namespace, client: Any) -> int:
     history: Iterable[AliasRevision] = client.iter_alias_history(args.name, args.alias)
-    if args.limit:
+    if args.limit is not None:
         history = itertools.islice(history, args.limit)
     if args.json:
         _print_json([r.raw for r in history])
@@ -645,11 +773,25 @@ def cmd_alias_history(args: argparse.Namespace, client: Any) -> int:
     return EXIT_OK
 
 
-def _event_line(event: Event) -> str:
-    subject = event.alias or ("" if event.version is None else _target(event.version))
-    if event.alias and event.version is not None:
-        subject = f"{event.alias} -> {_target(event.version)}"
-    return "  ".join(part for part in (_when(event.at), event.type, subject, event.by or "", event.id) if part)
+_EVENT_HEADERS = ("WHEN (UTC)", "EVENT", "VERSION", "ALIAS", "ID", "BY")
+# While following, rows are printed as they come, so the columns have fixed widths: a time, the longest event
+# type, a version number, a typical alias name, an event id (always 25 characters); BY is last and free.
+_EVENT_WIDTHS = (19, 19, 7, 12, 25)
+
+
+def _event_row(event: Event) -> list[str]:
+    version = "" if event.version is None else _target(event.version)
+    return [_when(event.at), event.type, version, event.alias or "", event.id, event.by or ""]
+
+
+def _event_line(cells: Sequence[str]) -> str:
+    if _OUTPUT.text:
+        return "\t".join(cells)
+    padded = [
+        cell.rjust(w) if i == 2 else cell.ljust(w)
+        for i, (cell, w) in enumerate(zip(cells, _EVENT_WIDTHS, strict=False))
+    ]
+    return "  ".join([*padded, cells[-1]]).rstrip()
 
 
 def cmd_events(args: argparse.Namespace, client: Any) -> int:
@@ -658,13 +800,14 @@ def cmd_events(args: argparse.Namespace, client: Any) -> int:
         events = list(client.iter_events(args.name, after=args.after))
         if args.json:
             _print_json([e.raw for e in events])
-        else:
-            for event in events:
-                print(_event_line(event), file=_out())
+        elif events:
+            print(table(_EVENT_HEADERS, [_event_row(e) for e in events]), file=_out())
         return EXIT_OK
+    if not args.json and not _OUTPUT.text:
+        print(_event_line(_EVENT_HEADERS), file=_out(), flush=True)
     try:
         for event in client.follow_events(args.name, after=args.after):
-            print(json.dumps(event.raw) if args.json else _event_line(event), file=_out(), flush=True)
+            print(json.dumps(event.raw) if args.json else _event_line(_event_row(event)), file=_out(), flush=True)
     except KeyboardInterrupt:
         return EXIT_OK
     return EXIT_OK
@@ -763,7 +906,10 @@ def cmd_rollout_status(args: argparse.Namespace, client: Any) -> int:
         if not args.json:  # with --json, only the final state is printed
             _report_rollout(args, rollout)
 
-    final = client.watch_rollout(args.name, args.alias, poll_seconds=args.poll, on_change=changed)
+    try:
+        final = client.watch_rollout(args.name, args.alias, poll_seconds=args.poll, on_change=changed)
+    except KeyboardInterrupt:  # stopping to watch is how a watch ends early, as for events --follow
+        return EXIT_OK
     if args.json:
         _print_json(final.raw)
     return EXIT_OK
@@ -814,6 +960,17 @@ def cmd_purge(args: argparse.Namespace, client: Any) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
             raise UsageError("purge deletes every version, alias and blob; pass --yes to confirm without a terminal")
+        if not args.force:
+            # Read first, so that a purge the API would refuse fails before anyone types the name.
+            summary: ArtifactSummary = client.get_artifact(args.name)
+            live = [a.alias for a in client.iter_aliases(args.name)] if summary.counts.aliases else []
+            if live:
+                raise ConflictError(
+                    f"artifact {args.name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
+                    code="ConflictError",
+                    status=409,
+                    details={"aliases": live},
+                )
         sys.stderr.write(f"Purge {args.name}: every version, alias and blob, permanently.\nType the name to confirm: ")
         sys.stderr.flush()
         if sys.stdin.readline().strip() != args.name:
@@ -958,9 +1115,8 @@ install:
 _OFFLINE = frozenset({cmd_config_set_endpoint, cmd_config_use, cmd_config_remove, cmd_config_list, cmd_completion})
 
 
-def build_parser() -> argparse.ArgumentParser:
-    # Global options work before or after the command: each is declared on the root and on every
-    # command with default=SUPPRESS, so the command's copy never overwrites a value given at the root.
+def _global_options(*, with_output: bool) -> _Parser:
+    """The options every command takes, before or after its name."""
     common = _Parser(add_help=False)
     options = common.add_argument_group("global options")
     options.add_argument(
@@ -970,6 +1126,17 @@ def build_parser() -> argparse.ArgumentParser:
         f"file's current endpoint, then {DEFAULT_ENDPOINT})",
     )
     options.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
+    if with_output:
+        options.add_argument(
+            "--output",
+            choices=OUTPUTS,
+            default=argparse.SUPPRESS,
+            help="json (the same as --json), table (the default: aligned, with headers) or text (tab-separated "
+            "cells, no headers: for cut, awk and read)",
+        )
+    options.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print nothing on success (errors still)"
+    )
     options.add_argument(
         "--sign",
         action=argparse.BooleanOptionalAction,
@@ -999,6 +1166,16 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log retries and request ids"
     )
 
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Global options work before or after the command: each is declared on the root and on every
+    # command with default=SUPPRESS, so the command's copy never overwrites a value given at the root.
+    common = _global_options(with_output=True)
+    # download's -o/--output is its destination, as curl's -o (before the command, --output sets the format)
+    without_output = _global_options(with_output=False)
+
     parser = _Parser(
         prog="arca",
         description="Arca: publish, alias, resolve and download versioned artifacts.",
@@ -1010,15 +1187,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(
-        group: Any, name: str, handler: Callable[[argparse.Namespace, Any], int], help_text: str
+        group: Any, name: str, handler: Callable[[argparse.Namespace, Any], int], help_text: str, **extra: Any
     ) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = group.add_parser(
             name,
             help=help_text,
             description=help_text,
-            parents=[common],
+            parents=extra.pop("parents", [common]),
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            **extra,
         )
         sub.set_defaults(handler=handler, parser=sub)
         return sub
@@ -1036,11 +1214,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
     p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
 
-    p = command(commands, "download", cmd_download, "download NAME@REF (default LATEST) and verify its sha256")
+    p = command(
+        commands,
+        "download",
+        cmd_download,
+        "download NAME@REF (default LATEST) and verify its sha256",
+        parents=[without_output],
+    )
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
     p.add_argument(
         "-o",
         "--output",
+        dest="destination",
         help="file or directory (default: the file name given at publish, else the name's last segment); - for stdout",
     )
     p.add_argument(
@@ -1064,7 +1249,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--all", action="store_true", help="include deleted versions")
     p.add_argument("--asc", action="store_true", help="oldest first")
-    p.add_argument("--limit", type=_count_arg, help="show at most this many")
+    p.add_argument("--limit", type=_limit_arg, help="show at most this many (1 or more)")
     p.add_argument(
         "--tag",
         metavar="KEY=VALUE",
@@ -1078,6 +1263,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(commands, "show", cmd_show, "summary of NAME, or one version: NAME@REF")
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
+
+    p = command(commands, "diff", cmd_diff, "what changed between two versions: NAME@A NAME@B (or NAME@A @B)")
+    p.add_argument("before", metavar="NAME@A", help=_REF_HELP)
+    p.add_argument("after", metavar="NAME@B", help="the other version; @B for the same name")
 
     p = command(commands, "delete", cmd_delete, "soft-delete a version (refused while an alias points at it)")
     p.add_argument("name", metavar="NAME")
@@ -1156,7 +1345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(aliases, "history", cmd_alias_history, "revisions of ALIAS, newest first")
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
-    p.add_argument("--limit", type=_count_arg, help="show at most this many")
+    p.add_argument("--limit", type=_limit_arg, help="show at most this many (1 or more)")
 
     p = command(aliases, "ls", cmd_alias_ls, "the aliases of NAME")
     p.add_argument("name", metavar="NAME")
@@ -1233,9 +1422,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+OUTPUTS = ("json", "table", "text")
 _GLOBAL_DEFAULTS: dict[str, Any] = {
     "endpoint": None,
     "json": False,
+    "output": None,
+    "quiet": False,
     "sign": None,
     "region": None,
     "profile": None,
@@ -1258,6 +1450,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     for key, value in _GLOBAL_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)
+    if args.output == "json":
+        args.json = True
+    elif args.output is not None and args.json:
+        parser.error(f"--json and --output {args.output} disagree: give one")
     return args
 
 
@@ -1323,7 +1519,9 @@ def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None
     """The error on stderr: `arca: error: CODE: MESSAGE`, or with --json the API's error shape on one line."""
     request_id = error.request_id if error else None
     if as_json:
-        body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+        # `status` is the HTTP status of the API's answer; null for an error of the client's own (no answer,
+        # bad arguments, a local file).
+        body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id, "status": None}
         if error is not None:
             body.update({"status": error.status, **error.details})
         print(json.dumps({"error": body}), file=sys.stderr)
@@ -1337,26 +1535,48 @@ def main(argv: Sequence[str] | None = None, *, client_factory: ClientFactory = d
     """Run one command; returns the exit code (see EXIT_TABLE)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        return _main(argv, client_factory)
+    except BrokenPipeError:
+        # The reader went away (`arca events NAME | head -1`): it has what it wanted. Nothing more is written,
+        # and stdout is pointed at /dev/null so that the interpreter's final flush cannot fail either.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    finally:
+        _OUTPUT.text = _OUTPUT.quiet = False
+
+
+def _main(argv: list[str], client_factory: ClientFactory) -> int:
+    try:
         args = parse_args(argv)
     except UsageError as error:
-        as_json = "--json" in argv
+        as_json = "--json" in argv or "--output=json" in argv or _after(argv, "--output") == "json"
         if not as_json:
             sys.stderr.write(error.args[1] if len(error.args) > 1 else "")
         _fail(as_json, "UsageError", str(error.args[0]))
         return EXIT_USAGE
     except SystemExit as done:  # --help and --version
         return done.code if isinstance(done.code, int) else EXIT_OK
+    _OUTPUT.text = args.output == "text"
+    _OUTPUT.quiet = args.quiet
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="arca: %(message)s", stream=sys.stderr)
     flags = _flags(args)
     try:
         client = None if args.handler in _OFFLINE else client_factory(args)
         try:
-            return int(args.handler(args, client))
+            code = int(args.handler(args, client))
+            sys.stdout.flush()  # inside the try: a closed pipe shows here, not at exit
+            return code
+        except NotFoundError as error:
+            _suggest_alias(client, args, error)
+            raise
         finally:
             close = getattr(client, "close", None)
             if close:
                 close()
+    except BrokenPipeError:
+        raise
     except UsageError as error:
         _fail(args.json, "UsageError", in_flags(str(error.args[0]), flags))
         return EXIT_USAGE
@@ -1377,6 +1597,38 @@ def main(argv: Sequence[str] | None = None, *, client_factory: ClientFactory = d
         print("", file=sys.stderr)
         _fail(args.json, "Interrupted", "interrupted")
         return EXIT_INTERRUPTED
+
+
+def _after(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
+
+
+# Commands whose NAME and ALIAS arguments name an alias (a NotFoundError there may be a misspelt alias).
+_ALIAS_ARGUMENT_COMMANDS = ("alias_show", "alias_history", "alias_rollback", "alias_rm", "rollout_status")
+
+
+def _suggest_alias(client: Any, args: argparse.Namespace, error: NotFoundError) -> None:
+    """Add "did you mean NAME@prod?" to a not-found alias, when one of the artifact's aliases is close."""
+    if client is None or "alias" not in error.message:
+        return
+    name, alias, shown = None, None, "{}"
+    target = getattr(args, "target", None)
+    if isinstance(target, str) and "@" in target:
+        with contextlib.suppress(UsageError):
+            name, ref = split_ref(target)
+            if ref is not None and ref_kind(ref) is RefKind.ALIAS:
+                alias, shown = ref, f"{name}@{{}}"
+    elif args.handler.__name__.removeprefix("cmd_") in _ALIAS_ARGUMENT_COMMANDS:
+        name, alias = getattr(args, "name", None), getattr(args, "alias", None)
+    if not name or not alias:
+        return
+    try:
+        known = [a.alias for a in client.iter_aliases(name)]
+    except ArcaError:
+        return
+    close = difflib.get_close_matches(alias, known, n=3, cutoff=0.6)
+    if close:
+        error.message += f"; did you mean {' or '.join(shown.format(c) for c in close)}?"
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from arca_client.errors import ArcaError
 
@@ -137,11 +138,31 @@ def resolve_endpoint(
         if value:
             if "://" in value:
                 return Target(value.rstrip("/"), source)
+            if not _NAME.fullmatch(value):  # not a name a config could hold: a URL without its scheme
+                return Target(with_scheme(value), source)
             return _configured(load(path), value, source, path)
     config = load(path)
     if config.current is not None:
         return _configured(config, config.current, "config", path)
     return Target(DEFAULT_ENDPOINT, "default")
+
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def with_scheme(address: str) -> str:
+    """`127.0.0.1:3300` -> `http://127.0.0.1:3300`; any other host gets https://. ConfigError if not an address."""
+    try:
+        host = urlsplit(f"//{address}").hostname
+    except ValueError:
+        host = None
+    url = f"{'http' if host in _LOCAL_HOSTS else 'https'}://{address}"
+    if not host or not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise ConfigError(
+            f"{address!r} is neither a URL nor an endpoint name (letters, digits, '_' and '-'); "
+            "give a URL such as http://127.0.0.1:3000"
+        )
+    return url.rstrip("/")
 
 
 def _configured(config: Config, name: str, source: str, path: Path | None) -> Target:

@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 import requests
 from botocore.credentials import Credentials
+from botocore.exceptions import ProfileNotFound
 from botocore.session import Session as BotocoreSession
 
 from arca_client._version import __version__
@@ -62,7 +63,15 @@ from arca_client.models import (
     Version,
     VersionHit,
 )
-from arca_client.transport import RetryPolicy, Signer, Transport, encode_query, region_for, should_sign
+from arca_client.transport import (
+    RetryPolicy,
+    Signer,
+    Transport,
+    encode_query,
+    missing_profile,
+    region_for,
+    should_sign,
+)
 
 CHUNK = 1024 * 1024
 # The metadata key a publish records the file's name under (the key grammar allows it: [a-z0-9][a-z0-9_.-]*).
@@ -116,16 +125,20 @@ class Client:
         self.local_user = local_user or os.environ.get(LOCAL_USER_ENV) or None
         self.endpoint = self.target.url
         region = region or self.target.region
+        source = "given with --profile" if profile else f"the configured endpoint {self.target.name!r} names it"
         profile = profile or self.target.profile
         self.signed = should_sign(self.endpoint, sign)
         signer = None
         if self.signed:
             botocore_session = BotocoreSession(profile=profile) if profile else BotocoreSession()
-            signer = Signer(
-                region_for(self.endpoint, region, botocore_session),
-                credentials=credentials,
-                session=botocore_session,
-            )
+            try:
+                signer = Signer(
+                    region_for(self.endpoint, region, botocore_session),
+                    credentials=credentials,
+                    session=botocore_session,
+                )
+            except ProfileNotFound:
+                raise missing_profile(profile, source) from None
         self.session = session or requests.Session()
         extra = {"jitter": jitter} if jitter is not None else {}
         self.transport = Transport(
@@ -726,6 +739,8 @@ class Client:
         ChecksumMismatchError on mismatch; FileExistsError if the file exists and not `overwrite` (checked
         before the download and again, atomically, when the file is put in place).
         """
+        if isinstance(dest, str | os.PathLike):
+            _check_destination(dest)  # before any request: a typo in a path fails at once
         resolution = self.resolve(name, ref, routing_key=routing_key)
         return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite)
 
@@ -741,6 +756,8 @@ class Client:
             self._fetch(resolution, dest, progress)
             return Downloaded(resolution, None)
         path = Path(dest) if dest is not None else None
+        if dest is not None:
+            _check_destination(dest)
         if path is None or path.is_dir():
             path = (path or Path()) / self.download_filename(resolution)
         if not overwrite and path.exists():
@@ -905,6 +922,19 @@ def safe_filename(recorded: str | None) -> str | None:
     if any(ord(c) < 32 or ord(c) == 127 for c in recorded) or len(recorded.encode()) > 255:
         return None
     return recorded
+
+
+def _check_destination(dest: str | os.PathLike[str]) -> None:
+    """FileNotFoundError naming the directory a destination needs, when it is not there: `nodir/` is a
+    directory, never a file called nodir, and `nodir/x.zip` fails naming nodir/, not the temporary file."""
+    text = os.fspath(dest)
+    path = Path(text)
+    if text.endswith(("/", os.sep)):
+        if not path.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such directory", text)
+        return
+    if not path.is_dir() and not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such directory", f"{path.parent}{os.sep}")
 
 
 def _move_no_clobber(partial: Path, path: Path) -> None:

@@ -21,8 +21,10 @@ import requests
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from botocore.exceptions import BotoCoreError, ProfileNotFound
 from botocore.session import Session as BotocoreSession
 
+from arca_client.config import ConfigError
 from arca_client.errors import CredentialsError, TransportError, from_response
 
 log = logging.getLogger("arca_client")
@@ -91,6 +93,16 @@ def region_for(endpoint: str, region: str | None, session: BotocoreSession | Non
     return str(configured)
 
 
+def missing_profile(profile: str | None, source: str | None = None) -> ConfigError:
+    """The error for an AWS profile that neither ~/.aws/config nor ~/.aws/credentials defines."""
+    why = f" ({source})" if source else ""
+    return ConfigError(
+        f"the AWS profile {profile!r} is not defined in ~/.aws/config or ~/.aws/credentials{why}; "
+        "list the profiles with `aws configure list-profiles`",
+        code="ProfileNotFound",
+    )
+
+
 class Signer:
     """SigV4 for API Gateway with botocore: credentials resolved lazily, refreshed by botocore when they expire."""
 
@@ -107,7 +119,13 @@ class Signer:
 
     def _resolve_credentials(self) -> Credentials:
         if self._credentials is None:
-            self._credentials = (self._session or BotocoreSession()).get_credentials()
+            session = self._session or BotocoreSession()
+            try:
+                self._credentials = session.get_credentials()
+            except ProfileNotFound as error:
+                raise missing_profile(error.kwargs.get("profile")) from None
+            except BotoCoreError as error:  # an SSO session expired, a credential process failed, ...
+                raise CredentialsError(f"the AWS credential chain failed: {error}") from None
             if self._credentials is None:
                 raise CredentialsError(
                     "the API needs SigV4 but no AWS credentials were found (environment, ~/.aws, SSO, instance "

@@ -390,7 +390,7 @@ def test_ls_one_level_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_versions_table_is_aligned(capsys: pytest.CaptureFixture[str]) -> None:
     # Given
     versions = [version(10, aliases=["prod", "staging"]), version(9, deleted=True, deleted_at="2024-05-02T00:00:00Z")]
-    fake = FakeClient(iter_versions=lambda name, **kw: iter(versions))
+    fake = FakeClient(iter_versions=lambda name, **kw: iter(versions), iter_aliases=lambda name: iter([]))
     # When
     code, _ = run(["versions", "app", "--all"], fake)
     # Then
@@ -584,13 +584,35 @@ def test_purge_asks_on_a_terminal(capsys: pytest.CaptureFixture[str], monkeypatc
             return True
 
     monkeypatch.setattr("sys.stdin", Terminal("wrong\n"))
+    no_aliases = ArtifactSummary.from_dict({"name": "app", "counts": {"versions": 1, "aliases": 0}})
     # When
-    refused, fake = run(["purge", "app"])
+    refused, fake = run(["purge", "app"], FakeClient(get_artifact=no_aliases))
     monkeypatch.setattr("sys.stdin", Terminal("app\n"))
     confirmed, _ = run(["purge", "app", "--force"], fake)
     # Then
     assert (refused, confirmed) == (1, 0)
-    assert fake.calls == [("purge", ("app",), {"force": True})]
+    assert fake.calls == [("get_artifact", ("app",), {}), ("purge", ("app",), {"force": True})]
+
+
+def test_purge_refuses_an_artifact_with_aliases_before_asking_for_its_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a terminal, and an artifact with an alias
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal("app\n"))
+    aliased = ArtifactSummary.from_dict({"name": "app", "counts": {"versions": 1, "aliases": 1}})
+    fake = FakeClient(get_artifact=aliased, iter_aliases=lambda name: iter([alias("prod")]))
+    # When
+    code, _ = run(["purge", "app"], fake)
+    # Then it fails at once, as the API would, and never asked for the name
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "Type the name" not in err
+    assert "arca: error: ConflictError: artifact 'app' has aliases (prod); delete them or purge with --force" in err
+    assert [c[0] for c in fake.calls] == ["get_artifact", "iter_aliases"]
 
 
 def test_purge_with_yes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,6 +80,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "ls",
                 "versions",
                 "show",
+                "diff",
                 "delete",
                 "restore",
                 "prune",

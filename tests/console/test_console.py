@@ -20,9 +20,9 @@ Screenshot = Callable[..., Path]
 def test_tree_opens_folders_in_place_and_leads_to_an_artifact(
     page: Page, arca_url: str, registry: Registry, screenshot: Screenshot
 ) -> None:
-    # Given the console's home page
-    open_console(page, arca_url)
-    expect(page.get_by_role("heading", level=1)).to_have_text("Artifacts")
+    # Given the console's folder tree
+    open_console(page, arca_url, "/p/")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Folders")
 
     # When the test's folder is opened by keyboard, then payments/ by mouse
     top = page.get_by_role("button", name=f"{registry.root}/", exact=True)
@@ -60,13 +60,13 @@ def test_artifact_page_lists_versions_and_draws_each_alias_split(
     aliases = page.get_by_role("region", name="Aliases")
     expect(aliases.get_by_role("img", name="90% to v2, 10% to v3")).to_be_visible()
     expect(aliases.get_by_role("img", name="100% to v3")).to_be_visible()
-    # and the events section lists the feed, oldest first: three publishes (LATEST, then the version each time)
-    # and four alias writes
+    # and the events section lists the feed, newest first: four alias writes and three publishes (LATEST, then
+    # the version each time)
     events = page.get_by_role("region", name="Events").locator("tbody tr")
     expect(events).to_have_count(10)
-    expect(events.nth(0)).to_contain_text("latest.updated")
-    expect(events.nth(1)).to_contain_text("version.published")
-    expect(events.nth(9)).to_contain_text("alias.updated")
+    expect(events.nth(0)).to_contain_text("alias.updated")
+    expect(events.nth(8)).to_contain_text("version.published")
+    expect(events.nth(9)).to_contain_text("latest.updated")
     screenshot(page, "artifact")
 
 

@@ -30,7 +30,8 @@ def test_events_lists_the_feed_and_goes_on_after_an_id(cli: Cli, unique: str, tm
         "version.published",
     ]
     assert after.json() == everything.json()[2:]
-    assert len(plain.out.splitlines()) == 4 and "version.published" in plain.out
+    assert len(plain.out.splitlines()) == 1 + 4 and "version.published" in plain.out  # a header, then the events
+    assert plain.out.startswith("WHEN (UTC)")
 
 
 def test_follow_yields_events_committed_while_following(arca_url: str, unique: str) -> None:

@@ -200,7 +200,7 @@ def test_download_urls_pin_the_headers_a_client_acts_on(api: HandlerApi) -> None
     # Then the signed URL fixes type, disposition, encoding and caching, whatever is stored with the object
     query = parse_qs(urlsplit(url).query)
     assert query["response-content-type"] == ["application/zip"]
-    assert query["response-content-disposition"] == ['attachment; filename="app-1"']
+    assert query["response-content-disposition"] == ['attachment; filename="app-1"']  # no file name recorded
     assert query["response-content-encoding"] == ["identity"]
     assert query["response-cache-control"] == ["private, no-store"]
 

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -176,3 +177,19 @@ def test_prune_token_of_other_parameters_is_refused(api: HandlerApi, aws: Simple
     reply = api.call("POST", "/artifacts/app/prune", {"keep_last": 2, "dry_run": True, "next_token": token})
     # Then
     assert reply.status == 400 and reply.error["field"] == "next_token"
+
+
+def test_resolve_names_the_published_file_in_one_read(api: HandlerApi, calls: Counter[str]) -> None:
+    # Given a version published from app-v1.zip, and an alias on it
+    api.publish("team/api", b"build one", metadata={"filename": "app-v1.zip"}, content_type="application/zip")
+    assert api.call("PUT", "/artifacts/team/api/aliases/prod", {"version": 1}).status == 201
+    for ref in ("prod", "1", "LATEST"):
+        calls.clear()
+        # When it is resolved (the content redirect resolves the same way)
+        reply = api.call("GET", f"/artifacts/team/api/resolve/{ref}")
+        # Then the download is saved under the published name, and the alias still costs one read
+        assert reply.status == 200, reply.body
+        query = parse_qs(urlsplit(reply.body["download_url"]).query)
+        assert query["response-content-disposition"] == ['attachment; filename="app-v1.zip"'], ref
+        assert "filename" not in reply.body  # the answer's shape is unchanged
+        assert sum(calls.values()) == 1, calls

@@ -12,6 +12,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The absolute URL of an API path (what curl or a download link needs). */
+export const apiUrl = (path) => new URL(path, API_ROOT).href;
+
 /** `artifacts/<name>/<rest…>`, each segment percent-encoded (names keep their slashes). */
 export function artifactPath(name, ...rest) {
   return ["artifacts", ...String(name).split("/"), ...rest].map((s) => encodeURIComponent(s)).join("/");
@@ -57,9 +60,9 @@ export async function api(method, path, { query, body, headers = {} } = {}) {
 export const get = (path, query) => api("GET", path, { query });
 
 /** For routes not every API has yet: the answer if `isAnswer` accepts it, null if the route is unknown (404/405). */
-export async function optional(path, isAnswer) {
+export async function optional(path, isAnswer, query) {
   try {
-    const data = await get(path);
+    const data = await get(path, query);
     return isAnswer(data) ? data : null;
   } catch (error) {
     if (error.status === 404 || error.status === 405) return null;

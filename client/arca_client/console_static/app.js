@@ -1,16 +1,29 @@
 // The Arca console: hash routes, each drawn by a view from the HTTP API (see api.js for how calls are made).
 
 import { $, errorText, h, href } from "./ui.js";
-import { aliasView, artifactView, missingView, treeView, versionView } from "./views.js";
+import { registryView } from "./registry.js";
+import { aliasView, artifactView, compareView, missingView, treeView, versionView } from "./views.js";
 
-const VIEWS = { tree: treeView, artifact: artifactView, version: versionView, alias: aliasView, missing: missingView };
+const VIEWS = {
+  registry: registryView,
+  tree: treeView,
+  artifact: artifactView,
+  version: versionView,
+  compare: compareView,
+  alias: aliasView,
+  missing: missingView,
+};
 const NAME_ENDS = new Set(["versions", "aliases"]); // reserved in artifact names, so the first one ends a name
 
-/** `#/`, `#/p/<prefix>/`, `#/a/<name>`, `#/a/<name>/versions/<n>`, `#/a/<name>/aliases/<alias>`. */
+/** `#/` (`?q=…`), `#/p/<prefix>/`, `#/a/<name>`, `#/a/<name>/versions/<n>` (`/compare/<m>`),
+ * `#/a/<name>/aliases/<alias>`. */
 export function parseRoute(hash) {
   const raw = hash.replace(/^#\/?/, "");
+  if (raw === "" || raw.startsWith("?")) {
+    const params = new URLSearchParams(raw.slice(1));
+    return { view: "registry", query: params.get("q") ?? "", limit: params.get("limit") };
+  }
   const segments = raw.split("/").filter(Boolean).map(decodeURIComponent);
-  if (segments.length === 0) return { view: "tree", prefix: "" };
   if (segments[0] === "p") {
     const prefix = segments.slice(1).join("/");
     return { view: "tree", prefix: prefix ? `${prefix}/` : "" };
@@ -20,6 +33,9 @@ export function parseRoute(hash) {
     const end = rest.findIndex((s) => NAME_ENDS.has(s));
     if (end === -1) return { view: "artifact", name: rest.join("/") };
     const name = rest.slice(0, end).join("/");
+    if (end > 0 && rest[end] === "versions" && rest.length === end + 4 && rest[end + 2] === "compare") {
+      return { view: "compare", name, before: rest[end + 1], after: rest[end + 3] };
+    }
     if (end > 0 && rest.length === end + 2) {
       return rest[end] === "versions"
         ? { view: "version", name, version: rest[end + 1] }
@@ -50,11 +66,11 @@ async function render({ focus = true } = {}) {
   } catch (error) {
     view = {
       title: "Error",
-      crumbs: [["Artifacts", href.tree()]],
+      crumbs: [["Artifacts", href.registry()]],
       node: [
         h("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"),
         h("div", { class: "alert" }, errorText(error)),
-        h("p", {}, h("a", { href: href.tree() }, "Back to the artifacts")),
+        h("p", {}, h("a", { href: href.registry() }, "Back to the artifacts")),
       ],
     };
   }

@@ -18,9 +18,11 @@ export function h(tag, attrs = {}, ...children) {
 
 // Hash routes mirror the API's paths: `versions` and `aliases` are reserved in names, so they end one.
 export const href = {
-  tree: (prefix = "") => (prefix ? `#/p/${prefix}` : "#/"),
+  registry: (query = "") => (query ? `#/?q=${encodeURIComponent(query)}` : "#/"),
+  tree: (prefix = "") => `#/p/${prefix}`,
   artifact: (name) => `#/a/${name}`,
   version: (name, version) => `#/a/${name}/versions/${version}`,
+  compare: (name, before, after) => `#/a/${name}/versions/${before}/compare/${after}`,
   alias: (name, alias) => `#/a/${name}/aliases/${alias}`,
 };
 

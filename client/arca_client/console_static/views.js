@@ -1,7 +1,8 @@
 // The pages. Each view takes its route's parameters and resolves to {title, crumbs, node} once every
 // first request has answered, so a page appears whole; it rejects with the API's error otherwise.
 
-import { api, ApiError, artifactPath, get, optional } from "./api.js";
+import { api, ApiError, apiUrl, artifactPath, get, optional } from "./api.js";
+import { diffTable, versionDiff } from "./diff.js";
 import {
   ago,
   aliasChip,
@@ -104,7 +105,7 @@ function folderItem(folder, parent) {
 function prefixCrumbs(prefix, ...last) {
   const segments = prefix.split("/").filter(Boolean);
   const folders = segments.map((segment, i) => [segment, href.tree(`${segments.slice(0, i + 1).join("/")}/`)]);
-  return [["Artifacts", href.tree()], ...folders, ...last];
+  return [["Artifacts", href.registry()], ...folders, ...last];
 }
 
 function nameCrumbs(name, ...last) {
@@ -116,10 +117,10 @@ export async function treeView({ prefix }) {
   const list = h("ul", { class: "tree root" });
   await fillTree(list, prefix);
   return {
-    title: prefix || "Artifacts",
-    crumbs: prefixCrumbs(prefix),
+    title: prefix || "Folders",
+    crumbs: prefix ? prefixCrumbs(prefix) : [["Artifacts", href.registry()], ["Folders", href.tree()]],
     node: [
-      h("h1", {}, prefix ? h("code", {}, prefix) : "Artifacts"),
+      h("h1", {}, prefix ? h("code", {}, prefix) : "Folders"),
       h("p", { class: "lede muted" }, "Folders open in place; an artifact opens its versions and aliases."),
       h("nav", { class: "card tree-card", "aria-label": "Artifacts" }, list),
     ],
@@ -129,11 +130,14 @@ export async function treeView({ prefix }) {
 // ---- an artifact ----------------------------------------------------------------------------------
 
 export async function artifactView({ name }) {
+  const aliasRead = get(artifactPath(name, "aliases"));
   const [summary, aliasList, versions, events] = await Promise.all([
     get(artifactPath(name)),
-    get(artifactPath(name, "aliases")),
-    versionsSection(name),
-    optional(artifactPath(name, "events"), (data) => Array.isArray(data?.events)),
+    aliasRead,
+    aliasRead.then((list) => versionsSection(name, list.aliases ?? [])),
+    optional(artifactPath(name, "events"), (data) => Array.isArray(data?.events)).then((first) =>
+      first ? newestEvents(name, first) : null,
+    ),
   ]);
   const { latest = {}, counts = {} } = summary;
   const aliases = aliasList.aliases ?? [];
@@ -163,8 +167,19 @@ export async function artifactView({ name }) {
     title: name,
     crumbs: nameCrumbs(name),
     node: [
-      h("h1", {}, h("code", {}, name)),
-      summary.via ? h("p", { class: "muted" }, `Reached through the link ${summary.via}.`) : null,
+      h("h1", {}, h("code", {}, name), summary.link ? chip("link", "event") : null),
+      summary.link
+        ? h(
+            "p",
+            { class: "lede link-note" },
+            h("code", {}, name),
+            " is a link to ",
+            h("a", { href: href.artifact(summary.link) }, h("code", {}, summary.link)),
+            ": every read below follows it; writes go to ",
+            h("code", {}, summary.link),
+            ".",
+          )
+        : null,
       summary.description ? h("p", { class: "lede" }, summary.description) : null,
       h("div", { class: "grid" }, section("Summary", facts), section("Aliases", cards)),
       versions,
@@ -196,7 +211,22 @@ function aliasCard(name, alias) {
   );
 }
 
-async function versionsSection(name) {
+/** An alias's chip on a version: `prod`, or `prod canary 10%` on the version that is prod's canary. */
+function aliasOn(name, aliasName, version, aliases) {
+  const split = aliases.find((a) => a.alias === aliasName);
+  const canary =
+    split && split.secondary_version === version && split.version !== version
+      ? ` canary ${split.secondary_version_weight ?? 0}%`
+      : "";
+  const chipNode = aliasChip(name, aliasName);
+  if (canary) {
+    chipNode.classList.add("canary");
+    chipNode.append(h("span", { class: "canary-mark" }, canary));
+  }
+  return chipNode;
+}
+
+async function versionsSection(name, aliases = []) {
   const body = h("tbody");
   const footer = h("div", { class: "table-footer" });
   const showDeleted = h("input", { type: "checkbox", id: "show-deleted" });
@@ -207,7 +237,7 @@ async function versionsSection(name) {
     if (!token) body.replaceChildren();
     // Tags are newer than versions: their column shows once the API answers with them.
     if ((page.versions ?? []).some((v) => v.tags !== undefined)) versions.firstChild.classList.add("with-tags");
-    for (const version of page.versions ?? []) body.append(versionRow(name, version));
+    for (const version of page.versions ?? []) body.append(versionRow(name, version, aliases));
     if (!body.children.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No versions.")));
     footer.replaceChildren(page.next_token ? moreButton("More versions", () => load(page.next_token)) : "");
   }
@@ -216,7 +246,7 @@ async function versionsSection(name) {
   return section("Versions", h("label", { class: "inline" }, showDeleted, " show deleted versions"), versions, footer);
 }
 
-function versionRow(name, v) {
+function versionRow(name, v, aliases) {
   return h(
     "tr",
     { class: v.deleted ? "deleted" : null },
@@ -227,16 +257,42 @@ function versionRow(name, v) {
     h(
       "td",
       {},
-      (v.aliases ?? []).map((alias) => aliasChip(name, alias)),
+      (v.aliases ?? []).map((alias) => aliasOn(name, alias, v.version, aliases)),
     ),
     h("td", {}, tagChips(v.tags)),
   );
 }
 
-function eventsSection(name, first) {
+// The feed is served oldest first; the console shows it newest first, EVENTS_SHOWN at a time. It reads the
+// feed's pages (100 events each) up to EVENTS_READ events, then pages through them here.
+const EVENTS_SHOWN = 20;
+const EVENTS_READ = 1000;
+
+async function newestEvents(name, first) {
+  const events = [...first.events];
+  let token = first.next_token;
+  while (token && events.length < EVENTS_READ) {
+    const page = await get(artifactPath(name, "events"), { next_token: token });
+    events.push(...page.events);
+    token = page.next_token;
+  }
+  // More than EVENTS_READ: keep reading with `after`, holding only the newest ones.
+  while (token) {
+    const page = await get(artifactPath(name, "events"), { next_token: token });
+    events.push(...page.events);
+    events.splice(0, Math.max(events.length - EVENTS_READ, 0));
+    token = page.next_token;
+  }
+  return events.reverse();
+}
+
+function eventsSection(name, newest) {
   const body = h("tbody");
   const footer = h("div", { class: "table-footer" });
-  function add(page) {
+  let shown = 0;
+  function add() {
+    const page = { events: newest.slice(shown, shown + EVENTS_SHOWN) };
+    shown += page.events.length;
     for (const event of page.events) {
       body.append(
         h(
@@ -250,12 +306,109 @@ function eventsSection(name, first) {
         ),
       );
     }
-    const next = async () => add(await get(artifactPath(name, "events"), { next_token: page.next_token }));
-    footer.replaceChildren(page.next_token ? moreButton("More events", next) : "");
+    footer.replaceChildren(shown < newest.length ? moreButton("Older events", async () => add()) : "");
   }
-  add(first);
-  if (!first.events.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No events yet.")));
-  return section("Events", table("events", ["When (UTC)", "Event", "By", "Version", "Alias"], body), footer);
+  add();
+  if (!newest.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No events yet.")));
+  return section(
+    "Events",
+    h("p", { class: "muted small" }, "Newest first."),
+    table("events", ["When (UTC)", "Event", "By", "Version", "Alias"], body),
+    footer,
+  );
+}
+
+// ---- download and compare ------------------------------------------------------------------------
+
+const shellQuote = (text) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
+
+/** A command on one line with a Copy button (the clipboard API, else the selected text is copied). */
+function snippet(label, command) {
+  const text = h("input", { class: "snippet-text", readonly: true, value: command, "aria-label": label });
+  const copy = button("Copy", async () => {
+    try {
+      await navigator.clipboard.writeText(command);
+    } catch {
+      text.select();
+      document.execCommand("copy");
+    }
+    copy.textContent = "Copied";
+    setTimeout(() => (copy.textContent = "Copy"), 2000);
+  });
+  copy.setAttribute("aria-label", `Copy: ${label}`);
+  return h("div", { class: "snippet" }, h("span", { class: "snippet-label muted small" }, label), text, copy);
+}
+
+/** A download button (the content redirect: the browser saves the published file name) and the same with the
+ * CLI and with curl. */
+function downloadSection(name, ref) {
+  const url = apiUrl(artifactPath(name, "resolve", String(ref), "content"));
+  return section(
+    "Download",
+    h("p", {}, h("a", { href: url, class: "button primary download", download: "" }, `Download ${name}@${ref}`)),
+    snippet("with the arca CLI (verifies the sha256)", `arca download ${shellQuote(`${name}@${ref}`)}`),
+    snippet("with curl (keeps the published file name)", `curl -fLOJ ${shellQuote(url)}`),
+  );
+}
+
+function compareForm(name, before, suggestion) {
+  const input = h("input", {
+    id: "compare-with",
+    required: true,
+    autocomplete: "off",
+    pattern: "[0-9]{1,6}|LATEST",
+    inputmode: "numeric",
+    value: suggestion === undefined || suggestion === null ? "" : String(suggestion),
+  });
+  const form = h(
+    "form",
+    { class: "inline-form" },
+    h("label", { for: "compare-with" }, `Compare ${vlabel(before)} with`),
+    input,
+    h("button", { type: "submit" }, "Compare"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = href.compare(name, before, input.value.trim());
+  });
+  return form;
+}
+
+export async function compareView({ name, before, after }) {
+  const [a, b] = await Promise.all([
+    get(artifactPath(name, "versions", before)),
+    get(artifactPath(name, "versions", after)),
+  ]);
+  const changes = versionDiff(a, b);
+  return {
+    title: `${name} ${vlabel(a.version)} → ${vlabel(b.version)}`,
+    crumbs: nameCrumbs(name, [`${vlabel(a.version)} → ${vlabel(b.version)}`, href.compare(name, before, after)]),
+    node: [
+      h(
+        "h1",
+        {},
+        h("code", {}, name),
+        h("span", { class: "version-badge" }, vlabel(a.version)),
+        "→",
+        h("span", { class: "version-badge" }, vlabel(b.version)),
+      ),
+      section(
+        "What changed",
+        h(
+          "p",
+          { class: "muted" },
+          `${changes.length} difference${changes.length === 1 ? "" : "s"} from `,
+          versionLink(name, a.version),
+          " to ",
+          versionLink(name, b.version),
+          " · ",
+          h("a", { href: href.compare(name, after, before) }, "swap"),
+        ),
+        diffTable(changes, vlabel(a.version), vlabel(b.version)),
+      ),
+      section("Compare others", compareForm(name, a.version, b.version)),
+    ],
+  };
 }
 
 // ---- a version ------------------------------------------------------------------------------------
@@ -272,7 +425,12 @@ export async function versionView({ name, version }) {
     ["content type", v.content_type],
     ["created", when(v.created_at)],
     ["deleted", v.deleted ? when(v.deleted_at) : null],
-    ["aliases", v.aliases?.length ? v.aliases.map((alias) => aliasChip(name, alias)) : muted("none")],
+    [
+      "aliases",
+      v.aliases?.length
+        ? v.aliases.map((alias) => aliasOn(name, alias, v.version, aliasList.aliases ?? []))
+        : muted("none"),
+    ],
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
   return {
@@ -297,6 +455,11 @@ export async function versionView({ name, version }) {
             ? null
             : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
         ),
+      ),
+      v.deleted ? null : downloadSection(name, v.version),
+      section(
+        "Compare",
+        compareForm(name, v.version, typeof v.version === "number" && v.version > 1 ? v.version - 1 : null),
       ),
       v.version === "LATEST"
         ? null
@@ -389,6 +552,7 @@ export async function aliasView({ name, alias: aliasName }) {
     get(`${path}/history`),
     optional(`${path}/rollout`, (data) => typeof data?.state === "string"),
   ]);
+  const preview = alias ? await changesPreview(name, alias, history.history ?? []) : null;
   return {
     title: `${name} ${aliasName}`,
     crumbs: nameCrumbs(name, [aliasName, href.alias(name, aliasName)]),
@@ -397,6 +561,8 @@ export async function aliasView({ name, alias: aliasName }) {
       alias
         ? currentAlias(name, alias, history.history ?? [])
         : section("Now", h("p", {}, "This alias is deleted; its history remains.")),
+      preview,
+      alias ? downloadSection(name, aliasName) : null,
       rollout ? rolloutSection(rollout) : null,
       historySection(name, aliasName, alias, history),
       alias ? setAliasSection(name, alias) : null,
@@ -427,6 +593,42 @@ function currentAlias(name, alias, revisions) {
     ]),
     actions.length ? h("div", { class: "actions" }, actions) : null,
   );
+}
+
+// What the two buttons would change, shown before either is pressed: a diff of the version served now (the
+// primary) against the one a rollback (the previous revision's primary) or a promotion (the canary) would serve.
+async function changesPreview(name, alias, revisions) {
+  const previous = revisions.find((r) => r.revision < alias.revision && !r.deleted);
+  const canary = alias.secondary_version ?? null;
+  const wanted = [alias.version, previous?.version, canary].filter((v) => v !== null && v !== undefined);
+  if (!previous && canary === null) return null;
+  const versions = new Map();
+  await Promise.all(
+    [...new Set(wanted.map(String))].map(async (v) => {
+      versions.set(v, await optional(artifactPath(name, "versions", v), (data) => typeof data?.sha256 === "string"));
+    }),
+  );
+  const now = versions.get(String(alias.version));
+  const parts = [];
+  const one = (title, target) => {
+    const then = versions.get(String(target));
+    if (!now || !then) return;
+    parts.push(
+      h("h3", {}, title),
+      diffTable(versionDiff(now, then), `now: ${vlabel(alias.version)}`, `after: ${vlabel(target)}`),
+      h("p", { class: "small" }, h("a", { href: href.compare(name, alias.version, target) }, "open the full comparison")),
+    );
+  };
+  if (canary !== null) one(`Promoting the canary: ${vlabel(alias.version)} → ${vlabel(canary)}`, canary);
+  if (previous && previous.version !== alias.version) {
+    one(`Rolling back to revision ${previous.revision}: ${vlabel(alias.version)} → ${vlabel(previous.version)}`, previous.version);
+  } else if (previous && targetText(previous) !== targetText(alias)) {
+    parts.push(
+      h("h3", {}, `Rolling back to revision ${previous.revision}: ${targetText(alias)} → ${targetText(previous)}`),
+      h("p", { class: "muted" }, `The primary stays ${vlabel(alias.version)}: only the split changes.`),
+    );
+  }
+  return parts.length ? section("What would change", ...parts) : null;
 }
 
 // Promote: the canary becomes the alias's only version.

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
 from arca.adapters.keys import Key
+from arca.domain.downloads import recorded_filename
 from arca.domain.entities import Alias, AliasRevision, Event, Latest, Link, Rollout, Target, Version, VersionHit
 from arca.domain.errors import (
     AliasLimitError,
@@ -1527,7 +1528,12 @@ def _raise_if_key_taken(cancelled: TransactionCancelled) -> None:
 
 
 def target_of(source: Latest | Version) -> Target:
-    return Target(sha256=str(source.sha256), size=int(source.size or 0), content_type=str(source.content_type))
+    return Target(
+        sha256=str(source.sha256),
+        size=int(source.size or 0),
+        content_type=str(source.content_type),
+        filename=recorded_filename(source.metadata),
+    )
 
 
 def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
+from arca.domain.downloads import content_disposition
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
@@ -138,7 +139,7 @@ class Blobs:
                 "Bucket": self.bucket,
                 "Key": key,
                 "ResponseContentType": content_type,
-                "ResponseContentDisposition": f'attachment; filename="{filename}"',
+                "ResponseContentDisposition": content_disposition(filename),
                 "ResponseContentEncoding": DOWNLOAD_CONTENT_ENCODING,
                 "ResponseCacheControl": DOWNLOAD_CACHE_CONTROL,
             },

@@ -165,6 +165,9 @@ class Target(_Entity):
     sha256: str
     size: int
     content_type: str
+    # The file name the version was published from (a download is saved under it); absent in alias items
+    # written before it was copied, and then the download is named after the artifact and version.
+    filename: str | None = Field(None, exclude_if=lambda name: name is None)
 
 
 class _AliasState(_Entity):

@@ -212,7 +212,7 @@ class Reading:
     def _resolved(
         self, name: str, ref: str, version: int | str, target: Target, route: str, revision: int | None
     ) -> Resolution:
-        filename = f"{name.rsplit('/', 1)[-1]}-{version}"
+        filename = target.filename or f"{name.rsplit('/', 1)[-1]}-{version}"
         url, expires_at = self.blobs.presign_download(
             keys.blob_key(name, target.sha256), content_type=target.content_type, filename=filename
         )
@@ -220,7 +220,7 @@ class Reading:
             name=name,
             ref=ref,
             version=version,
-            **target.model_dump(),
+            **target.model_dump(exclude={"filename"}),
             download_url=url,
             expires_at=expires_at,
             route=route,
