@@ -34,7 +34,7 @@ from typing import Any, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
-from local import docs
+from local import docs, iam
 from local.events import api_event, lambda_context
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
@@ -226,7 +226,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         event = request_event(
             self.command, self.path, headers, body, source_ip=self.client_address[0], request_id=request_id
         )
-        with self.server.locks[route.function]:
+        with self.server.locks[route.function], iam.acting_as(route.function):
             try:
                 response = self.server.load(route.function)(event, lambda_context(route.function))
             except Exception:
@@ -338,6 +338,7 @@ def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(ArcaServer(port, load))
         stack.callback(reset_lambda_state)
+        stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
         stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
         stack.enter_context(serving(server))
@@ -395,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with server, contextlib.ExitStack() as stack:
             stack.callback(reset_lambda_state)
+            stack.enter_context(iam.checking())
             services = stack.enter_context(running_services(warm_up=preload_handlers))
             stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
             stack.enter_context(serving(server))
