@@ -308,6 +308,20 @@ def _s3(operation: str, params: Mapping[str, Any], names: Names) -> list[Request
         # Tags sent with the object need PutObjectTagging too.
         actions = ("s3:PutObject", "s3:PutObjectTagging") if params.get("Tagging") else ("s3:PutObject",)
         return [Request(action, f"{bucket}/{params['Key']}") for action in actions]
+    if operation == "CopyObject":
+        # Reads the source (and its tags when copied with it), writes the target (and tags when it sets them).
+        source = params["CopySource"]
+        if isinstance(source, str):
+            source_bucket, _, source_key = source.lstrip("/").partition("/")
+        else:
+            source_bucket, source_key = source["Bucket"], source["Key"]
+        source_arn = f"arn:aws:s3:::{source_bucket}/{source_key}"
+        found = [Request("s3:GetObject", source_arn), Request("s3:PutObject", f"{bucket}/{params['Key']}")]
+        if params.get("TaggingDirective", "COPY") == "COPY":
+            found.append(Request("s3:GetObjectTagging", source_arn))
+        if params.get("Tagging"):
+            found.append(Request("s3:PutObjectTagging", f"{bucket}/{params['Key']}"))
+        return found
     if operation == "DeleteObjects":
         return [Request("s3:DeleteObject", f"{bucket}/{o['Key']}") for o in params["Delete"]["Objects"]]
     if operation in ("ListObjectsV2", "ListObjects"):

@@ -232,6 +232,22 @@ def test_reads_name_their_index_and_partition() -> None:
             [("s3:DeleteObject", "arn:aws:s3:::b/x"), ("s3:DeleteObject", "arn:aws:s3:::b/y")],
         ),
         ("s3", "DeleteObjectTagging", {"Bucket": "b", "Key": "k"}, [("s3:DeleteObjectTagging", "arn:aws:s3:::b/k")]),
+        (
+            "s3",
+            "CopyObject",
+            {"Bucket": "b", "Key": "k", "CopySource": {"Bucket": "b", "Key": "k"}, "TaggingDirective": "REPLACE"},
+            [("s3:GetObject", "arn:aws:s3:::b/k"), ("s3:PutObject", "arn:aws:s3:::b/k")],
+        ),
+        (
+            "s3",
+            "CopyObject",
+            {"Bucket": "b", "Key": "t", "CopySource": "b/s"},
+            [
+                ("s3:GetObject", "arn:aws:s3:::b/s"),
+                ("s3:PutObject", "arn:aws:s3:::b/t"),
+                ("s3:GetObjectTagging", "arn:aws:s3:::b/s"),
+            ],
+        ),
         ("s3", "ListObjectsV2", {"Bucket": "b", "Prefix": "p/"}, [("s3:ListBucket", "arn:aws:s3:::b")]),
         (
             "eventbridge",
@@ -256,7 +272,7 @@ def test_calls_map_to_the_actions_aws_authorises(
 
 @pytest.mark.parametrize(
     ("service", "operation"),
-    [("dynamodb", "Scan"), ("s3", "CopyObject"), ("sqs", "SendMessage"), ("sfn", "StopExecution")],
+    [("dynamodb", "Scan"), ("s3", "UploadPart"), ("sqs", "SendMessage"), ("sfn", "StopExecution")],
 )
 def test_a_call_without_a_mapping_is_refused(service: str, operation: str) -> None:
     with pytest.raises(UnmappedCallError, match=operation if service != "sqs" else "sqs"):
