@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser local test test-fast lint typecheck synth bench deploy clean
+.PHONY: install install-local browser local test test-fast lint typecheck synth policies bench deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -67,6 +67,10 @@ typecheck: install
 # Both stacks of the stage: Arca-$(STAGE)-storage and Arca-$(STAGE).
 synth: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet -c stage=$(STAGE)
+
+# The functions' roles as synthesized, for the IAM check of local mode and the tests (local/policies.json).
+policies: install
+	$(PY) -m infra.policies
 
 bench: install
 	$(PY) -m bench

@@ -6,12 +6,14 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
+from arca.adapters.bus import SOURCE
 from infra.functions import Functions, FunctionSpec
 
 # No table, bucket or object actions: the stream read and PutEvents on the bus are granted below.
@@ -68,7 +70,15 @@ class EventDelivery(Construct):
         )
         self.function = functions.add(EVENTS_SPEC)
         self.function.add_environment("ARCA_EVENT_BUS_NAME", self.bus.event_bus_name)
-        self.bus.grant_put_events_to(self.function)
+        # The one grant of PutEvents on the bus in the stage, and only for Arca's own source: no other role of the
+        # stack may announce on it, nor may this one put events that claim another source.
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["events:PutEvents"],
+                resources=[self.bus.event_bus_arn],
+                conditions={"StringEquals": {"events:source": [SOURCE]}},
+            )
+        )
         self.function.add_event_source(
             sources.DynamoEventSource(
                 table,

@@ -18,6 +18,7 @@ from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
+from arca.adapters.repository import ALIAS_ITEM_ATTRIBUTES
 from infra.schema import INDEXES
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
@@ -39,11 +40,20 @@ COLON = ArnFormat.COLON_RESOURCE_NAME
 @dataclass(frozen=True)
 class PartitionScoped:
     """Table actions allowed only on items whose partition key `operator` one of `partitions` (IAM's
-    `dynamodb:LeadingKeys`, checked item by item, inside transactions too). IAM has no condition on the sort key."""
+    `dynamodb:LeadingKeys`, checked item by item, inside transactions too). IAM has no condition on the sort key.
+    With `attributes`, the request may name no other top-level attribute (IAM's `dynamodb:Attributes`: the key,
+    and every attribute of its update and condition expressions)."""
 
     actions: tuple[str, ...]
     partitions: tuple[str, ...]
     operator: str = "ForAllValues:StringLike"
+    attributes: tuple[str, ...] = ()
+
+    def conditions(self) -> dict[str, dict[str, list[str]]]:
+        found = {self.operator: {"dynamodb:LeadingKeys": list(self.partitions)}}
+        if self.attributes:
+            found["ForAllValues:StringEquals"] = {"dynamodb:Attributes": list(self.attributes)}
+        return found
 
 
 @dataclass(frozen=True)
@@ -69,22 +79,31 @@ class FunctionSpec:
 # other object of the bucket.
 OBJECT_PREFIX = "artifacts/"
 
-# The writes of an alias transaction, for the alias function and the rollout driver.
-ALIAS_WRITES = (
-    # The alias, its history record, its rollout and its events: the only items an alias write creates or
-    # replaces.
-    PartitionScoped(
-        actions=("dynamodb:PutItem",), partitions=("__*-alias", "__*-history", "__*-rollout", "__*-events")
-    ),
-    # Pins on the target versions and the check that LATEST is live are in the artifact's own partition,
-    # whose key is any artifact name: what can be excluded is every registry partition (`__…`: aliases,
-    # history, the name index and folder rows), never LATEST or another version of the artifact.
-    PartitionScoped(
-        actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-        partitions=("__*",),
-        operator="ForAllValues:StringNotLike",
-    ),
-)
+# The items an alias write creates or replaces: the alias, its history record, its rollout and its events.
+ALIAS_PARTITIONS = ("__*-alias", "__*-history", "__*-rollout", "__*-events")
+# The Idempotency-Key records of the alias routes (keys.receipt_key), written in the alias's own transaction.
+RECEIPT_PARTITIONS = ("__idem#*",)
+
+
+def alias_writes(*, receipts: bool) -> tuple[PartitionScoped, ...]:
+    """The writes of an alias transaction, for the alias function (`receipts`: it takes Idempotency-Keys) and the
+    rollout driver."""
+    return (
+        PartitionScoped(
+            actions=("dynamodb:PutItem",), partitions=ALIAS_PARTITIONS + (RECEIPT_PARTITIONS if receipts else ())
+        ),
+        # Pins on the target versions and LATEST's count and check are in the artifact's own partition, whose key
+        # is any artifact name: what can be excluded is every registry partition (`__…`: aliases, history, the
+        # name index and folder rows), never LATEST or another version of the artifact. So the attributes they
+        # may name are limited too: the pins and LATEST's count, never content, tags or deletion marks.
+        PartitionScoped(
+            actions=("dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+            partitions=("__*",),
+            operator="ForAllValues:StringNotLike",
+            attributes=ALIAS_ITEM_ATTRIBUTES,
+        ),
+    )
+
 
 # Least privilege per function; resolve can write nothing. TransactWriteItems has no IAM action of its
 # own: it is authorised item by item by PutItem / UpdateItem / DeleteItem / ConditionCheckItem.
@@ -124,7 +143,7 @@ SPECS = (
         handler="arca.handlers.alias.handler",
         api=True,
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
-        scoped_table_actions=ALIAS_WRITES,
+        scoped_table_actions=alias_writes(receipts=True),
         reserved_concurrency=10,
     ),
     FunctionSpec(
@@ -145,7 +164,7 @@ SPECS = (
         handler="arca.handlers.rollout.handler",
         # Point reads of an alias or a version are a Query of one item (so that a link shows itself).
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
-        scoped_table_actions=ALIAS_WRITES,
+        scoped_table_actions=alias_writes(receipts=False),
         alarm_actions=("cloudwatch:DescribeAlarms",),
         reserved_concurrency=5,
     ),
@@ -249,7 +268,7 @@ class Functions(Construct):
                 iam.PolicyStatement(
                     actions=list(scoped.actions),
                     resources=[self._table.table_arn],
-                    conditions={scoped.operator: {"dynamodb:LeadingKeys": list(scoped.partitions)}},
+                    conditions=scoped.conditions(),
                 )
             )
         if spec.object_actions:

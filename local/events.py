@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from local.iam import acting_as
+
 _BASE = Path(__file__).with_name("apigw_rest_event.json")
 # Lambda's limit on a synchronous invocation's event and on its response, as JSON.
 LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -195,6 +197,7 @@ class HandlerApi:
             query={k: v if isinstance(v, list) else [v] for k, v in (query or {}).items()},
         )
         module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
-        response = module.handler(event, lambda_context(function or "resolve"))
+        with acting_as(function or "resolve"):  # as on AWS: the calls are authorised by that function's role
+            response = module.handler(event, lambda_context(function or "resolve"))
         data = response_body(response)
         return Reply(response["statusCode"], json.loads(data) if data else None, response_headers(response))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from local.events import invoke, lambda_context
+from local.iam import acting_as
 
 log = logging.getLogger("arca.local")
 
@@ -63,7 +64,7 @@ class LocalDriver:
             if self._stopped.wait(wait):
                 return
             try:
-                with self._lock:
+                with self._lock, acting_as("rollout"):
                     event = invoke(self._handler(), event, lambda_context("rollout"))
                 failures = 0
             except Exception:  # as the state machine retries a failed step; the step is idempotent

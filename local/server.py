@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
 from arca_client import loopback
-from local import docs
+from local import docs, iam
 from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
@@ -267,7 +267,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             request_id=request_id,
             identity=identity,
         )
-        with self.server.locks[route.function]:
+        with self.server.locks[route.function], iam.acting_as(route.function):
             try:
                 response = invoke(self.server.load(route.function), event, lambda_context(route.function))
             except PayloadTooLargeError as too_large:
@@ -423,6 +423,7 @@ def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(ArcaServer(port, load))
         stack.callback(reset_lambda_state)
+        stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
         stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
         stack.enter_context(serving(server))
@@ -480,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with server, contextlib.ExitStack() as stack:
             stack.callback(reset_lambda_state)
+            stack.enter_context(iam.checking())
             services = stack.enter_context(running_services(warm_up=preload_handlers))
             stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
             stack.enter_context(serving(server))

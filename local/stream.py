@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from local.events import invoke
+from local.iam import acting_as
 from local.services import DEFAULT_EVENTS_QUEUE, REGION, Services, client
 
 log = logging.getLogger("arca.local")
@@ -174,7 +175,8 @@ class StreamConsumer:
         """Hand the batch over; send again from the first failed record, RETRY_ATTEMPTS times at most."""
         for attempt in range(RETRY_ATTEMPTS + 1):
             try:
-                result = invoke(self.handler, {"Records": records}, self.context) or {}
+                with acting_as("events"):  # the events function's role authorises what it calls
+                    result = invoke(self.handler, {"Records": records}, self.context) or {}
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception:  # every record failed (Powertools raises then): Lambda retries the whole batch
                 log.exception("stream consumer: the events handler failed the whole batch")

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import requests
 
 from arca import wiring
-from local import events, services
+from local import events, iam, services
 from local.events import Reply
 
 FAKE_AWS_ENV = services.FAKE_AWS_ENV
@@ -33,6 +33,31 @@ def hooked(event: str, hook: Callable[..., Any]) -> Iterator[None]:
     finally:
         for client in clients:
             client.meta.events.unregister(event, hook)
+
+
+class Acting:
+    """`service` used as `function` does: each method call runs under that function's role (local/iam.py).
+
+    For tests that drive a service directly (to interleave two functions' work); attributes are read and set
+    through, so a test can still patch the service's parts.
+    """
+
+    def __init__(self, function: str, service: Any) -> None:
+        object.__setattr__(self, "_function", function)
+        object.__setattr__(self, "_service", service)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._service, name)
+        if not callable(found):
+            return found
+        return iam.acting_as(self._function)(found)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._service, name, value)
+
+
+def acting(function: str, service: Any) -> Any:
+    return Acting(function, service)
 
 
 class HandlerApi(events.HandlerApi):

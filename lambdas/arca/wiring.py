@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache, cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -31,6 +31,17 @@ DYNAMODB_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, 
 _S3_RETRIES = {"mode": "standard", "max_attempts": 3}
 # Environment variables that point S3 at a custom endpoint (local mode's moto server).
 S3_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+# botocore handlers (event name, handler) registered on every client the functions build. Empty on AWS; local
+# mode and the tests put the IAM check there (local/iam.py), so each call is authorised as the function's role.
+CLIENT_HANDLERS: list[tuple[str, Callable[..., Any]]] = []
+
+
+def client(service: str, config: Config | None = None) -> Any:
+    """A boto3 client of the functions: every AWS client they use is built here."""
+    built = boto3.client(service, config=config)
+    for event, handler in CLIENT_HANDLERS:
+        built.meta.events.register(event, handler)
+    return built
 
 
 def s3_config(environ: Mapping[str, str]) -> Config:
@@ -56,9 +67,9 @@ class Services:
     def __init__(self, policy: Policy | None = None) -> None:
         config = settings()
         self.policy = policy or Policy()
-        self.repository = Repository(Table(boto3.client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
+        self.repository = Repository(Table(client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
         self.blobs = Blobs(
-            boto3.client("s3", config=s3_config(os.environ)),
+            client("s3", config=s3_config(os.environ)),
             config.bucket_name,
             clock=self.policy.clock,
             upload_ttl=config.upload_url_ttl,
@@ -86,13 +97,13 @@ class Services:
         arn = settings().rollout_state_machine_arn
         driver: Driver = ExternalDriver()
         if arn is not None:
-            driver = StepFunctionsDriver(lambda: boto3.client("stepfunctions"), arn)
+            driver = StepFunctionsDriver(lambda: client("stepfunctions"), arn)
         return Rollouts(
             self.repository,
             self.reading,
             self.policy,
             aliases=lambda: self.aliases,
-            alarms=CloudWatchAlarms(lambda: boto3.client("cloudwatch")),
+            alarms=CloudWatchAlarms(lambda: client("cloudwatch")),
             driver=driver,
         )
 
@@ -170,7 +181,7 @@ def announcer() -> Announcer:
     from arca.services.events import Announcer
     from arca.settings import event_bus_name
 
-    return Announcer(Bus(boto3.client("events"), event_bus_name()))
+    return Announcer(Bus(client("events"), event_bus_name()))
 
 
 def reset() -> None:

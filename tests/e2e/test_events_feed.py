@@ -9,7 +9,7 @@ from arca.domain.models import AliasBody, Content
 from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import THREADS, race
-from tests.helpers import path_quote, sha256
+from tests.helpers import acting, path_quote, sha256
 
 
 def read_feed(arca: ArcaHttp, name: str, *, limit: int = 7) -> list[dict[str, Any]]:
@@ -34,7 +34,7 @@ def test_concurrent_publishers_make_one_event_per_version_in_number_order(arca: 
 
     # When they all publish at once
     def publisher(t: int) -> None:
-        registry = build().publishing
+        registry = acting("publish", build().publishing)
         for i in range(5):
             data = blobs[(t, i)]
             registry.publish(name, Content(sha256=sha256(data), size=len(data)))
@@ -53,7 +53,7 @@ def test_a_reader_polling_during_writes_sees_every_event_once(arca: ArcaHttp, un
     name = f"{unique}/polled"
     data = b"base"
     arca.upload(name, data)
-    build().publishing.publish(name, Content(sha256=sha256(data), size=len(data)))
+    acting("publish", build().publishing).publish(name, Content(sha256=sha256(data), size=len(data)))
     done = threading.Event()
     seen: list[dict[str, Any]] = []
 
@@ -72,7 +72,7 @@ def test_a_reader_polling_during_writes_sees_every_event_once(arca: ArcaHttp, un
 
     # When each writer sets its own alias 5 times
     def writer(t: int) -> None:
-        aliases = build().aliases
+        aliases = acting("alias", build().aliases)
         for _ in range(5):
             aliases.set(name, f"a{t}", AliasBody(version=1))
 

@@ -11,6 +11,7 @@ from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_cli import Cli, cli, publish
 from tests.e2e.test_races import race
+from tests.helpers import acting
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 __all__ = ["cli"]  # the CLI tests' fixture
@@ -50,9 +51,9 @@ def test_links_racing_a_purge_leave_no_link_to_a_purged_target(arca: ArcaHttp, u
     def work(t: int) -> str:
         try:
             if t == 0:
-                build().publishing.purge(target, force=False)
+                acting("publish", build().publishing).purge(target, force=False)
                 return "purged"
-            build().links.link(f"{unique}/l{t}", target)
+            acting("publish", build().links).link(f"{unique}/l{t}", target)
         except (ConflictError, NotFoundError) as refused:
             return type(refused).__name__
         return "linked"
@@ -72,6 +73,6 @@ def test_links_racing_a_purge_leave_no_link_to_a_purged_target(arca: ArcaHttp, u
         assert sorted(e["name"] for e in listed if e.get("link")) == sorted(made)
     # and a forced purge then removes every link with the target
     if outcomes[0] != "purged":
-        assert build().publishing.purge(target, force=True)
+        assert acting("publish", build().publishing).purge(target, force=True)
         assert arca.get("/artifacts", params={"prefix": f"{unique}/"}).json()["artifacts"] == []
         assert all(arca.get(f"/artifacts/{name}").status_code == 404 for name in made)

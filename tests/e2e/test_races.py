@@ -18,7 +18,7 @@ from arca.domain.errors import AliasLimitError, ConflictError, PreconditionFaile
 from arca.domain.models import AliasBody, Content
 from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
-from tests.helpers import sha256
+from tests.helpers import acting, sha256
 
 T = TypeVar("T")
 THREADS = 8
@@ -45,7 +45,7 @@ def test_concurrent_publishers_number_versions_one_to_two_hundred(arca: ArcaHttp
 
     # When they all publish at once
     def publisher(t: int) -> list[tuple[int, str]]:
-        registry = build().publishing
+        registry = acting("publish", build().publishing)
         numbers = []
         for i in range(25):
             data = blobs[(t, i)]
@@ -83,7 +83,7 @@ def test_if_match_race_has_exactly_one_winner(arca: ArcaHttp, unique: str) -> No
 
     # When 8 writers move it, each to its own version, all conditional on revision 1
     def writer(t: int) -> str:
-        aliases = build().aliases
+        aliases = acting("alias", build().aliases)
         try:
             aliases.set(name, "prod", AliasBody(version=t + 2), if_match=1, identity=f"writer-{t}")
         except PreconditionFailedError:
@@ -111,7 +111,7 @@ def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(arca: Arca
     def worker(t: int) -> dict[str, int]:
         rng = random.Random(seed * 100 + t)
         services = build()
-        registry, aliases = services.publishing, services.aliases
+        registry, aliases = acting("publish", services.publishing), acting("alias", services.aliases)
         tally: dict[str, int] = {}
         for _ in range(15):
             outcome = "ok"
@@ -180,7 +180,7 @@ def test_concurrent_alias_creations_never_pass_the_cap(
     # When 8 writers each create an alias at once
     def creator(t: int) -> str:
         try:
-            build().aliases.set(name, f"alias{t}", AliasBody(version=1))
+            acting("alias", build().aliases).set(name, f"alias{t}", AliasBody(version=1))
         except AliasLimitError:
             return "refused"
         return "created"

@@ -13,6 +13,7 @@ from arca.wiring import build
 from local.services import client
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import race
+from tests.helpers import acting
 
 DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
 
@@ -117,7 +118,7 @@ def test_eight_concurrent_runs_of_one_step_write_it_once(arca: ArcaHttp, unique:
 
     # When eight invocations run step 1 at once
     def advance(_: int) -> Any:
-        return build().rollouts.advance(unique, "prod", started["id"], 1)
+        return acting("rollout", build().rollouts).advance(unique, "prod", started["id"], 1)
 
     results = race(advance)
     # Then step 2 was written once, and the rollout is still running (no invocation took another's write for a
@@ -140,10 +141,12 @@ def test_steps_racing_foreign_writes_never_overwrite_them(arca: ArcaHttp, unique
     def work(index: int) -> None:
         services = build()
         if index % 2:
-            services.aliases.set(unique, "prod", AliasBody(version=1, reason=f"foreign {index}"), identity="someone")
+            acting("alias", services.aliases).set(
+                unique, "prod", AliasBody(version=1, reason=f"foreign {index}"), identity="someone"
+            )
             return
         for number in (1, 2, 3):
-            services.rollouts.advance(unique, "prod", started["id"], number)
+            acting("rollout", services.rollouts).advance(unique, "prod", started["id"], number)
 
     race(work)
     # Then no rollout revision follows a foreign one, and the rollout is superseded

@@ -13,7 +13,7 @@ from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_cli import Cli, cli, publish
 from tests.e2e.test_races import race
-from tests.helpers import sha256
+from tests.helpers import acting, sha256
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 __all__ = ["cli"]  # the fixture, used by name below
@@ -56,13 +56,14 @@ def test_concurrent_tag_patches_keep_every_key(arca: ArcaHttp, unique: str) -> N
     name = f"{unique}/tags"
     data = b"tag me"
     arca.upload(name, data)
-    build().publishing.publish(name, Content(sha256=sha256(data), size=len(data)))
+    acting("publish", build().publishing).publish(name, Content(sha256=sha256(data), size=len(data)))
 
     # When each adds its own key to the version, and to the artifact, at once
     def writer(index: int) -> None:
         services = build()
-        services.tagging.tag_version(name, 1, {f"w{index}": str(index)})
-        services.tagging.update_artifact(name, patch={f"w{index}": str(index)})
+        tagging = acting("publish", services.tagging)
+        tagging.tag_version(name, 1, {f"w{index}": str(index)})
+        tagging.update_artifact(name, patch={f"w{index}": str(index)})
 
     race(writer)
     # Then no patch lost another's key, and each key has its index row

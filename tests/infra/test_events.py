@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.test_stack import _conditional_grants, _functions_by_name, _only, _resources, _synth
+from tests.infra.test_stack import _as_list, _conditional_grants, _functions_by_name, _only, _resources, _synth
 
 pytestmark = pytest.mark.xdist_group("infra")
 
@@ -72,8 +72,8 @@ def test_the_events_role_may_only_read_the_stream_put_on_its_bus_and_send_dead_l
     grants = {action for action, _, _ in _conditional_grants(template, _functions_by_name(template)["events"])}
     bus_id, _ = _only(template, "AWS::Events::EventBus")
     put = [
-        resource
-        for action, resource, _ in _conditional_grants(template, _functions_by_name(template)["events"])
+        (resource, json.loads(condition))
+        for action, resource, condition in _conditional_grants(template, _functions_by_name(template)["events"])
         if action == "events:PutEvents"
     ]
     # Then it reads the stream and puts on this stack's bus, and touches no item, object or other bus
@@ -85,10 +85,35 @@ def test_the_events_role_may_only_read_the_stream_put_on_its_bus_and_send_dead_l
         "dynamodb:ListStreams",
         "events:PutEvents",
     }
-    assert put == [json.dumps({"Fn::GetAtt": [bus_id, "Arn"]}, sort_keys=True)]
+    # on this bus only, and only as Arca's own source
+    assert put == [
+        (json.dumps({"Fn::GetAtt": [bus_id, "Arn"]}, sort_keys=True), {"StringEquals": {"events:source": ["arca"]}})
+    ]
     assert {a for a in grants if a.startswith("sqs:")} <= {
         "sqs:SendMessage",
         "sqs:GetQueueAttributes",
         "sqs:GetQueueUrl",
     }
     assert not _resources(template, "AWS::Events::Rule")  # no rule of its own: consumers add theirs
+
+
+def test_no_role_of_the_stage_but_the_events_functions_may_put_events(template: dict[str, Any]) -> None:
+    # Given every IAM policy of the service stack, whoever it is attached to
+    holders = {
+        role["Ref"]
+        for policy in _resources(template, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if any(a in ("events:PutEvents", "events:*", "*") for a in _as_list(statement["Action"]))
+        for role in policy["Properties"]["Roles"]
+    }
+    inline = [
+        logical_id
+        for logical_id, role in _resources(template, "AWS::IAM::Role").items()
+        for policy in role["Properties"].get("Policies", [])
+        for statement in policy["PolicyDocument"]["Statement"]
+        if "events:PutEvents" in _as_list(statement["Action"])
+    ]
+    # Then the one role that may put on the bus is the events function's
+    events_role = template["Resources"][_functions_by_name(template)["events"]]["Properties"]["Role"]["Fn::GetAtt"][0]
+    assert holders == {events_role}
+    assert inline == []

@@ -17,9 +17,11 @@ from aws_cdk.assertions import Annotations, Match
 
 from arca.adapters import keys
 from arca.routes import FUNCTIONS, ROUTES
+from infra import policies
 from infra.functions import REQUIREMENTS
 from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, INDEXES, KEY_SCHEMA
 from infra.storage import StorageParameters
+from local.iam import POLICIES
 from tests.infra import stages
 
 MAX_NAME_DEPTH = 8  # a name is one to eight segments
@@ -45,16 +47,25 @@ TABLE_ACTIONS = {
 }
 # Actions on the table's secondary indexes (search and `sha256:` references are reads).
 INDEX_ACTIONS = {"publish": set(), "alias": set(), "resolve": {"dynamodb:Query"}, "rollout": set()}
+# The alias and rollout roles update LATEST and versions (outside the registry's `__` partitions) naming only the
+# pins, LATEST's alias count and event order, and the attributes of their conditions.
+PINS_AND_COUNT = {
+    "ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]},
+    "ForAllValues:StringEquals": {
+        "dynamodb:Attributes": ["pk", "sk", "pinned_by", "deleted", "alias_count", "last_event", "purging", "purged"]
+    },
+}
 SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "publish": {},
     "alias": {
+        # Its Idempotency-Key records too (`__idem#<caller>`): every keyed alias write puts one.
         "dynamodb:PutItem": {
             "ForAllValues:StringLike": {
-                "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events"]
+                "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events", "__idem#*"]
             }
         },
-        "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
-        "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+        "dynamodb:UpdateItem": PINS_AND_COUNT,
+        "dynamodb:ConditionCheckItem": PINS_AND_COUNT,
     },
     "resolve": {},
     "rollout": {
@@ -63,8 +74,8 @@ SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
                 "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events"]
             }
         },
-        "dynamodb:UpdateItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
-        "dynamodb:ConditionCheckItem": {"ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]}},
+        "dynamodb:UpdateItem": PINS_AND_COUNT,
+        "dynamodb:ConditionCheckItem": PINS_AND_COUNT,
     },
 }
 OBJECT_ACTIONS = {
@@ -448,6 +459,7 @@ def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(
         "__*-history",
         "__*-rollout",
         "__*-events",
+        "__idem#*",
     ]
     assert "dynamodb:DeleteItem" not in writes and "dynamodb:BatchWriteItem" not in writes
 
@@ -672,3 +684,18 @@ def test_rollout_driver_reads_alarms_and_nothing_else_of_cloudwatch(template: di
     # Then it may describe the alarms of its account and Region, and nothing more
     alarms = _arn(["arn:", partition, ":cloudwatch:", region, ":", account, ":alarm:*"])
     assert cloudwatch == {("cloudwatch:DescribeAlarms", alarms)}
+
+
+def test_the_committed_policies_of_local_mode_are_the_templates(template: dict[str, Any]) -> None:
+    # Given the roles local mode and the tests check every AWS call against (local/policies.json)
+    committed = POLICIES.read_text()
+    # When they are rendered again from the template synthesized now
+    current = policies.document(template)
+    # Then they are the same: a grant changed in infra/ must be regenerated, or local mode checks stale roles
+    assert committed == current, "local/policies.json is stale: run `make policies` and commit it"
+
+
+def test_the_committed_policies_cover_every_function_of_the_stack(template: dict[str, Any]) -> None:
+    found = json.loads(POLICIES.read_text())["functions"]
+    assert set(found) == {*ALL_FUNCTIONS, "events"}
+    assert set(found) == set(_functions_by_name(template))

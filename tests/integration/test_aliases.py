@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 import requests
 
+from local import iam
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
@@ -305,7 +306,7 @@ def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: Handle
     # When the planned batch is tried, and prune runs for real
     from arca.adapters.dynamo import TransactionCancelled
 
-    with pytest.raises(TransactionCancelled):
+    with pytest.raises(TransactionCancelled), iam.acting_as("publish"):
         table.transact(planned)
     pruned = app.call("POST", "/artifacts/team/app/prune", {"keep_last": 1})
     # Then nothing of the cancelled batch was written, and the real prune skipped the pinned version

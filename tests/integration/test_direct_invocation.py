@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
 from arca.domain.errors import NotFoundError, PreconditionFailedError, ValidationError
 from arca.handlers import alias, publish, resolve
+from local import iam
 from local.events import lambda_context
 from tests.helpers import HandlerApi, sha256
 
 
-def invoke(function: object, **event: object) -> object:
-    return function.handler(event, lambda_context("direct"))  # type: ignore[attr-defined]
+def invoke(function: ModuleType, **event: object) -> object:
+    with iam.acting_as(function.__name__.rsplit(".", 1)[-1]):  # the handler's own function's role
+        return function.handler(event, lambda_context("direct"))
 
 
 def test_publish_function_publishes_by_direct_invocation(api: HandlerApi) -> None:
@@ -66,12 +70,13 @@ def test_a_direct_invocation_is_recorded_under_an_identity_the_caller_cannot_cho
     api.publish("app", b"one")
     context = lambda_context("alias")
     # When an alias is set by direct invocation, once claiming another identity and once without
-    with pytest.raises(ValidationError) as forged:
+    with pytest.raises(ValidationError) as forged, iam.acting_as("alias"):
         alias.handler(
             {"operation": "set_alias", "name": "app", "alias": "prod", "version": 1, "identity": "arn:aws:iam::1:root"},
             context,
         )
-    created = alias.handler({"operation": "set_alias", "name": "app", "alias": "prod", "version": 1}, context)
+    with iam.acting_as("alias"):
+        created = alias.handler({"operation": "set_alias", "name": "app", "alias": "prod", "version": 1}, context)
     # Then the claim is refused, writing nothing, and the history records the invoked function instead
     assert forged.value.field == "identity"
     assert created["revision"] == 1

@@ -13,6 +13,7 @@ from arca import wiring
 from arca.adapters import keys
 from arca.adapters.repository import Repository
 from arca.domain.events import Change, event_id
+from local import iam
 from local.events import api_event, lambda_context
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
@@ -81,7 +82,8 @@ def test_events_record_the_caller_identity(api: HandlerApi) -> None:
         identity="arn:aws:iam::123456789012:user/ana",
     )
     # When it publishes
-    response = importlib.import_module(f"arca.handlers.{function}").handler(event, lambda_context(str(function)))
+    with iam.acting_as(str(function)):
+        response = importlib.import_module(f"arca.handlers.{function}").handler(event, lambda_context(str(function)))
     # Then
     assert response["statusCode"] == 201, response
     assert {e["by"] for e in events(api)} == {"arn:aws:iam::123456789012:user/ana"}
@@ -138,7 +140,8 @@ def test_a_deduplicated_publish_and_an_idempotent_replay_leave_no_event(api: Han
 def test_a_failed_transaction_writes_no_event(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given an artifact whose purge has begun (its mark set), so the next publish's transaction is cancelled
     api.publish("app", b"one")
-    wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+    with iam.acting_as("publish"):
+        wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
     digest = api.upload("app", b"two")
     before = snapshot(aws)
     # When
@@ -279,7 +282,8 @@ def test_a_rollout_announces_its_start_steps_and_end_beside_the_alias_moves(api:
     started = api.call("PUT", "/artifacts/app/aliases/prod/rollout", body).body
     state = {**started, "rollout_id": started["id"], "done": False}
     for _ in range(2):
-        state = driver.handler(state, lambda_context("rollout"))
+        with iam.acting_as("rollout"):
+            state = driver.handler(state, lambda_context("rollout"))
     again = api.call("PUT", "/artifacts/app/aliases/prod/rollout", {**body, "version": 3}).body
     assert api.call("DELETE", "/artifacts/app/aliases/prod/rollout").status == 200
     # Then every rollout write is an alias move followed by the rollout's own event, in one transaction each

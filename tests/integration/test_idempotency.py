@@ -11,6 +11,7 @@ import pytest
 
 from arca import wiring
 from arca.handlers.publish import handler
+from local import iam
 from local.events import Reply, api_event, lambda_context, response_body
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
@@ -101,7 +102,8 @@ def test_keys_are_scoped_by_caller(api: HandlerApi) -> None:
             headers={"Content-Type": "application/json", "Idempotency-Key": "k"},
             identity=caller,
         )
-        return json.loads(response_body(handler(event, lambda_context("publish"))))
+        with iam.acting_as("publish"):
+            return json.loads(response_body(handler(event, lambda_context("publish"))))
 
     first = publish_as("arn:aws:iam::111111111111:user/a")
     # When another caller sends the same key and request

@@ -11,6 +11,7 @@ import pytest
 
 from arca import wiring
 from arca.handlers import rollout as driver
+from local import iam
 from local.events import lambda_context
 from tests.helpers import HandlerApi
 from tests.integration.conftest import snapshot
@@ -43,7 +44,8 @@ def step(rollout: dict[str, Any], number: int | None = None) -> dict[str, Any]:
         "interval_seconds": rollout["interval_seconds"],
         "done": False,
     }
-    result: dict[str, Any] = driver.handler(event, lambda_context("rollout"))
+    with iam.acting_as("rollout"):
+        result: dict[str, Any] = driver.handler(event, lambda_context("rollout"))
     return result
 
 

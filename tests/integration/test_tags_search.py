@@ -10,6 +10,7 @@ import pytest
 from arca import wiring
 from arca.adapters import keys
 from arca.domain.tags import MAX_TAGS
+from local import iam
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
@@ -374,7 +375,8 @@ def test_purge_removes_tag_rows_and_index_entries(api: HandlerApi, aws: SimpleNa
 def test_tag_write_on_a_purging_artifact_is_a_409(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given an artifact marked by a purge
     api.publish("app", b"one")
-    wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+    with iam.acting_as("publish"):
+        wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
     before = snapshot(aws)
     # Then tag patches are refused and write nothing
     assert tag(api, "app", 1, {"a": "b"}).status == 409

@@ -14,6 +14,7 @@ from aws_lambda_powertools import Tracer
 from arca.api.publishing import router
 from arca.handlers.http import entry_point
 from arca.observability import traced
+from local import iam
 from local.events import api_event, lambda_context
 from tests.helpers import sha256
 
@@ -77,7 +78,8 @@ def test_a_traced_function_records_its_handler_but_never_the_presigned_url_it_an
     body = json.dumps({"sha256": sha256(b"secret"), "size": 6})
     event, _ = api_event("POST", "/artifacts/app/uploads", body=body, headers={"Content-Type": "application/json"})
     # When the function is invoked
-    response = handler(event, lambda_context("publish"))
+    with iam.acting_as("publish"):
+        response = handler(event, lambda_context("publish"))
     # Then the handler ran in a subsegment, and nothing recorded holds the URL or its signature
     assert response["statusCode"] == 201
     assert "X-Amz-Signature" in response["body"]

@@ -54,6 +54,12 @@ TARGET_FIELDS = ("sha256", "size", "content_type")
 ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
 LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
+# Every attribute an alias transaction (write_alias, a rollout's start and steps) names on the artifact's own items,
+# LATEST and its versions: the pins (`ADD`/`DELETE pinned_by`, on a live version only), LATEST's alias count and
+# event order (`alias_count`, `last_event`), the key and LIVE_LATEST's checks. The alias and rollout roles may name
+# no other attribute of those items (infra/functions.py grants them under dynamodb:Attributes); the IAM check of
+# local mode and the tests refuses a transaction that names one more, so this list cannot fall behind.
+ALIAS_ITEM_ATTRIBUTES = ("pk", "sk", "pinned_by", "deleted", "alias_count", "last_event", "purging", "purged")
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: each with its event item, plus LATEST's count and an idempotency
 # record, within TransactWriteItems' limit of 100 items.
