@@ -97,18 +97,31 @@ def _boto_credentials() -> dict[str, str]:
     return {"aws_access_key_id": CREDENTIALS["AWS_ACCESS_KEY_ID"], "aws_secret_access_key": "test"}
 
 
-def run(command: list[str], *, env: dict[str, str], log: Path, timeout: float) -> str:
-    """Runs a command to completion in the process group (so a stop reaches it), its output in `log`."""
-    with log.open("ab") as out:
+def run(command: list[str], *, env: dict[str, str] | None = None, log: Path | None = None, timeout: float) -> str:
+    """Runs a command to completion in a process group of its own, which is stopped with it on any exception
+    (a timeout, SIGTERM, Ctrl-C), so no grandchild (node under npx, python under cdk) outlives it. Its stderr
+    and stdout go to `log` (else to this process's), its stdout is returned too."""
+    out = log.open("ab") if log else None
+    if out:
         out.write(f"$ {' '.join(command)}\n".encode())
         out.flush()
-        result = subprocess.run(
-            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=out, timeout=timeout, check=False
-        )
-        out.write(result.stdout)
-    if result.returncode != 0:
-        raise CheckError(f"{' '.join(command[:4])} … exited {result.returncode}:\n{_tail(log)}")
-    return result.stdout.decode()
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE if out else None, stderr=out, start_new_session=True
+    )
+    try:
+        stdout, _ = process.communicate(timeout=timeout)
+    except BaseException:
+        stop(process, grace=3)
+        raise
+    finally:
+        if out:
+            out.close()
+    if log and stdout:
+        with log.open("ab") as again:
+            again.write(stdout)
+    if process.returncode != 0:
+        raise CheckError(f"{' '.join(command[:4])} … exited {process.returncode}" + (f":\n{_tail(log)}" if log else ""))
+    return (stdout or b"").decode()
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -178,32 +191,56 @@ def localstack_ready() -> bool:
         return reply.status == 200
 
 
-def stop(process: subprocess.Popen[bytes] | None) -> None:
-    """SIGTERM to the whole group, then SIGKILL to whatever is left after STOP_SECONDS."""
-    if process is None:
+def stop(process: subprocess.Popen[bytes] | None, grace: float = STOP_SECONDS) -> None:
+    """SIGTERM to the process's group, then SIGKILL to whatever of its tree is left after `grace` seconds.
+
+    The tree is taken before the SIGTERM: LocalStack starts DynamoDB Local and kinesis-local in sessions of
+    their own, out of reach of its group, and stops them itself unless it is killed first.
+    """
+    if process is None or process.poll() is not None:
         return
-    group = process.pid
-    try:
-        os.killpg(group, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_SECONDS
-    while process.poll() is None or _group_alive(group):
+    tree = {process.pid, *_descendants(process.pid)}
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while process.poll() is None or any(_alive(pid) for pid in tree):
         if time.monotonic() > deadline:
+            for pid in tree:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             with suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
+                os.killpg(process.pid, signal.SIGKILL)
             break
         time.sleep(0.2)
     process.wait()
 
 
-def _group_alive(group: int) -> bool:
-    """Whether a process of the group is still there (a zombie not yet reaped by init counts for a moment)."""
+def _descendants(pid: int) -> set[int]:
+    """Every process below `pid`, from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError):
+                # The parent is the 2nd field after the command name, which may itself hold spaces.
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for its parent (or init) to reap it."""
     try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
         return False
-    return True
+    return state != "Z"
 
 
 # -- deploy -----------------------------------------------------------------------------------------------------
@@ -421,7 +458,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, interrupted)
     try:
         with timings.phase("setup (cached after the first run)"):
-            subprocess.run([str(ROOT / "deploy" / "setup.sh")], cwd=ROOT, check=True)
+            run([str(ROOT / "deploy" / "setup.sh")], timeout=1200)
         shutil.rmtree(RUN, ignore_errors=True)
         RUN.mkdir(parents=True)
         with timings.phase("start LocalStack"):
@@ -445,7 +482,7 @@ def main() -> int:
         queue_url = subscribe_queue(service["EventBusName"])
         with timings.phase("drive the API with the arca CLI"):
             summary += drive_api(Arca(endpoint), queue_url)
-    except (CheckError, subprocess.CalledProcessError, KeyboardInterrupt) as error:
+    except (CheckError, subprocess.TimeoutExpired, KeyboardInterrupt) as error:
         print(f"\nFAILED: {error}\nlogs: {RUN}/", file=sys.stderr)
         return 1
     finally:
