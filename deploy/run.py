@@ -213,6 +213,10 @@ def stop(process: subprocess.Popen[bytes] | None, grace: float = STOP_SECONDS) -
             break
         time.sleep(0.2)
     process.wait()
+    # A SIGKILL takes a moment to land: return only once nothing of the tree runs.
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _descendants(pid: int) -> set[int]:
@@ -287,9 +291,9 @@ def stacks_of_assembly() -> dict[str, dict[str, Any]]:
     return stacks
 
 
-def check_resources(stacks: dict[str, dict[str, Any]]) -> dict[str, int]:
+def check_resources(stacks: dict[str, dict[str, Any]], cloudformation: Any = None) -> dict[str, int]:
     """Every stack CREATE_COMPLETE, and every resource of its template too; returns the count per stack."""
-    cloudformation = client("cloudformation")
+    cloudformation = cloudformation or client("cloudformation")
     problems: list[str] = []
     counts: dict[str, int] = {}
     for name, template in stacks.items():
