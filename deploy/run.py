@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -142,6 +143,28 @@ def wait_for(what: str, probe: Callable[[], Any], *, timeout: float, every: floa
         if time.monotonic() > deadline:
             raise CheckError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last}" if last else ""))
         time.sleep(every)
+
+
+def background(work: Callable[[], Any]) -> Callable[[], None]:
+    """Starts `work` in a daemon thread (it never holds up an exit); the returned function waits for it and
+    raises what it raised."""
+    failures: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as error:
+            failures.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+
+    def join() -> None:
+        thread.join()
+        if failures:
+            raise failures[0]
+
+    return join
 
 
 # -- LocalStack -------------------------------------------------------------------------------------------------
@@ -469,10 +492,14 @@ def main() -> int:
             localstack = start_localstack()
             wait_for("LocalStack on " + GATEWAY, lambda: localstack.poll() is None and localstack_ready(), timeout=120)
             expect(localstack.poll() is None, f"LocalStack exited:\n{_tail(RUN / 'localstack.log')}")
+        # DynamoDB Local starts on the first DynamoDB call and LocalStack gives it only 4 s: started now, it is
+        # up long before the storage stack creates the table, however loaded the machine.
+        dynamodb_up = background(lambda: wait_for("DynamoDB Local", client("dynamodb").list_tables, timeout=120))
         with timings.phase("publish the Powertools layer"):
             layer = publish_layer()
         with timings.phase("cdk bootstrap"):
             cdk("bootstrap", f"aws://{ACCOUNT}/{REGION}")
+        dynamodb_up()
         context = ["-c", f"stage={STAGE}", "-c", f"powertools_layer_arn={layer}"]
         with timings.phase("cdk deploy --all"):
             cdk("deploy", "--all", *context, "--require-approval", "never", "--progress", "events", timeout=600)

@@ -13,6 +13,7 @@ to start. Layers are put on PYTHONPATH in the order Lambda gives them (`/opt/pyt
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import subprocess
@@ -219,11 +220,21 @@ class ProcessRuntimeExecutor(RuntimeExecutor):
         pass
 
 
+@functools.cache
 def _interpreter(runtime: str) -> str:
+    """The interpreter for `runtime` (python3.12: $ARCA_LAMBDA_PYTHON3_12), checked to be that Python."""
     variable = "ARCA_LAMBDA_" + runtime.upper().replace(".", "_")
     python = os.environ.get(variable)
     if not runtime.startswith("python") or not python:
         raise LambdaRuntimeException(f"no interpreter for runtime {runtime}: set {variable}")
+    version = subprocess.run(
+        [python, "-c", "import sys; print('python%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if version != runtime:
+        raise LambdaRuntimeException(f"{variable}={python} is {version or 'not a Python'}, not {runtime}")
     return python
 
 
