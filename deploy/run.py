@@ -111,6 +111,11 @@ def run(command: list[str], *, env: dict[str, str] | None = None, log: Path | No
     )
     try:
         stdout, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(process, grace=3)
+        raise CheckError(
+            f"{' '.join(command[:4])} … did not finish in {timeout:.0f} s" + (f":\n{_tail(log)}" if log else "")
+        ) from None
     except BaseException:
         stop(process, grace=3)
         raise
@@ -127,6 +132,15 @@ def run(command: list[str], *, env: dict[str, str] | None = None, log: Path | No
 
 def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _localstack_problems(lines: int = 12) -> str:
+    """The last warnings and errors LocalStack logged (a function that failed to start, a resource it refused)."""
+    log = RUN / "localstack.log"
+    if not log.exists():
+        return ""
+    found = [line[:400] for line in log.read_text(errors="replace").splitlines() if re.search(r" (WARN|ERROR) ", line)]
+    return "LocalStack's last warnings and errors:\n  " + "\n  ".join(found[-lines:]) + "\n" if found else ""
 
 
 def wait_for(what: str, probe: Callable[[], Any], *, timeout: float, every: float = 0.5) -> Any:
@@ -363,6 +377,26 @@ def check_functions(stacks: dict[str, dict[str, Any]], layer: str) -> list[str]:
     return names
 
 
+def check_function_logs(functions: list[str]) -> str:
+    """Every function has written to its log group: each ran the handler code, which logs and emits metrics."""
+    logs, lambda_ = client("logs"), client("lambda")
+    groups = {
+        name: lambda_.get_function_configuration(FunctionName=name).get("LoggingConfig", {}).get("LogGroup")
+        or f"/aws/lambda/{name}"
+        for name in functions
+    }
+
+    def silent() -> list[str]:
+        return [
+            name for name, group in groups.items() if not logs.filter_log_events(logGroupName=group, limit=1)["events"]
+        ]
+
+    with suppress(CheckError):
+        wait_for("every function's logs", lambda: not silent(), timeout=30, every=1)
+    expect(not silent(), f"functions that never wrote to their log group: {silent()}")
+    return f"{len(functions)} functions ran: each wrote to its log group"
+
+
 def outputs(stack: str) -> dict[str, str]:
     reply = client("cloudformation").describe_stacks(StackName=stack)
     return {o["OutputKey"]: o["OutputValue"] for o in reply["Stacks"][0].get("Outputs", [])}
@@ -513,8 +547,9 @@ def main() -> int:
         queue_url = subscribe_queue(service["EventBusName"])
         with timings.phase("drive the API with the arca CLI"):
             summary += drive_api(Arca(endpoint), queue_url)
+            summary.append(check_function_logs(functions))
     except (CheckError, subprocess.TimeoutExpired, KeyboardInterrupt) as error:
-        print(f"\nFAILED: {error}\nlogs: {RUN}/", file=sys.stderr)
+        print(f"\nFAILED: {error}\n{_localstack_problems()}logs: {RUN}/", file=sys.stderr)
         return 1
     finally:
         with timings.phase("stop every process"):
