@@ -378,23 +378,23 @@ def check_functions(stacks: dict[str, dict[str, Any]], layer: str) -> list[str]:
 
 
 def check_function_logs(functions: list[str]) -> str:
-    """Every function has written to its log group: each ran the handler code, which logs and emits metrics."""
-    logs, lambda_ = client("logs"), client("lambda")
-    groups = {
-        name: lambda_.get_function_configuration(FunctionName=name).get("LoggingConfig", {}).get("LogGroup")
-        or f"/aws/lambda/{name}"
-        for name in functions
-    }
+    """Every function has written logs: each ran the handler code, which logs and emits metrics on stdout."""
+    logs = client("logs")
+
+    def wrote(name: str) -> bool:
+        # LocalStack keeps a function's output in /aws/lambda/<name> whatever its logging config names.
+        try:
+            return bool(logs.filter_log_events(logGroupName=f"/aws/lambda/{name}", limit=1)["events"])
+        except logs.exceptions.ResourceNotFoundException:
+            return False
 
     def silent() -> list[str]:
-        return [
-            name for name, group in groups.items() if not logs.filter_log_events(logGroupName=group, limit=1)["events"]
-        ]
+        return [name for name in functions if not wrote(name)]
 
     with suppress(CheckError):
         wait_for("every function's logs", lambda: not silent(), timeout=30, every=1)
-    expect(not silent(), f"functions that never wrote to their log group: {silent()}")
-    return f"{len(functions)} functions ran: each wrote to its log group"
+    expect(not silent(), f"functions that never wrote a log line: {silent()}")
+    return f"{len(functions)} functions ran the handler code: each wrote to its log group"
 
 
 def outputs(stack: str) -> dict[str, str]:
