@@ -11,8 +11,9 @@
    an alias move, a rollout to `completed` through the state machine, the event feed; and the events the
    stream consumer put on the bus reach a queue subscribed to it.
 
-Every process started here is in one process group, stopped at the end whatever happened. Exits non-zero on
-the first failed check, naming it; LocalStack's and the CLI's logs stay in .deploy-cache/run/.
+Every process started here is stopped at the end whatever happened (each command in a process group of its
+own; LocalStack with its whole process tree). Exits non-zero on the first failed check, naming it; the logs of
+LocalStack, the CDK CLI and the `arca` calls stay in .deploy-cache/run/.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ REGION = "us-east-1"
 ACCOUNT = "000000000000"
 GATEWAY = "127.0.0.1:4566"
 ENDPOINT = f"http://{GATEWAY}"
-# LocalStack's test credentials: it accepts any, and signs nothing it checks.
+# Any credentials do: LocalStack checks no signature.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 NAME = "deploy-check/app"
 # LocalStack's own shutdown takes 10-25 s here (it stops each service in turn); its state is thrown away anyway.
@@ -91,11 +92,13 @@ def aws_env() -> dict[str, str]:
 
 
 def client(service: str) -> Any:
-    return boto3.client(service, region_name=REGION, endpoint_url=ENDPOINT, **_boto_credentials())
-
-
-def _boto_credentials() -> dict[str, str]:
-    return {"aws_access_key_id": CREDENTIALS["AWS_ACCESS_KEY_ID"], "aws_secret_access_key": "test"}
+    return boto3.client(
+        service,
+        region_name=REGION,
+        endpoint_url=ENDPOINT,
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
 
 
 def run(command: list[str], *, env: dict[str, str] | None = None, log: Path | None = None, timeout: float) -> str:
@@ -210,17 +213,18 @@ def start_localstack() -> subprocess.Popen[bytes]:
     }
     for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         env.pop(name)
-    log = (RUN / "localstack.log").open("wb")
-    # Its own session: LocalStack, DynamoDB Local, kinesis-local and every function's runtime share this group.
-    return subprocess.Popen(
-        [str(CACHE / "localstack" / "bin" / "python"), "-m", "localstack.runtime.main"],
-        cwd=RUN,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # A session of its own: LocalStack and the functions' runtimes share its group; DynamoDB Local and
+    # kinesis-local start sessions of their own, which `stop` finds through the process tree.
+    with (RUN / "localstack.log").open("wb") as log:
+        return subprocess.Popen(
+            [str(CACHE / "localstack" / "bin" / "python"), "-m", "localstack.runtime.main"],
+            cwd=RUN,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def localstack_ready() -> bool:
@@ -232,56 +236,63 @@ def stop(process: subprocess.Popen[bytes] | None, grace: float = STOP_SECONDS) -
     """SIGTERM to the process's group, then SIGKILL to whatever of its tree is left after `grace` seconds.
 
     The tree is taken before the SIGTERM: LocalStack starts DynamoDB Local and kinesis-local in sessions of
-    their own, out of reach of its group, and stops them itself unless it is killed first.
+    their own, out of reach of its group, and stops them itself unless it is killed first. A process of the
+    tree is known by its pid and its start time, so a pid the system has given to another process since is
+    left alone.
     """
-    if process is None or process.poll() is not None:
+    if process is None:
         return
-    tree = {process.pid, *_descendants(process.pid)}
+    tree = _descendants(process.pid) if process.poll() is None else {}
     with suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while process.poll() is None or any(_alive(pid) for pid in tree):
+    while process.poll() is None or any(_alive(pid, began) for pid, began in tree.items()):
         if time.monotonic() > deadline:
-            for pid in tree:
-                with suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
             with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
+            for pid, began in tree.items():
+                if _alive(pid, began):
+                    with suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
             break
         time.sleep(0.2)
     process.wait()
     # A SIGKILL takes a moment to land: return only once nothing of the tree runs.
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+    while any(_alive(pid, began) for pid, began in tree.items()) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every process below `pid`, from /proc (Linux)."""
-    children: dict[int, list[int]] = {}
+def _stat(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat from the state on (the command name before it may hold spaces), None if gone."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process below `pid` (Linux /proc), with its start time."""
+    children: dict[int, list[tuple[int, str]]] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with suppress(OSError):
-                # The parent is the 2nd field after the command name, which may itself hold spaces.
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found: set[int] = set()
+        fields = _stat(int(entry.name)) if entry.name.isdigit() else None
+        if fields:
+            # After the state: ppid is the 2nd field, the start time the 20th.
+            children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))
+    found: dict[int, str] = {}
     todo = [pid]
     while todo:
-        for child in children.get(todo.pop(), []):
+        for child, began in children.get(todo.pop(), []):
             if child not in found:
-                found.add(child)
+                found[child] = began
                 todo.append(child)
     return found
 
 
-def _alive(pid: int) -> bool:
-    """Running, as opposed to gone or a zombie waiting for its parent (or init) to reap it."""
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+def _alive(pid: int, began: str) -> bool:
+    """Still that process (same start time), and running rather than a zombie waiting to be reaped."""
+    fields = _stat(pid)
+    return fields is not None and fields[19] == began and fields[0] != "Z"
 
 
 # -- deploy -----------------------------------------------------------------------------------------------------

@@ -164,6 +164,7 @@ class ProcessRuntimeExecutor(RuntimeExecutor):
         while not self.api.ready.wait(0.05):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 error = (self.api.init_error or b"").decode(errors="replace")
+                self.stop()
                 raise LambdaRuntimeException(
                     f"runtime of {self.function_version.id.function_name} did not start: {error or self.get_logs()}"
                 )
@@ -184,6 +185,7 @@ class ProcessRuntimeExecutor(RuntimeExecutor):
                 self.process.wait()
         if self.api is not None:
             self.api.close()
+            self.api = None
 
     def get_address(self) -> str:
         return "127.0.0.1"

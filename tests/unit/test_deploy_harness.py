@@ -80,5 +80,5 @@ def test_stop_kills_a_process_a_child_moved_to_a_session_of_its_own():
     run.stop(leader, grace=0.5)
     # Then: both are gone, within the grace period and a little
     assert leader.returncode is not None
-    assert not any(run._alive(pid) for pid in tree)
+    assert not any(run._alive(pid, began) for pid, began in tree.items())
     assert time.monotonic() - began < 5
