@@ -54,7 +54,7 @@ test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # A real `cdk deploy` of both stacks to LocalStack on 127.0.0.1, then the `arca` CLI against the deployed API
-# (deploy/run.py). The first run builds .deploy-cache/ (~3 min); later runs reuse it.
+# (deploy/run.py). The first run builds .deploy-cache/ (~5 min); later runs reuse it.
 test-deploy: install
 	$(PY) -m deploy.run
 
