@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser local test test-fast lint typecheck synth policies bench deploy clean
+.PHONY: install install-local browser local test test-fast test-deploy lint typecheck synth policies bench deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -53,6 +53,11 @@ local: install-local
 test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
+# A real `cdk deploy` of both stacks to LocalStack on 127.0.0.1, then the `arca` CLI against the deployed API
+# (deploy/run.py). The first run builds .deploy-cache/ (~5 min); later runs reuse it.
+test-deploy: install
+	$(PY) -m deploy.run
+
 test-fast: install
 	$(PY) -m pytest -q -m "not e2e" -x
 
@@ -79,4 +84,4 @@ deploy: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk deploy --all -c stage=$(STAGE)
 
 clean:
-	rm -rf cdk.out .pytest_cache .hypothesis
+	rm -rf cdk.out .pytest_cache .hypothesis .deploy-cache/run
