@@ -92,6 +92,23 @@ def validation_error(errors: list[Any]) -> ValidationError:
     return ValidationError(f"{where}: {message}", field=where)
 
 
+def _no_route_error(method: str, path: str) -> tuple[RegistryError, tuple[str, ...]]:
+    """Why no route serves a request, with the methods the path has: the reserved word the name holds (400), the
+    method (405, with the path's methods), or the path (404)."""
+    from arca.routes import NoRouteError, match  # the whole table, read only on this error path
+
+    try:
+        match(method, path)
+        allowed: tuple[str, ...] = ()
+    except NoRouteError as missing:
+        if missing.reserved is not None:
+            return reserved_word(missing.reserved), ()
+        allowed = missing.allowed
+    if not allowed:
+        return NotFoundError(f"no route for {method} {path}"), ()
+    return MethodNotAllowed(f"{method} is not allowed on {path}"), allowed
+
+
 def build_app(router: Router) -> APIGatewayRestResolver:
     """The resolver of one function: its router, request counting, and the error handlers."""
     # json.dumps' own separators, as the error bodies and every earlier answer of the API.
@@ -138,21 +155,12 @@ def build_app(router: Router) -> APIGatewayRestResolver:
 
     def no_route(_: Exception) -> Response[Any]:
         """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
-        from arca.routes import NoRouteError, match  # the whole table, read only on this error path
-
-        event = app.current_event
-        path = unquote(event.path)
-        try:
-            match(event.http_method, path)
-            allowed: tuple[str, ...] = ()
-        except NoRouteError as missing:
-            if missing.reserved is not None:
-                return refused(reserved_word(missing.reserved))
-            allowed = missing.allowed
-        if not allowed:
-            return reply(NotFoundError(f"no route for {event.http_method} {path}"))
-        response = reply(MethodNotAllowed(f"{event.http_method} is not allowed on {path}"))
-        response.headers["Allow"] = ", ".join(sorted(set(allowed)))
+        error, allowed = _no_route_error(app.current_event.http_method, unquote(app.current_event.path))
+        if isinstance(error, ValidationError):  # a reserved word in the name: bad input
+            return refused(error)
+        response = reply(error)
+        if allowed:
+            response.headers["Allow"] = ", ".join(sorted(set(allowed)))
         return response
 
     def unexpected(error: Exception) -> Response[Any]:
