@@ -185,9 +185,9 @@ class Api(Construct):
                 access_log_format=ACCESS_LOG_FORMAT,
             ),
         )
-        # The deployment's logical id follows the body, so that a changed API is deployed to the stage (CDK does
-        # not hash an inline definition into it by itself).
-        self.rest_api.latest_deployment.add_to_logical_id(self.body)  # type: ignore[union-attr]
+        # CDK names the deployment after a hash of the API's template, body included: a changed API gets a new
+        # deployment, which the stage then serves.
+
         # API Gateway writes execution logs to a group of this exact name, creating it without retention if it is
         # missing: made here first (the stage waits for it), it has the stack's retention and removal policy.
         self.execution_logs = logs.LogGroup(
