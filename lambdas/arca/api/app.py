@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca.api.routing import Router, canonical_path
+from arca.api.routing import Route, Router, canonical_path
 from arca.domain.errors import (
     ConflictError,
     IdempotencyKeyReusedError,
@@ -195,6 +195,19 @@ def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: La
 
 def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:
     """Direct invocation: the same route, validation and answer; an error is raised as its registry class."""
+    route = _direct_route(router, event)
+    response = resolve_http(app, _proxy_event(route, event, context), context)
+    payload = json.loads(response["body"]) if response.get("body") else {}
+    if response["statusCode"] >= 400:
+        error = dict(payload["error"])
+        code, message, field = error.pop("code"), error.pop("message"), error.pop("field", None)
+        error.pop("request_id", None)
+        raise error_class(code)(message, field=field, details=error)
+    return payload
+
+
+def _direct_route(router: Router, event: Mapping[str, Any]) -> Route:
+    """The route a direct invocation names, once the event has its path parameters and no identity of its own."""
     routes = {r.operation: r for r in router.routes}
     route = routes.get(str(event["operation"]))
     if route is None:
@@ -210,13 +223,19 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
     missing = [p for p in route.params if p not in event]
     if missing:
         raise ValidationError(f"{missing[0]}: is required", field=missing[0])
+    return route
+
+
+def _proxy_event(route: Route, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """The API Gateway proxy event of a direct invocation: path parameters, the direct headers, and the other fields
+    as the query (methods without a body) or as the JSON body."""
     params = {p: str(event[p]) for p in route.params}
     fields = {k: v for k, v in event.items() if k not in ("operation", *params)}
     headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
     query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
     body = json.dumps(fields) if fields and route.method not in _WITHOUT_BODY else None
     request_id = str(getattr(context, "aws_request_id", "") or "")
-    proxy = {
+    return {
         "resource": route.path,
         "path": route.fill(params),
         "httpMethod": route.method,
@@ -231,14 +250,6 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
         # through Lambda's own API (callers need lambda:InvokeFunction), so that is what history records.
         "requestContext": {"requestId": request_id, "identity": {"userArn": direct_identity(context)}},
     }
-    response = resolve_http(app, proxy, context)
-    payload = json.loads(response["body"]) if response.get("body") else {}
-    if response["statusCode"] >= 400:
-        error = dict(payload["error"])
-        code, message, field = error.pop("code"), error.pop("message"), error.pop("field", None)
-        error.pop("request_id", None)
-        raise error_class(code)(message, field=field, details=error)
-    return payload
 
 
 def direct_identity(context: LambdaContext) -> str:
