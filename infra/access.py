@@ -87,7 +87,7 @@ def link_manager_paths(prefix: str) -> Grant:
 class ApiAccess:
     """Grants on one stage of the API, for roles, users or groups (any iam.IGrantable)."""
 
-    def __init__(self, rest_api: apigw.RestApi, stage_name: str) -> None:
+    def __init__(self, rest_api: apigw.RestApiBase, stage_name: str) -> None:
         self.rest_api = rest_api
         self.stage_name = stage_name
 

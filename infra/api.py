@@ -1,11 +1,18 @@
-"""The REST API: the route table expanded into API Gateway resources, every method IAM-authorised."""
+"""The REST API, defined by an OpenAPI document generated from the route table: every operation IAM-authorised
+and a Lambda proxy to its function, the gateway responses in Arca's error shape.
+
+The document is the API's `Body`: API Gateway builds the resources and methods from it, so a route costs no
+CloudFormation resource (the stack holds the API, its deployment and stage, and one invoke permission per
+function, however many routes there are)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import Aws, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -13,6 +20,8 @@ from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from arca.routes import Route
+
+DESCRIPTION = "Arca: a registry for versioned artifacts"
 
 THROTTLING_RATE_LIMIT = 100  # steady requests per second for the stage
 THROTTLING_BURST_LIMIT = 200
@@ -49,14 +58,84 @@ _GATEWAY_ERROR_TEMPLATE = (
     '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, '
     '"request_id": "$context.requestId"}}'
 )
+GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
+# The security scheme every operation names: SigV4 (IAM authorisation, `AWS_IAM` on each method).
+SIGV4 = "sigv4"
+_PARAM = re.compile(r"\{(\w+)\}")
+
+
+def invoke_uri(function: lambda_.IFunction) -> str:
+    """The target of a Lambda proxy integration: what `function` is (a function, or later an alias or version, whose
+    ARN is then qualified) is decided by the caller of `Api`, and spelled here only."""
+    return (
+        f"arn:{Aws.PARTITION}:apigateway:{Aws.REGION}:lambda:path/2015-03-31/functions/"
+        f"{function.function_arn}/invocations"
+    )
+
+
+def _operation(route: Route, path: str, depth: int, uri: str) -> dict[str, Any]:
+    return {
+        # Operation ids are unique in the document: the route's, then the name's depth past one segment.
+        "operationId": route.operation if depth == 1 else f"{route.operation}_{depth}",
+        "summary": route.summary,
+        "parameters": [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _PARAM.findall(path)
+        ],
+        "security": [{SIGV4: []}],
+        "responses": {"default": {"description": "The function's answer (errors in Arca's error shape)"}},
+        "x-amazon-apigateway-integration": {
+            "type": "aws_proxy",
+            "httpMethod": "POST",
+            "uri": uri,
+            "passthroughBehavior": "when_no_match",
+        },
+    }
+
+
+def openapi_body(routes: Iterable[Route], targets: Mapping[str, str], *, title: str) -> dict[str, Any]:
+    """The API's OpenAPI 3 definition: each route at each path `Route.api_paths` spells it (a name is one to eight
+    path parameters), SigV4-authorised and proxied to `targets[route.function]` (an invoke URI).
+
+    Only paths, operations and the API Gateway extensions: no schemas, which API Gateway would turn into models of
+    its own; the functions validate requests and answer 400 in the error shape (the served /openapi.json documents
+    the bodies).
+    """
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        for depth, path in enumerate(route.api_paths(), start=1):
+            methods = paths.setdefault(path, {})
+            if route.method.lower() in methods:
+                raise ValueError(f"two routes for {route.method} {path}")
+            methods[route.method.lower()] = _operation(route, path, depth, targets[route.function])
+    return {
+        "openapi": "3.0.1",
+        "info": {"title": title, "description": DESCRIPTION, "version": "1.0.0"},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                SIGV4: {
+                    "type": "apiKey",
+                    "name": "Authorization",
+                    "in": "header",
+                    "x-amazon-apigateway-authtype": "awsSigv4",
+                }
+            }
+        },
+        # In the body rather than as AWS::ApiGateway::GatewayResponse resources: a body update may replace what the
+        # API holds, and would drop responses the body does not carry.
+        "x-amazon-apigateway-gateway-responses": {
+            response_type: {"responseTemplates": {"application/json": _GATEWAY_ERROR_TEMPLATE}}
+            for response_type in GATEWAY_RESPONSES
+        },
+    }
 
 
 class Api(Construct):
-    """A regional REST API whose resources and methods come from the route table (arca.routes).
+    """A regional REST API defined by `openapi_body` from the route table (arca.routes).
 
     `{name}` is expanded to one to eight path parameters (`Route.api_paths`): API Gateway's greedy `{proxy+}`
-    can only end a path. Resources are shared between routes, each function has one integration, and each
-    function grants API Gateway one invoke permission for the whole API rather than one per method.
+    can only end a path. Each function grants API Gateway one invoke permission for the whole API.
     """
 
     def __init__(
@@ -74,16 +153,26 @@ class Api(Construct):
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy
         )
-        self.rest_api = apigw.RestApi(
+        # The name is also the document's title, so that whichever API Gateway keeps, metrics (dimension ApiName)
+        # and alarms name the same API.
+        name = f"Arca-{stage_name}"
+        self.body = openapi_body(
+            routes, {function: invoke_uri(target) for function, target in functions.items()}, title=name
+        )
+        # Not "RestApi", the id of the API that had one CloudFormation resource per method: a new API (new id and
+        # URL) rather than an update of that one, whose old method resources CloudFormation would delete after the
+        # body had defined the same methods (docs/infra.md).
+        self.rest_api = apigw.SpecRestApi(
             self,
-            "RestApi",
-            description="Arca: a registry for versioned artifacts",
+            "RestApiSpec",
+            rest_api_name=name,
+            api_definition=apigw.ApiDefinition.from_inline(self.body),
+            description=DESCRIPTION,
             endpoint_types=[apigw.EndpointType.REGIONAL],
             # Stage logging needs the account's API Gateway CloudWatch role, an account-wide setting per Region
             # that other APIs share: set only on request (retained, since they may rely on it), else assumed.
             cloud_watch_role=account_logging_role,
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if account_logging_role else None,
-            default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
             deploy_options=apigw.StageOptions(
                 stage_name=stage_name,
                 throttling_rate_limit=THROTTLING_RATE_LIMIT,
@@ -96,6 +185,9 @@ class Api(Construct):
                 access_log_format=ACCESS_LOG_FORMAT,
             ),
         )
+        # CDK names the deployment after a hash of the API's template, body included: a changed API gets a new
+        # deployment, which the stage then serves.
+
         # API Gateway writes execution logs to a group of this exact name, creating it without retention if it is
         # missing: made here first (the stage waits for it), it has the stack's retention and removal policy.
         self.execution_logs = logs.LogGroup(
@@ -106,26 +198,19 @@ class Api(Construct):
             removal_policy=removal_policy,
         )
         self.rest_api.deployment_stage.node.add_dependency(self.execution_logs)
-        for response_type in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
-            self.rest_api.add_gateway_response(
-                f"Gateway{response_type.response_type}",
-                type=response_type,
-                templates={"application/json": _GATEWAY_ERROR_TEMPLATE},
+
+        # One permission per function for every method of every stage of this API (not one per method, which
+        # would be hundreds of resources and a function policy over its size limit).
+        for name, function in functions.items():
+            lambda_.CfnPermission(
+                self,
+                f"Invoke{name.capitalize()}",
+                action="lambda:InvokeFunction",
+                function_name=function.function_arn,
+                principal="apigateway.amazonaws.com",
+                source_arn=self.rest_api.arn_for_execute_api(),
             )
 
-        # scope_permission_to_method=False: one lambda Permission per function for the whole API (CDK adds it
-        # once), instead of two per method, which would be hundreds of resources and a policy over its size limit.
-        integrations = {
-            name: apigw.LambdaIntegration(function, proxy=True, scope_permission_to_method=False)
-            for name, function in functions.items()
-        }
-        for route in routes:
-            for path in route.api_paths():
-                # resource_for_path reuses the resources created for earlier routes.
-                self.rest_api.root.resource_for_path(path).add_method(route.method, integrations[route.function])
-
-        # Suppressions sit on the one resource each rule flags: spread over every method, their metadata
-        # alone would add a third to the template.
         NagSuppressions.add_resource_suppressions(
             self.rest_api,
             [
@@ -160,15 +245,6 @@ class Api(Construct):
                     )
                 ],
             )
-        # COG4 is reported once per method; one stack-level entry covers them (the stack has no Cognito at all).
-        NagSuppressions.add_stack_suppressions(
-            Stack.of(self),
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-COG4", reason="Callers are IAM principals (SigV4), not Cognito users."
-                )
-            ],
-        )
 
     @property
     def url(self) -> str:

@@ -12,12 +12,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Annotations, Match
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Annotations, Match, Template
 
 from arca.adapters import keys
+from arca.api import openapi
 from arca.routes import FUNCTIONS, ROUTES
 from infra import policies
+from infra.api import Api
 from infra.functions import REQUIREMENTS
 from infra.schema import ATTRIBUTE_DEFINITIONS, GLOBAL_SECONDARY_INDEXES, INDEXES, KEY_SCHEMA
 from infra.storage import StorageParameters
@@ -201,41 +205,24 @@ def _arn(parts: list[Any]) -> str:
     return json.dumps({"Fn::Join": ["", parts]}, sort_keys=True)
 
 
-def _resource_paths(template: dict[str, Any]) -> dict[str, str]:
-    """Logical id of every API Gateway resource -> its full path."""
-    resources = _resources(template, "AWS::ApiGateway::Resource")
-    paths: dict[str, str] = {}
-
-    def path_of(logical_id: str) -> str:
-        if logical_id not in paths:
-            properties = resources[logical_id]["Properties"]
-            parent = properties["ParentId"]
-            prefix = "" if "Fn::GetAtt" in parent else path_of(parent["Ref"])
-            paths[logical_id] = f"{prefix}/{properties['PathPart']}"
-        return paths[logical_id]
-
-    for logical_id in resources:
-        path_of(logical_id)
-    return paths
+def _body(template: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document the REST API is defined by (its Body)."""
+    _, api = _only(template, "AWS::ApiGateway::RestApi")
+    return dict(api["Properties"]["Body"])
 
 
 def _methods(template: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(HTTP method, path) -> method properties; fails on a duplicate."""
-    paths = _resource_paths(template)
-    methods: dict[tuple[str, str], dict[str, Any]] = {}
-    for method in _resources(template, "AWS::ApiGateway::Method").values():
-        properties = method["Properties"]
-        resource = properties["ResourceId"]
-        path = "/" if "Fn::GetAtt" in resource else paths[resource["Ref"]]
-        key = (properties["HttpMethod"], path)
-        assert key not in methods, f"two methods for {key}"
-        methods[key] = properties
-    return methods
+    """(HTTP method, path) -> operation of the API's definition."""
+    return {
+        (method.upper(), path): operation
+        for path, item in _body(template)["paths"].items()
+        for method, operation in item.items()
+    }
 
 
-def _integration_target(method: dict[str, Any]) -> str:
+def _integration_target(operation: dict[str, Any]) -> str:
     """The logical id of the function a proxy integration invokes."""
-    parts = method["Integration"]["Uri"]["Fn::Join"][1]
+    parts = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Join"][1]
     targets: list[str] = [part["Fn::GetAtt"][0] for part in parts if isinstance(part, dict) and "Fn::GetAtt" in part]
     (target,) = targets
     return target
@@ -474,12 +461,17 @@ def test_resolve_role_can_write_nothing(template: dict[str, Any]) -> None:
 
 
 def test_every_method_requires_iam_authorisation(template: dict[str, Any]) -> None:
-    # Given the dev service template
-    # When every method is read
-    methods = _resources(template, "AWS::ApiGateway::Method").values()
-    # Then each one is SigV4-authorised
-    assert methods
-    assert {method["Properties"]["AuthorizationType"] for method in methods} == {"AWS_IAM"}
+    # Given the dev service template: no method is a CloudFormation resource, the API's definition holds them
+    assert not _resources(template, "AWS::ApiGateway::Method")
+    body = _body(template)
+    # When every operation of the definition is read
+    operations = _methods(template).values()
+    # Then each one names the one security scheme, which is SigV4 (IAM authorisation)
+    assert operations
+    assert all(operation["security"] == [{"sigv4": []}] for operation in operations)
+    assert body["components"]["securitySchemes"] == {
+        "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header", "x-amazon-apigateway-authtype": "awsSigv4"}
+    }
 
 
 def test_every_route_exists_at_every_name_depth_and_invokes_its_function(template: dict[str, Any]) -> None:
@@ -488,11 +480,25 @@ def test_every_route_exists_at_every_name_depth_and_invokes_its_function(templat
     methods = _methods(template)
     # When each route is expanded to names of one to eight segments
     expected = {(route.method, path): route.function for route in ROUTES for path in _expected_paths(route.path)}
-    # Then exactly those methods exist, each a Lambda proxy to the route's function
+    # Then exactly those methods exist, each a Lambda proxy to the route's function, with its path parameters
     assert set(methods) == set(expected)
     for key, function in expected.items():
-        assert methods[key]["Integration"]["Type"] == "AWS_PROXY", key
+        integration = methods[key]["x-amazon-apigateway-integration"]
+        assert (integration["type"], integration["httpMethod"]) == ("aws_proxy", "POST"), key
         assert functions[_integration_target(methods[key])] == function, key
+        params = {p["name"] for p in methods[key]["parameters"] if p["in"] == "path" and p["required"]}
+        assert params == set(re.findall(r"\{(\w+)\}", key[1])), key
+    operation_ids = [operation["operationId"] for operation in methods.values()]
+    assert len(set(operation_ids)) == len(operation_ids)
+
+
+def test_the_api_definition_has_exactly_the_routes_of_the_served_document(template: dict[str, Any]) -> None:
+    # Given the API's definition, its paths read back with a name of one to eight segments as `{name}`
+    folded = {(method, re.sub(r"\{n1\}(/\{n\d\})*", "{name}", path)) for method, path in _methods(template)}
+    # When it is compared with the route table and with the OpenAPI document the API serves (/openapi.json)
+    served = {(method.upper(), path) for path, item in openapi.document()["paths"].items() for method in item}
+    # Then the three have the same operations, (method, path) for (method, path)
+    assert folded == {(route.method, route.path) for route in ROUTES} == served
 
 
 def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[str, Any]) -> None:
@@ -527,10 +533,12 @@ def test_stage_is_named_after_the_stage_and_logs_traces_and_throttles(template: 
 
 def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[str, Any]) -> None:
     # Given the dev service template
-    # When the gateway responses are read
+    # When the gateway responses of the API's definition are read (none is a resource of its own, which a body
+    # update could drop)
+    assert not _resources(template, "AWS::ApiGateway::GatewayResponse")
     responses = {
-        response["Properties"]["ResponseType"]: response["Properties"]["ResponseTemplates"]["application/json"]
-        for response in _resources(template, "AWS::ApiGateway::GatewayResponse").values()
+        response_type: response["responseTemplates"]["application/json"]
+        for response_type, response in _body(template)["x-amazon-apigateway-gateway-responses"].items()
     }
     # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}
     assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX"}
@@ -550,18 +558,38 @@ def test_outputs_name_everything_a_client_needs(storage: dict[str, Any], templat
     assert {"RolloutFunctionName", "RolloutStateMachineArn"} <= set(template["Outputs"])
 
 
+def _api_gateway_resources(template: dict[str, Any]) -> set[str]:
+    """The resources API Gateway creates for the definition's paths: every path and every path above it."""
+    paths = [path.split("/") for path in _body(template)["paths"]]
+    return {"/".join(parts[:end]) or "/" for parts in paths for end in range(1, len(parts) + 1)}
+
+
 def test_template_stays_within_cloudformation_and_api_gateway_limits(template: dict[str, Any]) -> None:
     # Given the dev service template
     # When its size and resources are counted
     size = len(json.dumps(template, separators=(",", ":")))
-    api_resources = _resources(template, "AWS::ApiGateway::Resource")
-    # Then it stays under CloudFormation's 500 resources and 1 MB (S3-uploaded) template, and API Gateway's
-    # default 300 resources per API, with headroom for a few more routes (each route is about 8 methods: one per
+    # Then it stays under CloudFormation's 1 MB (S3-uploaded) template, and API Gateway's default 300 resources per
+    # API (the root included) with headroom for a few more routes (a route on a name adds up to 8 resources: one per
     # name depth; docs/infra.md says what to do when the headroom is spent)
-    assert len(template["Resources"]) <= 450
     assert size <= 500_000
-    assert len(api_resources) <= 250
+    assert len(_api_gateway_resources(template)) <= 250
     assert len(template.get("Outputs", {})) <= 200
+
+
+def test_routes_cost_no_cloudformation_resources_and_every_prod_stack_stays_at_250() -> None:
+    # Given both stacks of stage prod
+    synthesized = _synth("prod")
+    # When their resources are counted
+    counts = {
+        name: len(t["Resources"]) for name, t in (("storage", synthesized.storage), ("service", synthesized.service))
+    }
+    # Then each holds at most 250 of CloudFormation's 500, and the API is three resources (the API, its deployment
+    # and stage) and one invoke permission per function, whatever the number of routes
+    assert max(counts.values()) <= 250, counts
+    api_types = {"AWS::ApiGateway::RestApi", "AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
+    service = synthesized.service["Resources"].values()
+    assert sorted(r["Type"] for r in service if r["Type"].startswith("AWS::ApiGateway::")) == sorted(api_types)
+    assert len([r for r in service if r["Type"] == "AWS::Lambda::Permission"]) == len(FUNCTIONS)
 
 
 @pytest.mark.parametrize("stage", ["dev", "prod"])
@@ -699,3 +727,27 @@ def test_the_committed_policies_cover_every_function_of_the_stack(template: dict
     found = json.loads(POLICIES.read_text())["functions"]
     assert set(found) == {*ALL_FUNCTIONS, "events"}
     assert set(found) == set(_functions_by_name(template))
+
+
+# The API's definition.
+
+
+def _deployment_id(routes: tuple[Any, ...]) -> str:
+    """The logical id of the deployment of an API built from `routes` alone, in a stack of its own."""
+    stack = cdk.Stack(cdk.App())
+    functions = {
+        name: lambda_.Function.from_function_arn(stack, name, f"arn:aws:lambda:eu-west-1:123456789012:function:{name}")
+        for name in FUNCTIONS
+    }
+    Api(stack, "Api", stage_name="dev", routes=routes, functions=functions, removal_policy=cdk.RemovalPolicy.DESTROY)
+    (deployment,) = Template.from_stack(stack).find_resources("AWS::ApiGateway::Deployment")
+    return str(deployment)
+
+
+def test_a_changed_route_table_deploys_a_new_deployment_to_the_stage() -> None:
+    # Given the API built from the route table, and from the route table less one route
+    # When their deployments are compared
+    # Then the changed definition has a deployment of its own (a stage keeps serving its deployment otherwise),
+    # and an unchanged one keeps its deployment
+    assert _deployment_id(ROUTES) == _deployment_id(ROUTES)
+    assert _deployment_id(ROUTES[1:]) != _deployment_id(ROUTES)

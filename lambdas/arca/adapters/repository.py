@@ -39,6 +39,7 @@ from arca.domain.errors import (
     IdempotencyKeyTakenError,
     LinkedNameError,
     NotFoundError,
+    RegistryError,
     RolloutMovedError,
     RolloutRunningError,
     VersionPinnedError,
@@ -824,13 +825,7 @@ class Repository:
         version was deleted meanwhile.
         """
         name, alias = new.name, new.alias
-        item = {
-            "kind": "alias",
-            **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
-            **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
-            "deleted": new.deleted,
-            "first_revision": new.first_revision,
-        }
+        item = _alias_item(new)
         history = {**item, "kind": "alias-history", "action": action}
         alias_key = keys.alias_key(name, alias)
         writes = [
@@ -861,15 +856,7 @@ class Repository:
         # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
         # where `alias_count` is zero).
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
-        before = old.pinned if old else set()
-        pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(new.pinned - before)]
-        pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - new.pinned)]
-        for number, verb, condition in pins:
-            values: dict[str, Any] = {":me": {alias}, **({":no": False} if verb == "ADD" else {})}
-            key = keys.version_key(name, number)
-            writes.append(
-                Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
-            )
+        writes += _pin_writes(name, alias, old.pinned if old else set(), new.pinned)
         try:
             self._transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
@@ -882,23 +869,7 @@ class Repository:
             _raise_if_key_taken(cancelled)
             if any(cancelled.failed(w.name) for w in also):
                 raise
-            if cancelled.failed("alias") or cancelled.failed("history"):
-                raise ContentionError(f"alias {alias!r} changed concurrently") from None
-            artifact = cancelled.failed("artifact")
-            if artifact is not None:
-                if artifact.item is not None and artifact.item.get("link"):
-                    raise LinkedNameError(name, artifact.item["link"]) from None
-                if artifact.item is None or artifact.item.get("purged"):
-                    raise NotFoundError(f"artifact {name!r} does not exist") from None
-                if artifact.item.get("purging"):
-                    raise ConflictError(f"artifact {name!r} is being purged") from None
-                raise AliasLimitError(
-                    f"artifact {name!r} has {MAX_ALIASES} aliases, the most it may have; delete one first",
-                    field="alias",
-                    details={"limit": MAX_ALIASES},
-                ) from None
-            number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
-            raise ConflictError(f"version {number} was deleted or removed meanwhile", field="version") from None
+            raise _alias_refusal(cancelled, name, alias) from None
         return new
 
     @staticmethod
@@ -1646,3 +1617,51 @@ def _changed(before: dict[str, str], after: dict[str, str]) -> list[tuple[str, s
     changed: list[tuple[str, str | None]] = [(k, v) for k, v in after.items() if before.get(k) != v]
     changed += [(k, None) for k in before if k not in after]
     return sorted(changed, key=lambda change: change[0])
+
+
+def _alias_item(new: Alias) -> dict[str, Any]:
+    """The alias item's attributes (without its key)."""
+    return {
+        "kind": "alias",
+        **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
+        **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
+        "deleted": new.deleted,
+        "first_revision": new.first_revision,
+    }
+
+
+def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> list[Write]:
+    """The net pin changes of an alias write: `ADD pinned_by` (only on a live version) for new targets, `DELETE
+    pinned_by` for released ones, nothing for a target kept."""
+    pins = [(n, "ADD", "attribute_exists(pk) AND deleted = :no") for n in sorted(after - before)]
+    pins += [(n, "DELETE", "attribute_exists(pk)") for n in sorted(before - after)]
+    writes = []
+    for number, verb, condition in pins:
+        values: dict[str, Any] = {":me": {alias}, **({":no": False} if verb == "ADD" else {})}
+        key = keys.version_key(name, number)
+        writes.append(
+            Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
+        )
+    return writes
+
+
+def _alias_refusal(cancelled: TransactionCancelled, name: str, alias: str) -> RegistryError:
+    """What a cancelled alias transaction means: the alias moved, the artifact is gone, linked, being purged or
+    at its alias limit, or a target version was deleted meanwhile."""
+    if cancelled.failed("alias") or cancelled.failed("history"):
+        return ContentionError(f"alias {alias!r} changed concurrently")
+    artifact = cancelled.failed("artifact")
+    if artifact is not None:
+        if artifact.item is not None and artifact.item.get("link"):
+            return LinkedNameError(name, artifact.item["link"])
+        if artifact.item is None or artifact.item.get("purged"):
+            return NotFoundError(f"artifact {name!r} does not exist")
+        if artifact.item.get("purging"):
+            return ConflictError(f"artifact {name!r} is being purged")
+        return AliasLimitError(
+            f"artifact {name!r} has {MAX_ALIASES} aliases, the most it may have; delete one first",
+            field="alias",
+            details={"limit": MAX_ALIASES},
+        )
+    number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
+    return ConflictError(f"version {number} was deleted or removed meanwhile", field="version")

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca.api.routing import Router, canonical_path
+from arca.api.routing import Route, Router, canonical_path
 from arca.domain.errors import (
     ConflictError,
     IdempotencyKeyReusedError,
@@ -92,6 +92,23 @@ def validation_error(errors: list[Any]) -> ValidationError:
     return ValidationError(f"{where}: {message}", field=where)
 
 
+def _no_route_error(method: str, path: str) -> tuple[RegistryError, tuple[str, ...]]:
+    """Why no route serves a request, with the methods the path has: the reserved word the name holds (400), the
+    method (405, with the path's methods), or the path (404)."""
+    from arca.routes import NoRouteError, match  # the whole table, read only on this error path
+
+    try:
+        match(method, path)
+        allowed: tuple[str, ...] = ()
+    except NoRouteError as missing:
+        if missing.reserved is not None:
+            return reserved_word(missing.reserved), ()
+        allowed = missing.allowed
+    if not allowed:
+        return NotFoundError(f"no route for {method} {path}"), ()
+    return MethodNotAllowed(f"{method} is not allowed on {path}"), allowed
+
+
 def build_app(router: Router) -> APIGatewayRestResolver:
     """The resolver of one function: its router, request counting, and the error handlers."""
     # json.dumps' own separators, as the error bodies and every earlier answer of the API.
@@ -138,21 +155,12 @@ def build_app(router: Router) -> APIGatewayRestResolver:
 
     def no_route(_: Exception) -> Response[Any]:
         """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
-        from arca.routes import NoRouteError, match  # the whole table, read only on this error path
-
-        event = app.current_event
-        path = unquote(event.path)
-        try:
-            match(event.http_method, path)
-            allowed: tuple[str, ...] = ()
-        except NoRouteError as missing:
-            if missing.reserved is not None:
-                return refused(reserved_word(missing.reserved))
-            allowed = missing.allowed
-        if not allowed:
-            return reply(NotFoundError(f"no route for {event.http_method} {path}"))
-        response = reply(MethodNotAllowed(f"{event.http_method} is not allowed on {path}"))
-        response.headers["Allow"] = ", ".join(sorted(set(allowed)))
+        error, allowed = _no_route_error(app.current_event.http_method, unquote(app.current_event.path))
+        if isinstance(error, ValidationError):  # a reserved word in the name: bad input
+            return refused(error)
+        response = reply(error)
+        if allowed:
+            response.headers["Allow"] = ", ".join(sorted(set(allowed)))
         return response
 
     def unexpected(error: Exception) -> Response[Any]:
@@ -187,6 +195,19 @@ def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: La
 
 def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:
     """Direct invocation: the same route, validation and answer; an error is raised as its registry class."""
+    route = _direct_route(router, event)
+    response = resolve_http(app, _proxy_event(route, event, context), context)
+    payload = json.loads(response["body"]) if response.get("body") else {}
+    if response["statusCode"] >= 400:
+        error = dict(payload["error"])
+        code, message, field = error.pop("code"), error.pop("message"), error.pop("field", None)
+        error.pop("request_id", None)
+        raise error_class(code)(message, field=field, details=error)
+    return payload
+
+
+def _direct_route(router: Router, event: Mapping[str, Any]) -> Route:
+    """The route a direct invocation names, once the event has its path parameters and no identity of its own."""
     routes = {r.operation: r for r in router.routes}
     route = routes.get(str(event["operation"]))
     if route is None:
@@ -202,13 +223,19 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
     missing = [p for p in route.params if p not in event]
     if missing:
         raise ValidationError(f"{missing[0]}: is required", field=missing[0])
+    return route
+
+
+def _proxy_event(route: Route, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """The API Gateway proxy event of a direct invocation: path parameters, the direct headers, and the other fields
+    as the query (methods without a body) or as the JSON body."""
     params = {p: str(event[p]) for p in route.params}
     fields = {k: v for k, v in event.items() if k not in ("operation", *params)}
     headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
     query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
     body = json.dumps(fields) if fields and route.method not in _WITHOUT_BODY else None
     request_id = str(getattr(context, "aws_request_id", "") or "")
-    proxy = {
+    return {
         "resource": route.path,
         "path": route.fill(params),
         "httpMethod": route.method,
@@ -223,14 +250,6 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
         # through Lambda's own API (callers need lambda:InvokeFunction), so that is what history records.
         "requestContext": {"requestId": request_id, "identity": {"userArn": direct_identity(context)}},
     }
-    response = resolve_http(app, proxy, context)
-    payload = json.loads(response["body"]) if response.get("body") else {}
-    if response["statusCode"] >= 400:
-        error = dict(payload["error"])
-        code, message, field = error.pop("code"), error.pop("message"), error.pop("field", None)
-        error.pop("request_id", None)
-        raise error_class(code)(message, field=field, details=error)
-    return payload
 
 
 def direct_identity(context: LambdaContext) -> str:
