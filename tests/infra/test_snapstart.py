@@ -37,11 +37,14 @@ def _functions(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]
 
 
 def _integration_targets(template: dict[str, Any]) -> set[str]:
-    """The logical ids each API method's Lambda integration invokes (a function or an alias)."""
+    """The logical ids each API operation's Lambda integration invokes (a function or an alias), read from the
+    API's OpenAPI definition."""
     targets = set()
-    for method in _of(template, "AWS::ApiGateway::Method").values():
-        uri = json.dumps(method["Properties"].get("Integration", {}).get("Uri", ""))
-        targets |= {key for key in template["Resources"] if f'"{key}"' in uri}
+    for api in _of(template, "AWS::ApiGateway::RestApi").values():
+        for operations in api["Properties"]["Body"]["paths"].values():
+            for operation in operations.values():
+                uri = json.dumps(operation["x-amazon-apigateway-integration"]["uri"])
+                targets |= {key for key in template["Resources"] if f'"{key}"' in uri}
     return targets
 
 
