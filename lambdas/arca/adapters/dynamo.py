@@ -411,6 +411,34 @@ class Table:
             raise ValueError(f"transaction item names must be unique: {names}")
         self._call("transact_write_items", names, TransactItems=[w.request(self.name) for w in writes])
 
+    def batch_get(self, keys: Sequence[Mapping[str, str]], *, projection: Sequence[str]) -> list[Item]:
+        """The items at `keys` (those that exist, in no particular order), strongly consistent, read 100 at a
+        time (BatchGetItem's limit) with only the `projection` attributes (and the key); unprocessed keys are
+        re-sent after a full-jitter pause, ThrottledError after `max_attempts` rounds."""
+        names = {f"#a{i}": a for i, a in enumerate(("pk", "sk", *projection))}
+        found: list[Item] = []
+        for key in keys:
+            check_key(key)
+        for start in range(0, len(keys), 100):
+            pending: dict[str, Any] = {
+                self.name: {
+                    "Keys": [serialize(k) for k in keys[start : start + 100]],
+                    "ConsistentRead": True,
+                    "ProjectionExpression": ", ".join(names),
+                    "ExpressionAttributeNames": names,
+                }
+            }
+            for attempt in range(1, self.max_attempts + 1):
+                response = self._call("batch_get_item", RequestItems=pending)
+                found += [deserialize(i) or {} for i in response.get("Responses", {}).get(self.name, [])]
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending:
+                    break
+                if attempt == self.max_attempts:
+                    raise ThrottledError("DynamoDB left keys unprocessed; retry later")
+                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
+        return found
+
     def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
         """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones.
 
