@@ -1428,7 +1428,12 @@ def _fitting(items: list[Item]) -> int:
 def json_size(item: Item) -> int:
     """An item's size as JSON with every non-ASCII character escaped (as the API answers): an upper bound of
     what it adds to an answer, whose fields are the item's or fewer."""
-    return len(json.dumps(item, default=sorted))
+    return len(json.dumps(item, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    """What JSON cannot hold as read from DynamoDB (sets; numbers inside lists stay Decimals), as near its size."""
+    return sorted(value) if isinstance(value, set | frozenset) else str(value)
 
 
 def rollout_entity(item: Item) -> Rollout:
