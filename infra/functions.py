@@ -150,7 +150,8 @@ SPECS = (
         name="resolve",
         handler="arca.handlers.resolve.handler",
         api=True,
-        table_actions=("dynamodb:GetItem", "dynamodb:Query"),
+        # BatchGetItem: a page of tag search hits reads its versions' tags and state in one call.
+        table_actions=("dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"),
         # Search and `sha256:` references read the table's secondary indexes.
         index_actions=("dynamodb:Query",),
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.

@@ -543,8 +543,19 @@ def cmd_search(args: argparse.Namespace, client: Any) -> int:
     if args.json:
         _print_json([h.raw for h in hits])
         return EXIT_OK
-    rows = [[h.name, h.version, _when(h.created_at), _size(h.size), _short(h.sha256)] for h in hits]
-    print(table(["NAME", "VERSION", "CREATED (UTC)", "SIZE", "SHA256"], rows), file=_out())
+    rows = [
+        [
+            h.name,
+            h.version,
+            _when(h.created_at),
+            _size(h.size),
+            _short(h.sha256),
+            "yes" if h.deleted else "",
+            _tags_text(h.tags),
+        ]
+        for h in hits
+    ]
+    print(table(["NAME", "VERSION", "CREATED (UTC)", "SIZE", "SHA256", "DELETED", "TAGS"], rows), file=_out())
     return EXIT_OK
 
 

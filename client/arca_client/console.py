@@ -11,7 +11,8 @@ Only this machine can connect, and only the console's own pages can use the prox
 proxy in its Host header (so a DNS-rebound name is refused), an Origin header, when a browser sends one,
 must be the proxy's (the rules of `arca_client.loopback`, which the local server applies too), and every
 request but GET and HEAD must carry `X-Arca-Console`, a header no page of another origin can add without a
-CORS preflight, which the proxy never grants.
+CORS preflight, which the proxy never grants. A request goes only to the endpoint's own host (a
+request-target must be a path), and no answer may be framed by another page.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ CONTENT_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
 }
+# No page of another site may frame the console (clickjacking its buttons): every answer says so, both ways.
+ANTI_FRAMING = (("X-Frame-Options", "DENY"), ("Content-Security-Policy", "frame-ancestors 'none'"))
 _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.[a-z]+$")
 
 
@@ -160,11 +163,17 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         if self.command not in ("GET", "HEAD") and self.headers.get(CONSOLE_HEADER) is None:
             raise _Refusal(403, "ForbiddenError", f"writes through the console proxy carry the {CONSOLE_HEADER} header")
+        if not self.path.startswith("/") or self.path.startswith("//"):
+            # `@other.host/…` would read as a user and another host once appended to the endpoint, and `//host/…`
+            # as another host: the request and its signature must go to the endpoint's host, nowhere else.
+            raise _Refusal(400, "ValidationError", "the request target must be a path starting with one /")
         body = self._read_body()
         target = urlsplit(self.path)
         url = self.server.endpoint + target.path
         if target.query:
             url += "?" + canonical_query(target.query)
+        if urlsplit(url)[:2] != urlsplit(self.server.endpoint)[:2]:
+            raise _Refusal(400, "ValidationError", f"{self.path} does not lead to {self.server.endpoint}")
         headers = {"User-Agent": f"arca-console/{__version__}"}
         headers.update({name: value for name in FORWARDED_HEADERS if (value := self.headers.get(name)) is not None})
         try:
@@ -206,7 +215,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
         self.send_response(status)
-        for name, value in headers:
+        for name, value in [*headers, *ANTI_FRAMING]:
             self.send_header(name, value)
         if status not in (204, 304):
             self.send_header("Content-Length", str(len(payload)))

@@ -163,7 +163,8 @@ class ArtifactSummary:
 
 @dataclass(frozen=True)
 class VersionHit:
-    """A registry-wide search hit: a version holding the content or tag searched for (deleted ones included)."""
+    """A registry-wide search hit: a version holding the content or tag searched for, with its tags (soft-deleted
+    ones included, `deleted` true)."""
 
     name: str
     version: int
@@ -171,6 +172,8 @@ class VersionHit:
     size: int
     content_type: str | None = None
     created_at: str | None = None
+    deleted: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -182,6 +185,8 @@ class VersionHit:
             size=int(data.get("size", 0)),
             content_type=data.get("content_type"),
             created_at=data.get("created_at"),
+            deleted=bool(data.get("deleted", False)),
+            tags=dict(data.get("tags") or {}),
             raw=data,
         )
 

@@ -140,12 +140,26 @@ def test_tag_and_search_usage_errors_exit_1(argv: list[str]) -> None:
 
 
 def test_search_prints_a_table_of_hits_or_artifact_names(capsys: pytest.CaptureFixture[str]) -> None:
-    hit = VersionHit.from_dict({"name": "a/b", "version": 4, "sha256": DIGEST, "size": 10, "created_at": None})
+    hit = VersionHit.from_dict(
+        {
+            "name": "a/b",
+            "version": 4,
+            "sha256": DIGEST,
+            "size": 10,
+            "created_at": None,
+            "deleted": True,
+            "tags": {"env": "prod"},
+        }
+    )
+    assert hit.deleted and hit.tags == {"env": "prod"}
     fake = FakeClient(iter_search_versions=[hit], iter_search_artifacts=[])
     assert run(["search", "--sha256", f"sha256:{DIGEST.upper()}"], fake)[0] == 0
     assert fake.called("iter_search_versions") == ((), {"sha256": DIGEST, "tag": None})
     out = capsys.readouterr().out
     assert "a/b" in out and "NAME" in out
+    header, row = out.splitlines()[:2]
+    assert "DELETED" in header and "TAGS" in header
+    assert "yes" in row and "env=prod" in row
     assert run(["search", "--tag", "team:core", "--artifacts"], fake)[0] == 0
     assert fake.called("iter_search_artifacts") == ((("team", "core"),), {})
 

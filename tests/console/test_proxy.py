@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import subprocess
@@ -197,3 +198,34 @@ def test_proxy_serves_the_console_files_and_nothing_else() -> None:
     # and an API that does not answer is an error in the API's shape, which the console shows
     assert unreachable.status_code == 502
     assert unreachable.json()["error"]["code"] == "ProxyError"
+
+
+@pytest.mark.parametrize("target", ["@{host}/prod/health", "health", "*"])
+def test_proxy_forwards_only_paths_and_only_to_the_endpoints_host(upstream: Upstream, target: str) -> None:
+    # Given a proxy for a path-less endpoint that signs, and another server (the recorder) on another port
+    other = upstream.url.removeprefix("http://").removesuffix("/prod")
+    with serving(ConsoleProxy("http://127.0.0.1:9", port=0, signer=Signer(REGION, credentials=CREDENTIALS))) as proxy:
+        # When a request-target is not a path (`@host/…` appended to the endpoint would name another host)
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        connection.request("GET", target.format(host=other), headers={"Host": f"127.0.0.1:{proxy.port}"})
+        refused = connection.getresponse()
+        body = json.loads(refused.read())
+        connection.close()
+    # Then it is refused, and nothing (no signature, no session token) reaches the other host
+    assert refused.status == 400
+    assert body["error"]["code"] == "ValidationError"
+    assert upstream.seen == []
+
+
+def test_every_answer_of_the_proxy_forbids_framing(upstream: Upstream) -> None:
+    with serving(proxy_for(upstream, None)) as proxy:
+        answers = [
+            requests.get(f"{proxy.url}/console/", timeout=10),
+            requests.get(f"{proxy.url}/health", timeout=10),
+            requests.get(f"{proxy.url}/console/nothing.html", timeout=10),
+            requests.get(f"{proxy.url}/artifacts", headers={"Origin": "https://evil.example"}, timeout=10),
+        ]
+    assert [a.status_code for a in answers] == [200, 200, 404, 403]
+    for answer in answers:
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert answer.headers["Content-Security-Policy"] == "frame-ancestors 'none'"

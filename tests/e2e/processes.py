@@ -29,14 +29,18 @@ class LocalServer:
 
 
 @contextlib.contextmanager
-def local_server(workdir: Path, *flags: str, timeout: float = 90) -> Iterator[LocalServer]:
-    """Start the local server on a free port, wait for its banner, and stop it (SIGTERM, as Ctrl-C) on exit."""
+def local_server(
+    workdir: Path, *flags: str, timeout: float = 90, python: str = sys.executable
+) -> Iterator[LocalServer]:
+    """Start the local server on a free port, wait for its banner, and stop it (SIGTERM, as Ctrl-C) on exit.
+
+    `python`: the interpreter (of another virtualenv) that runs it."""
     port = free_port()
     server = LocalServer(f"http://127.0.0.1:{port}", workdir / "server.out", workdir / "server.err")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ARCA_", "POWERTOOLS_"))}
     with server.stdout.open("w") as out, server.stderr.open("w") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "local.server", "--port", str(port), *flags],
+            [python, "-m", "local.server", "--port", str(port), *flags],
             cwd=REPO,
             env=env,
             stdout=out,

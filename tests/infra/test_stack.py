@@ -46,7 +46,7 @@ TABLE_ACTIONS = {
         "dynamodb:ConditionCheckItem",
     },
     "alias": {"dynamodb:GetItem", "dynamodb:Query"},
-    "resolve": {"dynamodb:GetItem", "dynamodb:Query"},
+    "resolve": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
     "rollout": {"dynamodb:GetItem", "dynamodb:Query"},
 }
 # Actions on the table's secondary indexes (search and `sha256:` references are reads).

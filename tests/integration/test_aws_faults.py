@@ -14,8 +14,15 @@ from botocore.stub import Stubber
 
 from arca import wiring
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, TransactionRejected, Write
-from arca.domain.errors import ThrottledError
+from arca.adapters.dynamo import (
+    KEY_LIMITS,
+    ConditionFailed,
+    Table,
+    TransactionCancelled,
+    TransactionRejected,
+    Write,
+)
+from arca.domain.errors import ThrottledError, ValidationError
 from arca.observability import logger
 from tests.helpers import HandlerApi
 
@@ -279,3 +286,61 @@ def test_items_left_unprocessed_every_time_become_throttled_error() -> None:
     with stub, pytest.raises(ThrottledError):
         table.batch_delete([{"pk": "a", "sk": "000001"}])
     assert len(sleeps) == table.max_attempts - 1
+
+
+@pytest.mark.parametrize(
+    ("call", "fault"),
+    [
+        (lambda t: t.get({"pk": "a", "sk": "x" * 1025}), "sk is 1025 bytes"),
+        (lambda t: t.get({"pk": "é" * 1025, "sk": "LATEST"}), "pk is 2050 bytes"),
+        (lambda t: t.query("a", start={"pk": "a", "sk": ""}), "sk is empty"),
+        (lambda t: t.query("a", sk_prefix="p" * 1025), "sk is 1025 bytes"),
+        (lambda t: t.query_index("gsi1", ("gsi1pk", "gsi1sk"), "h", sk_between=("a", "ü" * 513)), "gsi1sk is 1026"),
+        (lambda t: t.update({"pk": "", "sk": "s"}, "SET a = :a", values={":a": 1}), "pk is empty"),
+        (lambda t: t.transact([Write("tag", "Put", {"pk": "a", "sk": "b"}, item={"gsi1sk": "x" * 1025})]), "gsi1sk"),
+        (lambda t: t.batch_delete([{"pk": "a", "sk": "b"}, {"pk": "a", "sk": "🙂" * 257}]), "sk is 1028 bytes"),
+    ],
+)
+def test_a_key_dynamodb_would_refuse_is_a_validation_error_before_anything_is_sent(call: Any, fault: str) -> None:
+    # Given a table whose client answers nothing (the Stubber fails any call it was not told of)
+    table, stub = stubbed_table([])
+    # When / Then: refused as AWS would (DynamoDB Local does not check key sizes), nothing sent
+    with stub, pytest.raises(ValidationError) as refused:
+        call(table)
+    assert fault in refused.value.message
+    stub.assert_no_pending_responses()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes",
+        "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit "
+        "of 1024 bytes",
+        "The provided starting key is invalid: One or more parameter values were invalid: An AttributeValue may "
+        "not contain an empty string",
+    ],
+)
+def test_dynamodbs_own_refusal_of_a_key_is_a_validation_error(message: str) -> None:
+    # Given DynamoDB refusing a key value the table let through
+    table, stub = stubbed_table([])
+    stub.add_client_error("query", "ValidationException", message, http_status_code=400)
+    # When / Then: bad input (a 400), not a 500 that pages anyone
+    with stub, pytest.raises(ValidationError) as refused:
+        table.query("a")
+    assert "DynamoDB refused" in refused.value.message
+
+
+def test_any_other_validation_exception_is_still_a_bug() -> None:
+    table, stub = stubbed_table([])
+    stub.add_client_error("query", "ValidationException", "Invalid KeyConditionExpression", http_status_code=400)
+    with stub, pytest.raises(ClientError):
+        table.query("a")
+
+
+def test_the_key_limits_cover_every_key_of_the_table_and_its_indexes() -> None:
+    from infra.schema import GLOBAL_SECONDARY_INDEXES, KEY_SCHEMA
+
+    schemas = [KEY_SCHEMA, *(index["KeySchema"] for index in GLOBAL_SECONDARY_INDEXES)]
+    declared = {k["AttributeName"]: 2048 if k["KeyType"] == "HASH" else 1024 for s in schemas for k in s}
+    assert declared == KEY_LIMITS

@@ -18,6 +18,33 @@ FORGED_RANGE = keys.encode_token({"pk": "app", "sk": "LATEST"}, "versions:app:de
 FORGED_NAMES = keys.encode_token({"pk": "__dir#", "sk": "app"}, "artifacts::None")
 FORGED_EVENTS = keys.encode_token({"pk": "__other-events", "sk": "0000000000000001-00000000"}, "events:app")
 DEEP = "[" * 1000 + "]" * 1000
+# Tokens of the right scope and partition whose key DynamoDB refuses: an empty value, one over its size limit.
+LONG = "x" * 1025
+REFUSED_KEYS = [
+    (
+        "/artifacts/app/versions",
+        None,
+        keys.encode_token({"pk": "app", "sk": "0000001" + LONG}, "versions:app:desc:False"),
+    ),
+    ("/artifacts", None, keys.encode_token({"pk": "__names", "sk": ""}, "artifacts::None")),
+    ("/artifacts", None, keys.encode_token({"pk": "__names", "sk": LONG}, "artifacts::None")),
+    ("/artifacts", {"delimiter": "/"}, keys.encode_token({"pk": "__dir#", "sk": ""}, "artifacts::/")),
+    ("/artifacts", {"delimiter": "/"}, keys.encode_token({"pk": "__dir#", "sk": "\u00e9" * 513}, "artifacts::/")),
+    ("/artifacts/app/aliases", None, keys.encode_token({"pk": "__app-alias", "sk": ""}, "aliases:app")),
+    ("/artifacts/app/aliases", None, keys.encode_token({"pk": "__app-alias", "sk": LONG}, "aliases:app")),
+    ("/artifacts/app/events", None, keys.encode_token({"pk": "__app-events", "sk": ""}, "events:app")),
+    ("/artifacts/app/events", None, keys.encode_token({"pk": "__app-events", "sk": LONG}, "events:app")),
+    (
+        "/versions",
+        {"sha256": GOOD},
+        keys.encode_token({"pk": "app", "sk": "000001", "gsi1sk": ""}, f"search:sha256:{GOOD}"),
+    ),
+    (
+        "/versions",
+        {"sha256": GOOD},
+        keys.encode_token({"pk": "app", "sk": LONG, "gsi1sk": "app#000001"}, f"search:sha256:{GOOD}"),
+    ),
+]
 CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     # method, path, JSON body (str = raw), query, status, field
     ("POST", "/artifacts/app/uploads", {}, None, 400, "sha256"),
@@ -59,6 +86,10 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("DELETE", "/artifacts/app/versions/LATEST", None, None, 400, "version"),
     ("POST", "/artifacts/app/versions/x/restore", None, None, 400, "version"),
     ("GET", "/artifacts/app/versions/-1", None, None, 400, "version"),
+    ("GET", "/artifacts/app/versions/00001", None, None, 400, "version"),
+    ("DELETE", "/artifacts/app/versions/01", None, None, 400, "version"),
+    ("PATCH", "/artifacts/app/versions/001", {"tags": {"a": "b"}}, None, 400, "version"),
+    ("GET", "/artifacts/app/resolve/01", None, None, 400, "ref"),
     ("PUT", "/artifacts/team/latest/app/latest", {"sha256": GOOD, "size": 6}, None, 400, "name"),
     ("POST", "/artifacts/app/versions/x/versions", None, None, 400, "name"),
     ("PUT", "/artifacts/latest/aliases/prod", {"version": 1}, None, 400, "name"),
@@ -105,6 +136,10 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("PATCH", "/artifacts/app/versions/1", {"tags": {"a=b": "v"}}, None, 400, "tags.a=b"),
     ("PATCH", "/artifacts/app/versions/1", {"tags": {"env": "v" * 257}}, None, 400, "tags.env"),
     ("PATCH", "/artifacts/app/versions/1", {"tags": {"env": 1}}, None, 400, "tags.env"),
+    ("PATCH", "/artifacts/app/versions/1", {"tags": {"env": "a\ud800"}}, None, 400, "tags.env"),
+    ("PATCH", "/artifacts/app", {"tags": {"env": "\udfff"}}, None, 400, "tags.env"),
+    ("PATCH", "/artifacts/app", {"description": "d\ud800"}, None, 400, "description"),
+    ("PUT", "/artifacts/app/aliases/prod", {"version": 1, "description": "\ud800"}, None, 400, "description"),
     ("PATCH", "/artifacts/app/versions/1", {"tags": {f"k{i}": "v" for i in range(51)}}, None, 400, "tags"),
     ("PATCH", "/artifacts/app/versions/1", {"tags": ["env"]}, None, 400, "tags"),
     ("PATCH", "/artifacts/app/versions/1", {}, None, 400, "tags"),
@@ -129,6 +164,10 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, str]] = [
     ("GET", "/artifacts/app/resolve/sha256:abc", None, None, 400, "ref"),
     ("GET", "/artifacts/app/versions/sha256:" + "G" * 64, None, None, 400, "version"),
 ]
+CASES += [
+    ("GET", path, None, {**(query or {}), "next_token": token}, 400, "next_token")
+    for path, query, token in REFUSED_KEYS
+]
 # Links: the body's target is a name like any other; the link's own name is a path name. An artifact cannot
 # become a link (409 naming it) and a link cannot point at a missing artifact (404 naming the target).
 CASES += [
@@ -152,7 +191,7 @@ CASES += [
 @pytest.mark.parametrize(
     ("method", "path", "body", "query", "status", "field"),
     CASES,
-    ids=[f"{m} {p[:40]} {str(b)[:20]} {q} {f}" for m, p, b, q, _, f in CASES],
+    ids=[f"{m} {p[:40]} {str(b)[:20]} {str(q)[:60]} {f}" for m, p, b, q, _, f in CASES],
 )
 def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
     api: HandlerApi,
@@ -204,6 +243,20 @@ def test_bad_idempotency_key_is_a_400_naming_the_header_and_writes_nothing(
     # Then
     assert reply.status == 400, reply.body
     assert reply.error["field"] == "Idempotency-Key"
+    assert snapshot(aws) == before
+
+
+def test_a_history_token_holding_a_key_dynamodb_refuses_is_a_400(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an alias with a history
+    api.publish("app", b"stored")
+    api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
+    before = snapshot(aws)
+    forged = keys.encode_token({"pk": "__app-history", "sk": "prod#" + LONG}, "history:app:prod")
+    # When
+    reply = api.call("GET", "/artifacts/app/aliases/prod/history", query={"next_token": forged})
+    # Then
+    assert reply.status == 400, reply.body
+    assert reply.error["field"] == "next_token"
     assert snapshot(aws) == before
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -11,6 +11,7 @@ from arca.handlers import alias, publish, resolve
 from local import iam
 from local.events import lambda_context
 from tests.helpers import HandlerApi, sha256
+from tests.integration.conftest import snapshot
 
 
 def invoke(function: ModuleType, **event: object) -> object:
@@ -82,3 +83,28 @@ def test_a_direct_invocation_is_recorded_under_an_identity_the_caller_cannot_cho
     assert created["revision"] == 1
     history = api.call("GET", "/artifacts/app/aliases/prod/history").body["history"]
     assert [h["updated_by"] for h in history] == [f"direct:{context.invoked_function_arn}"]
+
+
+@pytest.mark.parametrize(
+    ("function", "event", "field"),
+    [
+        (publish, {"operation": "purge", "name": "app/versions/1"}, "name"),
+        (publish, {"operation": "delete_version", "name": "app", "version": "1/restore"}, "version"),
+        (publish, {"operation": "delete_version", "name": "app", "version": ""}, "version"),
+        (alias, {"operation": "set_alias", "name": "app", "alias": "prod/rollback", "version": 1}, "alias"),
+        (resolve, {"operation": "resolve", "name": "app", "ref": "../app/versions/1"}, "ref"),
+    ],
+)
+def test_direct_invocation_runs_the_operation_named_or_none(
+    api: HandlerApi, aws: SimpleNamespace, function: object, event: dict[str, object], field: str
+) -> None:
+    # Given an artifact with a live version
+    api.publish("app", b"one")
+    before = snapshot(aws)
+    # When parameters would spell the path of another operation
+    with pytest.raises(ValidationError) as refused:
+        invoke(function, **event)
+    # Then it is refused naming the parameter, and nothing is written (version 1 is still live)
+    assert refused.value.field == field
+    assert snapshot(aws) == before
+    assert api.call("GET", "/artifacts/app/versions/1").body["deleted"] is False

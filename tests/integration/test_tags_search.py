@@ -301,6 +301,26 @@ def test_registry_search_by_digest_and_by_tag_pages_across_artifacts(api: Handle
     ]
 
 
+def test_registry_search_hits_carry_their_tags_and_say_when_deleted(api: HandlerApi) -> None:
+    # Given two tagged versions of the same content, the first soft-deleted, and a third untagged since
+    for data in (b"same", b"same", b"same"):
+        api.publish("app", data, force=True)
+    for number in (1, 2, 3):
+        tag(api, "app", number, {"release": "r1", "n": str(number)})
+    tag(api, "app", 3, {"release": None})
+    assert api.call("DELETE", "/artifacts/app/versions/1").status == 200
+    # When searched by tag and by digest
+    by_tag = api.call("GET", "/versions", query={"tag": "release=r1"}).body["versions"]
+    by_digest = api.call("GET", "/versions", query={"sha256": sha256(b"same")}).body["versions"]
+    # Then each hit says its tags and whether it is deleted; a version no longer tagged is no hit
+    expected = [
+        (1, True, {"n": "1", "release": "r1"}),
+        (2, False, {"n": "2", "release": "r1"}),
+    ]
+    assert [(v["version"], v["deleted"], v["tags"]) for v in by_tag] == expected
+    assert sorted((v["version"], v["deleted"], v["tags"]) for v in by_digest) == [*expected, (3, False, {"n": "3"})]
+
+
 def test_registry_search_needs_exactly_one_criterion(api: HandlerApi) -> None:
     assert api.call("GET", "/versions").error["field"] == "sha256"
     assert api.call("GET", "/versions", query={"tag": ["a:b", "c:d"]}).error["field"] == "tag"

@@ -86,12 +86,12 @@ def test_alias_names_are_never_numbers_or_latest(bad: str) -> None:
         validate_alias(bad)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("1", 1), ("000007", 7), (42, 42), ("999999", 999_999)])
+@pytest.mark.parametrize(("raw", "expected"), [("1", 1), ("7", 7), (42, 42), ("999999", 999_999)])
 def test_version_numbers_parse(raw: object, expected: int) -> None:
     assert parse_version(raw) == expected
 
 
-@pytest.mark.parametrize("bad", [True, "0", "1.5", "1e3", "1000000", "", " 1", -3, None])
+@pytest.mark.parametrize("bad", [True, "0", "1.5", "1e3", "1000000", "", " 1", -3, None, "000007", "01"])
 def test_bad_version_numbers_are_refused(bad: object) -> None:
     with pytest.raises(ValidationError):
         parse_version(bad)

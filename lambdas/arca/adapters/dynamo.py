@@ -6,6 +6,9 @@ Every AWS error from DynamoDB passes through `Table._call`, the one place where 
 - a transaction cancelled by a condition becomes TransactionCancelled with each reason under its item's
   name, so the service can say *which* condition failed; one cancelled for any other reason (an item over
   400 KB, a collection over its size limit) becomes TransactionRejected, never mistaken for a conflict;
+- a key value DynamoDB refuses (empty, or over its size limit: a forged page token) becomes ValidationError
+  (400), and so is caught before it is sent: DynamoDB Local does not enforce the sizes, so local mode fails
+  as AWS does;
 - anything else is re-raised untouched (it is a bug or an outage, and ends as a logged 500).
 """
 
@@ -21,7 +24,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from arca.domain.errors import ThrottledError
+from arca.domain.errors import ThrottledError, ValidationError
 
 Item = dict[str, Any]
 _serializer = TypeSerializer()
@@ -40,6 +43,47 @@ RETRYABLE_CODES = frozenset(
 # Cancellation reasons that say nothing about our conditions: the same request may simply be retried.
 RETRYABLE_REASONS = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "None"})
 CONDITION_FAILED = "ConditionalCheckFailed"
+# DynamoDB's limits on a key attribute's value, in UTF-8 bytes, for the table's key and its indexes' keys
+# (infra/schema.py): a partition key value 1 to 2,048 bytes, a sort key value 1 to 1,024.
+MAX_PARTITION_KEY_BYTES = 2048
+MAX_SORT_KEY_BYTES = 1024
+KEY_LIMITS = {
+    "pk": MAX_PARTITION_KEY_BYTES,
+    "sk": MAX_SORT_KEY_BYTES,
+    "gsi1pk": MAX_PARTITION_KEY_BYTES,
+    "gsi1sk": MAX_SORT_KEY_BYTES,
+    "gsi2pk": MAX_PARTITION_KEY_BYTES,
+    "gsi2sk": MAX_SORT_KEY_BYTES,
+}
+# How DynamoDB's ValidationException words a key value it refuses (an empty one, or one over its size).
+_KEY_REFUSALS = (
+    "size of hashkey",
+    "size of rangekey",
+    "range keys has exceeded",
+    "starting key is invalid",
+    "empty string",
+)
+
+
+def key_fault(values: Mapping[str, Any]) -> str | None:
+    """Why DynamoDB would refuse the key attributes among `values` (None: it would not)."""
+    for attribute, limit in KEY_LIMITS.items():
+        value = values.get(attribute)
+        if not isinstance(value, str):
+            continue
+        if not value:
+            return f"the key attribute {attribute} is empty"
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return f"the key attribute {attribute} is {size} bytes, over DynamoDB's {limit}"
+    return None
+
+
+def check_key(values: Mapping[str, Any]) -> None:
+    """Raise ValidationError for key attributes DynamoDB would refuse, before any request is sent."""
+    fault = key_fault(values)
+    if fault is not None:
+        raise ValidationError(f"a key DynamoDB would refuse: {fault}")
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,6 +168,7 @@ class Write:
 
     def request(self, table_name: str) -> dict[str, Any]:
         body: dict[str, Any] = {"TableName": table_name, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        check_key({**(self.item or {}), **self.key} if self.kind == "Put" else self.key)
         if self.kind == "Put":
             body["Item"] = serialize({**(self.item or {}), **self.key})
         else:
@@ -176,6 +221,9 @@ class Table:
                 return response
             except ClientError as error:
                 code = error.response.get("Error", {}).get("Code", "")
+                message = str(error.response.get("Error", {}).get("Message", ""))
+                if code == "ValidationException" and any(r in message.lower() for r in _KEY_REFUSALS):
+                    raise ValidationError(f"a key DynamoDB refused: {message}") from error
                 if code == "ConditionalCheckFailedException":
                     raise ConditionFailed(deserialize(error.response.get("Item"))) from None
                 if code == "TransactionCanceledException":
@@ -209,6 +257,7 @@ class Table:
         return TransactionCancelled(named)
 
     def get(self, key: Mapping[str, str], *, consistent: bool = True) -> Item | None:
+        check_key(key)
         response = self._call("get_item", TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
         return deserialize(response.get("Item"))
 
@@ -227,6 +276,11 @@ class Table:
         names: dict[str, str] | None = None,
     ) -> Page:
         """One page of one partition, optionally bounded on the sort key."""
+        bounds = sk_between or (sk_prefix or sk_from,)
+        check_key({"pk": pk, **(start or {})})
+        for bound in bounds:
+            if bound:
+                check_key({"sk": bound})
         condition = "#pk = :pk"
         attr_names = {"#pk": "pk", **(names or {})}
         values: dict[str, Any] = {":pk": pk}
@@ -280,6 +334,10 @@ class Table:
         The page's `last_key` holds the table's key and the index's, as DynamoDB needs them to go on.
         """
         hash_key, range_key = keys
+        check_key({hash_key: pk, **(start or {})})
+        for bound in sk_between or (sk_prefix,):
+            if bound:
+                check_key({range_key: bound})
         condition = "#h = :h"
         attr_names = {"#h": hash_key}
         values: dict[str, Any] = {":h": pk}
@@ -330,6 +388,7 @@ class Table:
         values: dict[str, Any] | None = None,
     ) -> Item:
         """UpdateItem returning the new item; raises ConditionFailed with the old one."""
+        check_key(key)
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "Key": serialize(key),
@@ -352,12 +411,42 @@ class Table:
             raise ValueError(f"transaction item names must be unique: {names}")
         self._call("transact_write_items", names, TransactItems=[w.request(self.name) for w in writes])
 
+    def batch_get(self, keys: Sequence[Mapping[str, str]], *, projection: Sequence[str]) -> list[Item]:
+        """The items at `keys` (those that exist, in no particular order), strongly consistent, read 100 at a
+        time (BatchGetItem's limit) with only the `projection` attributes (and the key); unprocessed keys are
+        re-sent after a full-jitter pause, ThrottledError after `max_attempts` rounds."""
+        names = {f"#a{i}": a for i, a in enumerate(("pk", "sk", *projection))}
+        found: list[Item] = []
+        for key in keys:
+            check_key(key)
+        for start in range(0, len(keys), 100):
+            pending: dict[str, Any] = {
+                self.name: {
+                    "Keys": [serialize(k) for k in keys[start : start + 100]],
+                    "ConsistentRead": True,
+                    "ProjectionExpression": ", ".join(names),
+                    "ExpressionAttributeNames": names,
+                }
+            }
+            for attempt in range(1, self.max_attempts + 1):
+                response = self._call("batch_get_item", RequestItems=pending)
+                found += [deserialize(i) or {} for i in response.get("Responses", {}).get(self.name, [])]
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending:
+                    break
+                if attempt == self.max_attempts:
+                    raise ThrottledError("DynamoDB left keys unprocessed; retry later")
+                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
+        return found
+
     def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
         """Delete items 25 at a time (BatchWriteItem's limit), re-sending unprocessed ones.
 
         Unprocessed items mean the partition is busy: they are re-sent after a full-jitter pause, and
         after `max_attempts` rounds still unprocessed, ThrottledError (503; the delete is safe to repeat).
         """
+        for key in keys:
+            check_key(key)
         for start in range(0, len(keys), 25):
             pending: dict[str, Any] = {
                 self.name: [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start : start + 25]]

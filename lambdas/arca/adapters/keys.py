@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from arca.adapters.dynamo import key_fault
 from arca.domain.errors import ValidationError
 from arca.domain.versions import LATEST, encode_version
 
@@ -135,7 +136,8 @@ def decode_token(
     """Raises ValidationError(next_token) for anything `encode_token` did not make for this scope.
 
     The key must also lie in the listing's partition `pk` and sort-key range `within`: the token is not
-    secret, so a forged one must never reach another partition (or another alias's history).
+    secret, so a forged one must never reach another partition (or another alias's history), nor hold a key
+    value DynamoDB refuses (empty, or over its size limit).
     """
     return decode_token_state(token, scope, pk=pk, within=within)[0]
 
@@ -153,6 +155,7 @@ def decode_token_state(
             and isinstance(key, dict)
             and set(key) == {"pk", "sk"}
             and all(isinstance(v, str) for v in key.values())
+            and key_fault(key) is None
             and (pk is None or key["pk"] == pk)
             and (within is None or within(key["sk"]))
             and isinstance(state, dict)
@@ -279,6 +282,7 @@ def decode_index_token(token: str, scope: str, *, index: str, pk: str, within: C
             and isinstance(key, dict)
             and set(key) == {"pk", "sk", range_key}
             and all(isinstance(v, str) for v in key.values())
+            and key_fault(key) is None
             and within(key[range_key])
         )
     except (ValueError, TypeError, KeyError, AttributeError):

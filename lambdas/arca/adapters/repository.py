@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import ConditionFailed, Item, Page, Table, TransactionCancelled, Write
 from arca.adapters.keys import Key
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import Alias, AliasRevision, Event, Latest, Link, Rollout, Target, Version, VersionHit
@@ -73,6 +73,11 @@ QUERY_BUDGET = 5
 PAGE_SIZE = 100
 # Index candidates a `sha256:` reference confirms by a consistent read before answering that none is live.
 CONTENT_CANDIDATES = 3
+# A page is also cut at PAGE_BYTES of its items' JSON (`json_size`), whatever `limit` says, and its token goes
+# on from there: a Lambda answer may not exceed 6 MB, and 95 versions each carrying 50 tags of 256
+# characters outside ASCII (12 bytes each as JSON escapes) come to 15 MB. One item always fits: the input
+# limits keep any item's JSON far below it.
+PAGE_BYTES = 2 * 1024 * 1024
 # Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
 # every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
 MAX_ALIASES = 100
@@ -334,25 +339,18 @@ class Repository:
         Bounded whatever was skipped (soft-deleted versions, emptied folders): at most QUERY_BUDGET
         Queries, the first of `limit` items and the rest of max(limit, PAGE_SIZE). When the budget is
         spent the page may hold fewer than `limit` items, even none, and the token continues after the
-        last key read. A token is honoured only by its own listing and only inside its partition and range.
+        last key read. Bounded in bytes too (PAGE_BYTES, `_budgeted`). A token is honoured only by its own
+        listing and only inside its partition and range.
         """
         start = keys.decode_token(token, scope, pk=pk, within=_sk_test(**query)) if token else None
-        kept: list[Item] = []
-        last_read: dict[str, str] | None = None
-        for spent in range(1, QUERY_BUDGET + 1):
-            size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
-            page = self.table.query(pk, start=start, limit=size, **query)
-            for item in page.items:
-                if keep(item):
-                    kept.append(item)
-                    if len(kept) == limit:
-                        last = {"pk": item["pk"], "sk": item["sk"]}
-                        more = item is not page.items[-1] or page.last_key is not None
-                        return kept, keys.encode_token(last, scope) if more else None
-            if page.last_key is None:
-                return kept, None
-            start = last_read = page.last_key
-        return kept, keys.encode_token(dict(last_read or {}), scope)
+        return _budgeted(
+            lambda begin, size: self.table.query(pk, start=begin, limit=size, **query),
+            start,
+            limit=limit,
+            keep=keep,
+            token_of=lambda key: keys.encode_token(key, scope),
+            key_of=lambda item: {"pk": item["pk"], "sk": item["sk"]},
+        )
 
     # LATEST and publishing.
 
@@ -737,7 +735,11 @@ class Repository:
         if start is None and after is not None:
             start = keys.event_key(name, after)  # an ExclusiveStartKey need not be an item: read after it
         page = self.table.query(pk, consistent=True, limit=limit, start=start)
-        events = [event_entity(i) for i in page.items]
+        fitting = _fitting(page.items)  # cut at PAGE_BYTES as every listing
+        events = [event_entity(i) for i in page.items[:fitting]]
+        if fitting < len(page.items):
+            last = page.items[fitting - 1]
+            return events, keys.encode_token({"pk": last["pk"], "sk": last["sk"]}, scope)
         return events, keys.encode_token(page.last_key, scope) if page.last_key else None
 
     def _transact_with_events(
@@ -1272,24 +1274,45 @@ class Repository:
         self, *, sha256: str | None = None, tag: tuple[str, str] | None = None, limit: int, token: str | None
     ) -> tuple[list[VersionHit], str | None]:
         """Every version, registry-wide, holding the content `sha256` or the tag (key, value): one index Query
-        a page (more only to fill a page, within the query budget). Soft-deleted versions included."""
+        a page (more only to fill a page, within the query budget). Soft-deleted versions included, said so.
+
+        A content hit is the version item itself; a tag hit is the tag's index row, completed with the
+        version's tags and state by one BatchGetItem a Query (a version purged or untagged since is no hit)."""
+        enrich, keep = None, lambda item: True
         if sha256 is not None:
             pk, scope = keys.content_search_pk(sha256), f"search:sha256:{sha256}"
         else:
             assert tag is not None
             pk, scope = keys.version_tag_search_pk(*tag), f"search:tag:{_digest(tag)}"
+            # The version as it is now still carries the tag (the index may lag a change by a moment).
+            enrich, keep = self._with_version_state, lambda item: item.get("tags", {}).get(tag[0]) == tag[1]
         items, next_token = self._index_page(
-            keys.SEARCH_INDEX, pk, scope, limit=limit, token=token, keep=lambda i: True
+            keys.SEARCH_INDEX, pk, scope, limit=limit, token=token, keep=keep, enrich=enrich
         )
         hits = [
             VersionHit(
                 name=i["name"],
                 version=int(i.get("version") or i["sk"]),
+                deleted=bool(i.get("deleted")),
+                tags=i.get("tags") or {},
                 **{f: i[f] for f in (*TARGET_FIELDS, "created_at")},
             )
             for i in items
         ]
         return hits, next_token
+
+    def _with_version_state(self, rows: list[Item]) -> list[Item]:
+        """Tag index rows with their versions' `tags` and `deleted` (a row whose version is gone gets neither)."""
+        wanted = {(r["name"], int(r["version"])) for r in rows}
+        found = self.table.batch_get([keys.version_key(*w) for w in sorted(wanted)], projection=("tags", "deleted"))
+        state = {(i["pk"], i["sk"]): i for i in found}
+        completed = []
+        for row in rows:
+            version = state.get((row["name"], keys.version_key(row["name"], int(row["version"]))["sk"]))
+            if version is not None:
+                row = {**row, "tags": version.get("tags") or {}, "deleted": bool(version.get("deleted"))}
+            completed.append(row)
+        return completed
 
     def search_artifacts(self, tag: tuple[str, str], *, limit: int, token: str | None) -> tuple[list[str], str | None]:
         """Names of the artifacts carrying the tag (key, value), in name order: one index Query a page."""
@@ -1315,36 +1338,91 @@ class Repository:
         sk_between: tuple[str, str] | None = None,
         sk_prefix: str | None = None,
         forward: bool = True,
+        enrich: Callable[[list[Item]], list[Item]] | None = None,
     ) -> tuple[list[Item], str | None]:
-        """`_page` over a secondary index: the same budget, tokens bound to the index partition and range."""
+        """`_page` over a secondary index: the same budgets, tokens bound to the index partition and range.
+
+        `enrich` completes each Query's items before they are kept and measured (one read for the page)."""
         index_keys = keys.INDEX_KEYS[index]
         within = _sk_test(sk_between=sk_between, sk_prefix=sk_prefix)
         start = keys.decode_index_token(token, scope, index=index, pk=pk, within=within) if token else None
-        kept: list[Item] = []
-        last_read: dict[str, str] | None = None
-        for spent in range(1, QUERY_BUDGET + 1):
-            size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
+
+        def query(begin: dict[str, str] | None, size: int) -> Page:
             page = self.table.query_index(
                 index,
                 index_keys,
                 pk,
-                start=start,
+                start=begin,
                 limit=size,
                 sk_between=sk_between,
                 sk_prefix=sk_prefix,
                 forward=forward,
             )
-            for item in page.items:
-                if keep(item):
-                    kept.append(item)
-                    if len(kept) == limit:
-                        last = {k: str(item[k]) for k in ("pk", "sk", *index_keys)}
-                        more = item is not page.items[-1] or page.last_key is not None
-                        return kept, keys.encode_index_token(last, scope, index=index) if more else None
-            if page.last_key is None:
-                return kept, None
-            start = last_read = page.last_key
-        return kept, keys.encode_index_token(dict(last_read or {}), scope, index=index)
+            return page if enrich is None else Page(enrich(page.items), page.last_key)
+
+        return _budgeted(
+            query,
+            start,
+            limit=limit,
+            keep=keep,
+            token_of=lambda key: keys.encode_index_token(key, scope, index=index),
+            key_of=lambda item: {k: str(item[k]) for k in ("pk", "sk", *index_keys)},
+        )
+
+
+def _budgeted(
+    query: Callable[[dict[str, str] | None, int], Page],
+    start: dict[str, str] | None,
+    *,
+    limit: int,
+    keep: Callable[[Item], bool],
+    token_of: Callable[[dict[str, str]], str],
+    key_of: Callable[[Item], dict[str, str]],
+) -> tuple[list[Item], str | None]:
+    """The budgeted page loop of every listing: up to `limit` kept items, within QUERY_BUDGET Queries and
+    PAGE_BYTES of JSON, and the token (`token_of` a key) that goes on after the last item kept or read."""
+    kept: list[Item] = []
+    spent_bytes = 0
+    last_read: dict[str, str] | None = None
+    for spent in range(1, QUERY_BUDGET + 1):
+        size = limit if spent == 1 else max(limit - len(kept), PAGE_SIZE)
+        page = query(start, size)
+        for item in page.items:
+            if not keep(item):
+                continue
+            weight = json_size(item)
+            if kept and spent_bytes + weight > PAGE_BYTES:
+                return kept, token_of(key_of(kept[-1]))  # this item and what follows: the next page
+            kept.append(item)
+            spent_bytes += weight
+            if len(kept) == limit:
+                more = item is not page.items[-1] or page.last_key is not None
+                return kept, token_of(key_of(item)) if more else None
+        if page.last_key is None:
+            return kept, None
+        start = last_read = page.last_key
+    return kept, token_of(dict(last_read or {}))
+
+
+def _fitting(items: list[Item]) -> int:
+    """How many of `items`, from the first, fit in PAGE_BYTES of JSON (one at least, when there is one)."""
+    spent = 0
+    for count, item in enumerate(items):
+        spent += json_size(item)
+        if count and spent > PAGE_BYTES:
+            return count
+    return len(items)
+
+
+def json_size(item: Item) -> int:
+    """An item's size as JSON with every non-ASCII character escaped (as the API answers): an upper bound of
+    what it adds to an answer, whose fields are the item's or fewer."""
+    return len(json.dumps(item, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    """What JSON cannot hold as read from DynamoDB (sets; numbers inside lists stay Decimals), as near its size."""
+    return sorted(value) if isinstance(value, set | frozenset) else str(value)
 
 
 def rollout_entity(item: Item) -> Rollout:

@@ -4,7 +4,8 @@
   and handlers for the registry's errors, request validation, unknown routes and the unexpected.
 - Direct invocation, `{"operation": "...", ...fields}`, becomes the proxy event of that operation's route
   and goes through the same resolver, so validation and behaviour are the HTTP API's; an error is raised
-  as the registry's exception of that code, so the invocation's errorType is the code. Its identity (an
+  as the registry's exception of that code, so the invocation's errorType is the code. Its path parameters
+  are validated before the path is built, and the path must lead back to the operation named. Its identity (an
   alias revision's `updated_by`) is `direct:<function ARN>`, which the event cannot set.
 """
 
@@ -20,7 +21,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca.api.routing import Route, Router, canonical_path
+from arca.api.routing import NoRouteError, Route, Router, canonical_path, match
 from arca.domain.errors import (
     ConflictError,
     IdempotencyKeyReusedError,
@@ -35,7 +36,7 @@ from arca.domain.errors import (
     ValidationError,
     error_class,
 )
-from arca.domain.names import reserved_word
+from arca.domain.names import reserved_word, validate_name
 from arca.observability import count_request, logger
 
 # The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
@@ -196,7 +197,7 @@ def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: La
 def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:
     """Direct invocation: the same route, validation and answer; an error is raised as its registry class."""
     route = _direct_route(router, event)
-    response = resolve_http(app, _proxy_event(route, event, context), context)
+    response = resolve_http(app, _proxy_event(router, route, event, context), context)
     payload = json.loads(response["body"]) if response.get("body") else {}
     if response["statusCode"] >= 400:
         error = dict(payload["error"])
@@ -226,10 +227,11 @@ def _direct_route(router: Router, event: Mapping[str, Any]) -> Route:
     return route
 
 
-def _proxy_event(route: Route, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+def _proxy_event(router: Router, route: Route, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
     """The API Gateway proxy event of a direct invocation: path parameters, the direct headers, and the other fields
     as the query (methods without a body) or as the JSON body."""
     params = {p: str(event[p]) for p in route.params}
+    path = _path_of(router, route, params)
     fields = {k: v for k, v in event.items() if k not in ("operation", *params)}
     headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
     query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
@@ -237,7 +239,7 @@ def _proxy_event(route: Route, event: Mapping[str, Any], context: LambdaContext)
     request_id = str(getattr(context, "aws_request_id", "") or "")
     return {
         "resource": route.path,
-        "path": route.fill(params),
+        "path": path,
         "httpMethod": route.method,
         "headers": {"Content-Type": JSON, **headers},
         "multiValueHeaders": {"Content-Type": [JSON], **{k: [v] for k, v in headers.items()}},
@@ -250,6 +252,26 @@ def _proxy_event(route: Route, event: Mapping[str, Any], context: LambdaContext)
         # through Lambda's own API (callers need lambda:InvokeFunction), so that is what history records.
         "requestContext": {"requestId": request_id, "identity": {"userArn": direct_identity(context)}},
     }
+
+
+def _path_of(router: Router, route: Route, params: dict[str, str]) -> str:
+    """The request path of `route` for these parameters, validated first, so that the operation run is the one
+    named: a value that would read as more of the path (`{"operation": "purge", "name": "x/versions/1"}`) is a
+    400 naming its parameter, never another route."""
+    for param, value in params.items():
+        if param == "name":
+            validate_name(value)
+        elif not value or "/" in value or value in (".", ".."):
+            raise ValidationError(f"{param}: must be one path segment", field=param)
+    path = route.fill(params)
+    try:
+        found, read = match(router.routes, route.method, path)
+    except NoRouteError:
+        found, read = None, {}
+    if found != route or read != params:
+        wrong = next((p for p in route.params if read.get(p) != params[p]), "operation")
+        raise ValidationError(f"{wrong}: does not make a path of operation {route.operation}", field=wrong)
+    return path
 
 
 def direct_identity(context: LambdaContext) -> str:

@@ -282,9 +282,8 @@ class Link(_Entity):
 
 
 class VersionHit(_Entity):
-    """A search hit: a version that holds the content or the tag searched for (soft-deleted ones included).
-
-    The fields are the version's immutable ones; GET the version for its tags and state."""
+    """A search hit: a version that holds the content or the tag searched for (soft-deleted ones included,
+    with `deleted` true). GET the version for its metadata and aliases."""
 
     name: str
     version: int
@@ -292,6 +291,8 @@ class VersionHit(_Entity):
     size: int
     content_type: str
     created_at: str
+    deleted: bool = Field(False, description="true: the version is soft-deleted (restore it to serve it)")
+    tags: dict[str, str] = Field(default_factory=dict, description="the version's tags")
 
 
 class HitPage(_Entity):

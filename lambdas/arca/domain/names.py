@@ -34,7 +34,8 @@ NAME_PATTERN = rf"^{SEGMENT_PATTERN}(/{SEGMENT_PATTERN}){{0,{MAX_SEGMENTS - 1}}}
 # An alias starts with a letter, so it is never a version number, and is lower case, so never LATEST.
 ALIAS_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 _ALIAS = re.compile(ALIAS_PATTERN)
-_VERSION = re.compile(r"[0-9]{1,6}")
+# No leading zero: one spelling per version, as the OpenAPI pattern `^[1-9][0-9]{0,5}$` says.
+_VERSION = re.compile(r"[1-9][0-9]{0,5}")
 
 
 def validate_name(name: object, field: str = "name") -> str:

@@ -31,6 +31,18 @@ def check_patch(patch: TagPatch, field: str = "tags") -> None:
             raise ValidationError(
                 f"{field}.{key}: a tag value is at most {MAX_TAG_VALUE} characters", field=f"{field}.{key}"
             )
+        if value is not None:
+            check_text(value, f"{field}.{key}")
+
+
+def check_text(value: str, field: str) -> str:
+    """`value` if it is Unicode text that UTF-8 can encode: JSON's `\\ud800` escapes decode to a lone surrogate,
+    which no store or client can hold. ValidationError naming `field` otherwise."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field}: holds a lone surrogate (not Unicode text)", field=field) from None
+    return value
 
 
 def merge(current: Mapping[str, str], patch: TagPatch, field: str = "tags") -> dict[str, str]:
@@ -62,4 +74,4 @@ def parse_filter(text: str, field: str = "tag") -> tuple[str, str]:
             f"{field}: {text!r} must be key=value or key:value, the key matching [a-z0-9][a-z0-9_.:/-]{{0,127}}",
             field=field,
         )
-    return key, value
+    return key, check_text(value, field)
