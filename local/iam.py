@@ -225,7 +225,7 @@ def _item_request(action: str, body: Mapping[str, Any], names: Names) -> Request
     expression_names = body.get("ExpressionAttributeNames")
     for part in ("UpdateExpression", "ConditionExpression", "ProjectionExpression"):
         attributes |= expression_attributes(body.get(part), expression_names)
-    if action == "dynamodb:GetItem" and not body.get("ProjectionExpression"):
+    if action in ("dynamodb:GetItem", "dynamodb:BatchGetItem") and not body.get("ProjectionExpression"):
         attributes.add(ALL_ATTRIBUTES)
     context: dict[str, tuple[str, ...]] = {"dynamodb:Attributes": tuple(sorted(attributes))}
     if "pk" in key:
@@ -257,6 +257,18 @@ def _dynamodb(operation: str, params: Mapping[str, Any], names: Names) -> list[R
             _item_request("dynamodb:BatchWriteItem", {"TableName": table, **next(iter(write.values()))}, names)
             for table, writes in params["RequestItems"].items()
             for write in writes
+        ]
+    if operation == "BatchGetItem":
+        # Authorised per table, each key as a read of its item (its leading key, and every attribute unless
+        # projected).
+        return [
+            _item_request(
+                "dynamodb:BatchGetItem",
+                {"TableName": table, "Key": key, **{k: v for k, v in reads.items() if k != "Keys"}},
+                names,
+            )
+            for table, reads in params["RequestItems"].items()
+            for key in reads["Keys"]
         ]
     if operation == "Query":
         resource = names.table_arn(params["TableName"])

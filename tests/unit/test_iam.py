@@ -213,6 +213,19 @@ def test_reads_name_their_index_and_partition() -> None:
     assert get.action == "dynamodb:GetItem" and ALL_ATTRIBUTES in get.context["dynamodb:Attributes"]
 
 
+def test_a_batch_read_is_a_read_of_each_item_it_names() -> None:
+    # Given a BatchGetItem of two versions in two partitions
+    keys = [{"pk": _s("a"), "sk": _s("000001")}, {"pk": _s("b"), "sk": _s("000002")}]
+    # When it is turned into what IAM authorises
+    found = requests_of("dynamodb", "BatchGetItem", {"RequestItems": {"t": {"Keys": keys}}}, NAMES)
+    # Then each key is a dynamodb:BatchGetItem on the table, with its own leading key and every attribute
+    assert [(r.action, r.resource, r.context["dynamodb:LeadingKeys"]) for r in found] == [
+        ("dynamodb:BatchGetItem", TABLE, ("a",)),
+        ("dynamodb:BatchGetItem", TABLE, ("b",)),
+    ]
+    assert all(ALL_ATTRIBUTES in r.context["dynamodb:Attributes"] for r in found)
+
+
 @pytest.mark.parametrize(
     ("service", "operation", "params", "expected"),
     [
