@@ -573,9 +573,17 @@ A_SEARCH, A_TAGGED = "bench/search/source", "bench/tagged"
 
 
 def one_query_check(counted: Counter[Call]) -> str | None:
-    """A page of search hits is one Query of the search index, and nothing else of DynamoDB."""
+    """A page of digest hits is one Query of the search index (its rows are the versions), and nothing else."""
     dynamo = {op: n for (service, op), n in counted.items() if service == "DynamoDB" and n}
     return None if dynamo == {"Query": 1} else f"a search page must be one Query, made {dynamo}"
+
+
+def query_and_batch_check(counted: Counter[Call]) -> str | None:
+    """A page of tag hits is one Query of the search index and one BatchGetItem of its versions' tags and state
+    (a tag row copies neither), and nothing else."""
+    dynamo = {op: n for (service, op), n in counted.items() if service == "DynamoDB" and n}
+    wanted = {"Query": 1, "BatchGetItem": 1}
+    return None if dynamo == wanted else f"a tag search page must be one Query and one BatchGetItem, made {dynamo}"
 
 
 def tag_write_check(counted: Counter[Call]) -> str | None:
@@ -624,8 +632,8 @@ def search_group(w: World, cfg: Config) -> Group:
             Case(
                 f"search by tag, first page of {cfg.page} ({total})",
                 page({"tag": "release=bench"}),
-                check=one_query_check,
-                note="one Query of the search index (`tag#<key>=<value>`)",
+                check=query_and_batch_check,
+                note="one Query of the search index (`tag#<key>=<value>`), a BatchGetItem of the hits' tags, state",
             ),
         ],
     )
