@@ -11,7 +11,7 @@ KEY_SCHEMA = [
     {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
     {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
 ]
-# Search (decision 30 of docs/decisions.md): `gsi1` answers "which versions hold this content / this tag" and
+# Search (decision 32 of docs/decisions.md): `gsi1` answers "which versions hold this content / this tag" and
 # "which artifacts carry this tag" across the registry; `gsi2` orders an artifact's versions by creation time.
 # Both are sparse: only version items and tag rows carry their attributes.
 SEARCH_INDEX = "gsi1"
