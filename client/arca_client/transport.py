@@ -37,6 +37,10 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 # run, so they are retried only where running it twice is harmless.
 RETRY_ALWAYS = frozenset({429, 503})
 RETRY_IF_IDEMPOTENT = frozenset({500, 502, 504})
+# S3 answers a conditional PUT (`If-None-Match: *`) with 409 ConditionalRequestConflict while another conditional
+# write to the same key is under way, and asks for a retry: the retry then stores (200) or finds the key taken
+# (412). Only presigned (unsigned) requests go to S3; the API's 409s are final.
+RETRY_IF_PRESIGNED = frozenset({409})
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
 _CONNECTION_REASONS = (
     ("Connection refused", "connection refused (is the server running? `make local` starts one)"),
@@ -231,8 +235,10 @@ class Transport:
                 raise TransportError(f"{method} {_short(url)}: {_why(lost)}", code="ConnectionError") from lost
             if response.status_code < 400:
                 return response
-            retryable = response.status_code in RETRY_ALWAYS or (
-                idempotent and response.status_code in RETRY_IF_IDEMPOTENT
+            retryable = (
+                response.status_code in RETRY_ALWAYS
+                or (idempotent and response.status_code in RETRY_IF_IDEMPOTENT)
+                or (idempotent and not sign and response.status_code in RETRY_IF_PRESIGNED)
             )
             if retryable and attempt < self.retry.max_attempts:
                 response.close()

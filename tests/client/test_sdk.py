@@ -660,6 +660,35 @@ def test_an_upload_refused_because_the_blob_is_stored_already_goes_on_to_publish
     assert (published.version.version, published.uploaded) == (1, False)
 
 
+def test_an_upload_meeting_a_concurrent_conditional_write_is_retried(h: Harness, tmp_path: Path) -> None:
+    # Given S3 answering the create-only PUT with 409 ConditionalRequestConflict (another conditional write to
+    # the same key under way), then storing it
+    data = b"model bytes"
+    source = tmp_path / "f"
+    source.write_bytes(data)
+    upload = {"url": S3_URL, "method": "PUT", "headers": {"If-None-Match": "*"}}
+    h.answer(
+        (201, {"exists": False, "sha256": sha(data), "size": len(data), "upload": upload}),
+        (409, b"<Error><Code>ConditionalRequestConflict</Code></Error>"),
+        (200, b""),
+        (201, {**version(1), "deduplicated": False}),
+    )
+    # When the file is published
+    published = h.client.publish("app", source)
+    # Then the PUT is sent again, as S3 asks, and the publish follows
+    assert [s.method for s in h.sent] == ["POST", "PUT", "PUT", "POST"]
+    assert (published.version.version, published.uploaded) == (1, True)
+
+
+def test_a_conflict_from_the_api_is_never_retried(h: Harness) -> None:
+    # Given the API answering 409 (aliases present)
+    h.answer((409, {"error": {"code": "ConflictError", "message": "aliases exist"}}))
+    # When the purge is sent, then it fails at once
+    with pytest.raises(ConflictError):
+        h.client.purge("app")
+    assert len(h.sent) == 1
+
+
 def test_a_pipe_is_spooled_while_hashed(h: Harness) -> None:
     # Given: a non-seekable source
     data = b"piped bytes" * 1000
