@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import Annotations, ArnFormat, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -318,6 +318,11 @@ class Functions(Construct):
                 "ARCA_UPLOAD_URL_TTL": str(URL_TTL_SECONDS),
             },
         )
+        if self._snap_start and spec.api:
+            # CDK warns that SnapStart needs published versions: the alias `live` publishes one on every change.
+            Annotations.of(function).acknowledge_warning(
+                "@aws-cdk/aws-lambda:snapStartRequirePublish", "the alias `live` is on the function's current version"
+            )
         # Suppressions are NagPackSuppression objects: in a plain dict, cdk-nag drops `applies_to` and the
         # suppression then covers every finding of the rule.
         NagSuppressions.add_resource_suppressions(
