@@ -641,20 +641,26 @@ def test_an_upload_redirected_by_s3_is_a_failure_and_nothing_is_published(h: Har
     assert [(s.method, s.url.split("?")[0]) for s in h.sent[1:]] == [("PUT", S3_URL.split("?")[0])]
 
 
-def test_an_upload_refused_because_the_blob_is_stored_already_goes_on_to_publish(h: Harness, tmp_path: Path) -> None:
-    # Given S3 answering the create-only PUT with 412: the content's key holds an object already (an earlier
-    # attempt whose answer was lost, or another uploader of the same bytes)
+def _publish_with_create_only_put(h: Harness, tmp_path: Path, *s3_answers: tuple[int, bytes]) -> Any:
+    """Publish a small file whose upload URL is create-only (`If-None-Match: *`), S3 answering its PUTs with
+    `s3_answers`; the publish itself succeeds."""
     data = b"model bytes"
     source = tmp_path / "f"
     source.write_bytes(data)
     upload = {"url": S3_URL, "method": "PUT", "headers": {"If-None-Match": "*"}}
     h.answer(
         (201, {"exists": False, "sha256": sha(data), "size": len(data), "upload": upload}),
-        (412, b"<Error><Code>PreconditionFailed</Code></Error>"),
+        *s3_answers,
         (201, {**version(1), "deduplicated": False}),
     )
+    return h.client.publish("app", source)
+
+
+def test_an_upload_refused_because_the_blob_is_stored_already_goes_on_to_publish(h: Harness, tmp_path: Path) -> None:
+    # Given S3 answering the create-only PUT with 412: the content's key holds an object already (an earlier
+    # attempt whose answer was lost, or another uploader of the same bytes)
     # When the file is published
-    published = h.client.publish("app", source)
+    published = _publish_with_create_only_put(h, tmp_path, (412, b"<Error><Code>PreconditionFailed</Code></Error>"))
     # Then the publish is sent (the service verifies the stored blob), and no bytes count as sent
     assert [s.method for s in h.sent] == ["POST", "PUT", "POST"]
     assert (published.version.version, published.uploaded) == (1, False)
@@ -663,18 +669,10 @@ def test_an_upload_refused_because_the_blob_is_stored_already_goes_on_to_publish
 def test_an_upload_meeting_a_concurrent_conditional_write_is_retried(h: Harness, tmp_path: Path) -> None:
     # Given S3 answering the create-only PUT with 409 ConditionalRequestConflict (another conditional write to
     # the same key under way), then storing it
-    data = b"model bytes"
-    source = tmp_path / "f"
-    source.write_bytes(data)
-    upload = {"url": S3_URL, "method": "PUT", "headers": {"If-None-Match": "*"}}
-    h.answer(
-        (201, {"exists": False, "sha256": sha(data), "size": len(data), "upload": upload}),
-        (409, b"<Error><Code>ConditionalRequestConflict</Code></Error>"),
-        (200, b""),
-        (201, {**version(1), "deduplicated": False}),
-    )
     # When the file is published
-    published = h.client.publish("app", source)
+    published = _publish_with_create_only_put(
+        h, tmp_path, (409, b"<Error><Code>ConditionalRequestConflict</Code></Error>"), (200, b"")
+    )
     # Then the PUT is sent again, as S3 asks, and the publish follows
     assert [s.method for s in h.sent] == ["POST", "PUT", "PUT", "POST"]
     assert (published.version.version, published.uploaded) == (1, True)
