@@ -58,7 +58,7 @@ def s3_config(environ: Mapping[str, str]) -> Config:
 
 
 class Services:
-    """The three use-case services over one repository and one bucket, with clients of their own.
+    """The use-case services over one repository and one bucket, with clients of their own.
 
     The writing services (and the request models they import) are built on first use, so the resolve
     function, which only reads, never loads them.
