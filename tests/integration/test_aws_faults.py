@@ -275,6 +275,25 @@ def test_unprocessed_batch_items_are_resent_after_a_jittered_pause() -> None:
     assert all(0 <= s <= table.base_delay * 2**n for n, s in enumerate(sleeps, 1))
 
 
+def test_keys_a_batch_read_left_unprocessed_are_read_again_and_every_answer_kept() -> None:
+    # Given a batch read whose first answer holds one item and leaves the other key unprocessed
+    sleeps: list[float] = []
+    table, stub = stubbed_table(sleeps)
+    first, second = {"pk": {"S": "a"}, "sk": {"S": "000001"}}, {"pk": {"S": "a"}, "sk": {"S": "000002"}}
+    names = {"#a0": "pk", "#a1": "sk", "#a2": "tags"}
+    left = {"t": {"Keys": [second], "ConsistentRead": True, "ProjectionExpression": "#a0, #a1, #a2"}}
+    left["t"]["ExpressionAttributeNames"] = names
+    stub.add_response("batch_get_item", {"Responses": {"t": [first]}, "UnprocessedKeys": left})
+    stub.add_response("batch_get_item", {"Responses": {"t": [second]}, "UnprocessedKeys": {}}, {"RequestItems": left})
+    # When
+    with stub:
+        found = table.batch_get([{"pk": "a", "sk": "000001"}, {"pk": "a", "sk": "000002"}], projection=["tags"])
+    # Then the leftover key was read again after one jittered pause, and both answers are kept
+    stub.assert_no_pending_responses()
+    assert sorted(item["sk"] for item in found) == ["000001", "000002"]
+    assert len(sleeps) == 1 and 0 <= sleeps[0] <= table.base_delay * 2
+
+
 def test_items_left_unprocessed_every_time_become_throttled_error() -> None:
     # Given a batch delete that never gets its item processed
     sleeps: list[float] = []

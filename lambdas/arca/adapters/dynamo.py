@@ -428,15 +428,8 @@ class Table:
                     "ExpressionAttributeNames": names,
                 }
             }
-            for attempt in range(1, self.max_attempts + 1):
-                response = self._call("batch_get_item", RequestItems=pending)
+            for response in self._until_processed("batch_get_item", pending, "UnprocessedKeys", "keys"):
                 found += [deserialize(i) or {} for i in response.get("Responses", {}).get(self.name, [])]
-                pending = response.get("UnprocessedKeys") or {}
-                if not pending:
-                    break
-                if attempt == self.max_attempts:
-                    raise ThrottledError("DynamoDB left keys unprocessed; retry later")
-                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
         return found
 
     def batch_delete(self, keys: Sequence[Mapping[str, str]]) -> None:
@@ -451,11 +444,20 @@ class Table:
             pending: dict[str, Any] = {
                 self.name: [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start : start + 25]]
             }
-            for attempt in range(1, self.max_attempts + 1):
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                if attempt == self.max_attempts:
-                    raise ThrottledError("DynamoDB left items unprocessed; retry later")
-                self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
+            for _ in self._until_processed("batch_write_item", pending, "UnprocessedItems", "items"):
+                pass
+
+    def _until_processed(
+        self, operation: str, pending: dict[str, Any], unprocessed: str, what: str
+    ) -> Iterator[dict[str, Any]]:
+        """Send one batch request, and again with what DynamoDB left `unprocessed` after a full-jitter pause,
+        yielding each response; ThrottledError when some is still left after `max_attempts` rounds."""
+        for attempt in range(1, self.max_attempts + 1):
+            response = self._call(operation, RequestItems=pending)
+            yield response
+            pending = response.get(unprocessed) or {}
+            if not pending:
+                return
+            if attempt == self.max_attempts:
+                raise ThrottledError(f"DynamoDB left {what} unprocessed; retry later")
+            self._sleep(self._rng.uniform(0, self.base_delay * 2**attempt))
