@@ -290,3 +290,32 @@ def decode_index_token(token: str, scope: str, *, index: str, pk: str, within: C
     if not valid:
         raise ValidationError("next_token is not a token this listing issued", field="next_token")
     return {**key, hash_key: pk}
+
+
+# Attestations (documents about a version: provenance, SBOMs, test reports).
+#
+# One item per attestation in the artifact's partition `__<name>-attestations`, sort key `%06d#<id>` (the
+# version, then the attestation's id, the sha256 of its content), so one Query with the version's prefix reads
+# a version's attestations and expiry finds them all. Their bytes live under the version's own S3 prefix, so
+# they go with the version and no other version's bytes are ever shared with them.
+
+
+def attestations_pk(name: str) -> str:
+    return f"__{name}-attestations"
+
+
+def attestation_key(name: str, version: int, attestation_id: str) -> Key:
+    return {"pk": attestations_pk(name), "sk": f"{attestation_prefix(version)}{attestation_id}"}
+
+
+def attestation_prefix(version: int) -> str:
+    return f"{encode_version(version)}#"
+
+
+def attestation_blob_prefix(name: str, version: int) -> str:
+    """`_attestations` cannot be a name segment (segments start with [a-z0-9]), as `_blobs`."""
+    return f"artifacts/{name}/_attestations/{encode_version(version)}/"
+
+
+def attestation_blob_key(name: str, version: int, attestation_id: str) -> str:
+    return f"{attestation_blob_prefix(name, version)}{attestation_id}"

@@ -117,6 +117,7 @@ def version_entity(item: Item) -> Version:
         aliases=sorted(item.get("pinned_by") or ()),
         tags=item.get("tags") or {},
         tag_rev=int(item.get("tag_rev", 0)),
+        attestations=sorted(item.get("attestations") or ()),
     )
 
 

@@ -75,6 +75,7 @@ class Version(_Entity):
     via: str | None = via_field()
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
+    attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
 
 
 class Published(Version):

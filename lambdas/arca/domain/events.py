@@ -28,6 +28,13 @@ EVENT_TYPES = (
     "rollout.completed",
     "rollout.rolled_back",
     "artifact.purged",
+    "version.expired",
+    "alias.policy_updated",
+    "promotion.requested",
+    "promotion.approved",
+    "promotion.applied",
+    "promotion.rejected",
+    "attestation.added",
 )
 ID_PATTERN = r"^[0-9]{16}-[0-9a-f]{8}$"
 _DIGITS = 16

@@ -23,6 +23,10 @@ RESERVED_SEGMENTS = frozenset(
         "link",
         "events",
         "rollout",
+        "retention",
+        "policy",
+        "promotions",
+        "attestations",
     }
 )
 MAX_NAME_LENGTH = 256
