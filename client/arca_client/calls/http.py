@@ -120,4 +120,3 @@ def artifact_path(name: str, *suffix: str) -> str:
 
 def alias_path(name: str, alias: str, *suffix: str) -> str:
     return artifact_path(name, "aliases", alias, *suffix)
-
