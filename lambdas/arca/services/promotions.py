@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from arca.adapters.dynamo import TransactionCancelled, Write
+from arca.adapters.store.guards import compact
 from arca.domain.entities import Alias
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import Change
@@ -228,7 +229,9 @@ class Promotions:
             "promotion.applied",
             promotion.version,
             alias=promotion.alias,
-            detail={"id": promotion.id, "revision": revision, "approved_by": [a.by for a in promotion.approvals]},
+            detail=compact(
+                {"id": promotion.id, "revision": revision, "approved_by": [a.by for a in promotion.approvals]}
+            ),
         )
         return [write], [*changes, done]
 
@@ -270,5 +273,5 @@ class Promotions:
         if promotion.reason:
             detail["reason"] = promotion.reason
         if promotion.rollout is not None:
-            detail["rollout"] = promotion.rollout.model_dump()
+            detail["rollout"] = compact(promotion.rollout.model_dump())
         return detail

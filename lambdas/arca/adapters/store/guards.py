@@ -114,14 +114,14 @@ class GuardStore:
         if rules is None:
             item["deleted"] = True
         else:
-            item.update(rules.model_dump(mode="json", exclude_none=True))
+            item.update(compact(rules.model_dump(mode="json")))
         writes = [
             Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
         ]
         detail: dict[str, Any] = {"revision": revision, "removed": rules is None}
         if rules is not None:
-            detail["policy"] = rules.model_dump(mode="json")
+            detail["policy"] = compact(rules.model_dump(mode="json"))
         change = Change("alias.policy_updated", alias=alias, detail=detail)
         try:
             self.repository.transact_with_events(writes, name, [change], by=by, now=now)
@@ -206,7 +206,7 @@ class GuardStore:
         """The promotion put as written `seen + 1` times, under `seq = :seen` (absent for a new one)."""
         item = {
             "kind": "promotion",
-            **promotion.model_dump(mode="json", exclude_none=True),
+            **compact(promotion.model_dump(mode="json")),
             "seq": seen + 1,
             "ttl": ttl + TTL_GRACE_SECONDS,
         }
@@ -223,6 +223,18 @@ class GuardStore:
             self.repository.transact_with_events([write, latest], name, changes, by=by, now=now)
         except TransactionCancelled as cancelled:
             _refuse(cancelled, name, what="the promotion", item="promotion")
+
+
+def compact(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` without its empty or null fields, at every depth: DynamoDB Local's stream gives an empty map or
+    list in a way no decoder reads, and the defaults say the same."""
+    kept: dict[str, Any] = {}
+    for key, field_value in value.items():
+        inner = compact(field_value) if isinstance(field_value, dict) else field_value
+        if inner is None or inner == {} or inner == [] or inner is False:
+            continue
+        kept[key] = inner
+    return kept
 
 
 def _at_revision(seen: int) -> dict[str, Any]:
