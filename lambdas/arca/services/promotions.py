@@ -163,7 +163,9 @@ class Promotions:
         self.reading.live_latest(name)
         found = self.store.promotion(name, alias, promotion_id, now=self.retry.now())
         if found is None:
-            raise NotFoundError(f"alias {alias!r} has no promotion {promotion_id}", field="promotion_id")
+            raise NotFoundError(
+                f"promotion_id {promotion_id} names no promotion of alias {alias!r}", field="promotion_id"
+            )
         return found
 
     def _pending(self, name: str, alias: str, promotion_id: str) -> tuple[Promotion, int]:
