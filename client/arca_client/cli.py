@@ -18,6 +18,7 @@ from typing import Any, NoReturn, TextIO
 
 from arca_client import config, console
 from arca_client._version import __version__
+from arca_client.commands import guards as guard_commands
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.diff import version_diff
@@ -1370,6 +1371,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--if-revision", type=_count_arg, metavar="N", help="only if the alias is at revision N now")
 
+    guard_commands.register(commands, aliases, command)
+
     rollout_parser = commands.add_parser(
         "rollout",
         help="progressive rollouts of an alias",
@@ -1538,6 +1541,8 @@ def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None
         print(json.dumps({"error": body}), file=sys.stderr)
         return
     print(f"arca: error: {code}: {message}", file=sys.stderr)
+    for violation in (error.details.get("violations") or []) if error else []:  # an alias policy's refusal
+        print(f"arca:   - {violation['rule']}: {violation['message']}", file=sys.stderr)
     if verbose and request_id:
         print(f"arca: request id {request_id}", file=sys.stderr)
 

@@ -1,0 +1,1 @@
+"""The SDK's calls, one mixin of `Client` per feature."""
