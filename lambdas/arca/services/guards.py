@@ -107,8 +107,9 @@ class Guards:
         soak: tuple[str, int] | None = None
         if soak_alias is not None and numbers:
             runs, soak = self._primary_runs(name, soak_alias, policy.require_soak.seconds)  # type: ignore[union-attr]
+        reads_version = bool(policy.require_tags or policy.require_attestations)
         for number in numbers:
-            version = self.repository.version(name, number)
+            version = self.repository.version(name, number) if reads_version else None
             tags = version.tags if version else {}
             attestations = tuple(version.attestations) if version else ()
             soaked = soaked_seconds(runs, number, self.retry.clock()) if soak_alias else None
