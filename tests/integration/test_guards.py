@@ -261,3 +261,64 @@ def test_a_promotion_expires_after_seven_days(app: HandlerApi) -> None:
     policy.clock = lambda: start + timedelta(days=7, seconds=1)
     assert app.call("GET", f"{ALIAS}/promotions/{pid}").body["state"] == "expired"
     assert as_user("bob").call("POST", f"{ALIAS}/promotions/{pid}/approve", {}).status == 409
+
+
+def test_a_running_rollouts_steps_and_alarm_rollback_are_never_blocked_by_a_policy(app: HandlerApi) -> None:
+    import boto3
+
+    from tests.integration.test_rollouts import step
+
+    # Given a rollout of 3 started, an alarm, and then a policy that every write would break
+    cloudwatch = boto3.client("cloudwatch")
+    cloudwatch.put_metric_alarm(
+        AlarmName="app-errors",
+        MetricName="Errors",
+        Namespace="App",
+        Statistic="Sum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=1,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+    )
+    cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="OK", StateReason="fine")
+    body = {"version": 3, "steps": [10, 50, 90], "interval_seconds": 60, "alarms": ["app-errors"]}
+    started = app.call("PUT", f"{ALIAS}/rollout", body).body
+    closed = {"require_tags": {"qa": "never"}, "approvals": 5, "allowed_principals": ["nobody"]}
+    assert app.call("PUT", POLICY, closed).status == 200
+    # When a step runs, then the alarm fires
+    first = step(started)
+    cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="ALARM", StateReason="errors")
+    second = step(first)
+    # Then both were written: the canary moved to 50%, then was rolled back
+    assert first["done"] is False and second["done"] is True
+    revisions = app.call("GET", f"{ALIAS}/history").body["history"]
+    assert [(r["version"], r["secondary_version_weight"]) for r in revisions[:3]] == [(1, None), (1, 50), (1, 10)]
+    assert app.call("GET", f"{ALIAS}/rollout").body["state"] == "rolled_back"
+
+
+def test_require_attestations_passes_a_version_carrying_them_and_refuses_one_without(
+    app: HandlerApi, aws: SimpleNamespace
+) -> None:
+    from arca.adapters import keys
+    from tests.integration.conftest import TABLE
+
+    # Given versions 2 and 3 carrying an SBOM (the attribute their attestations keep on them)
+    for number in (2, 3):
+        aws.dynamodb.update_item(
+            TableName=TABLE,
+            Key={k: {"S": v} for k, v in keys.version_key("team/app", number).items()},
+            UpdateExpression="ADD attestations :t",
+            ExpressionAttributeValues={":t": {"SS": ["sbom-spdx", "test-report"]}},
+        )
+    app.call("PUT", POLICY, {"require_attestations": ["sbom-spdx", "test-report"]})
+    # When 2 arrives as a canary, then becomes the primary (it arrived already), 1 (without) is put back, then
+    # rolled back to
+    canary = app.call("PUT", ALIAS, {"version": 1, "secondary_version": 2, "secondary_version_weight": 10})
+    primary = app.call("PUT", ALIAS, {"version": 2})
+    refused = app.call("PUT", ALIAS, {"version": 1})
+    rolled = app.call("POST", f"{ALIAS}/rollback", {"to_revision": 1})
+    # Then
+    assert canary.status == 200 and primary.status == 200
+    assert refused.status == 403 and rules(refused) == ["require_attestations"]
+    assert refused.error["violations"][0]["message"] == ("version 1 has no sbom-spdx or test-report attestation")
+    assert rolled.status == 200 and rolled.body["version"] == 1

@@ -834,8 +834,8 @@ class Repository:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
 
         `guard` holds an alias policy's verdict (arca.adapters.store.guards): its checks join the transaction and
-        its condition on a target version joins that version's pin (or is a ConditionCheck of its own when the
-        alias pins it already). When one fails, PolicyMovedError: the write must be judged again.
+        its condition on an arriving version joins that version's pin. When one fails, PolicyMovedError: the write
+        must be judged again.
 
         `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
         the TransactionCancelled is raised as it is, for the caller (in this module) to read. `announce` are
@@ -879,7 +879,7 @@ class Repository:
         # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
         # where `alias_count` is zero).
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
-        writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard, name)
+        writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
             self._transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
@@ -1765,32 +1765,19 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
     return writes
 
 
-def _guarded(pins: list[Write], guard: Guard | None, name: str) -> list[Write]:
-    """The pin writes with a guard's conditions on their versions merged in, and a ConditionCheck for a guarded
-    version the write does not pin anew (DynamoDB takes one action per item in a transaction)."""
+def _guarded(pins: list[Write], guard: Guard | None) -> list[Write]:
+    """The pin writes with a guard's conditions on their versions merged in (DynamoDB takes one action per item in
+    a transaction), and the guard's checks. A guarded version is one the write brings in, so it has its pin."""
     if guard is None:
         return pins
-    found, merged = [], set()
+    found = []
     for write in pins:
         extra = guard.versions.get(int(write.name[1:]))
         if extra is not None and "ADD" in (write.update or ""):
-            merged.add(int(write.name[1:]))
             write = dataclasses.replace(
                 write, condition=f"({write.condition}) AND {extra[0]}", values={**write.values, **extra[1]}
             )
         found.append(write)
-    for number, (condition, values) in sorted(guard.versions.items()):
-        if number not in merged:
-            key = keys.version_key(name, number)
-            found.append(
-                Write(
-                    f"v{number}",
-                    "ConditionCheck",
-                    key,
-                    condition=f"attribute_exists(pk) AND {condition}",
-                    values=values,
-                )
-            )
     return [*guard.checks, *found]
 
 

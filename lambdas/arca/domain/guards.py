@@ -201,20 +201,20 @@ def violations(
     found = principal_violation(policy, identity, "write this alias")
     if policy is None or via in ("rollback", "delete") or not candidates:
         return found
-    numbers = ", ".join(str(c.version) for c in candidates)
-    missing_tags = [
-        f"{c.version} lacks {k}={v}" for c in candidates for k, v in policy.require_tags.items() if c.tags.get(k) != v
-    ]
+    numbers = ", ".join(_label(c) for c in candidates)
+    missing_tags = []
+    missing_types = []
+    for c in candidates:
+        lacks = [f"{k}={v}" for k, v in policy.require_tags.items() if c.tags.get(k) != v]
+        if lacks:
+            missing_tags.append(f"version {_label(c)} lacks {', '.join(lacks)}")
+        absent = [t for t in policy.require_attestations if t not in c.attestations]
+        if absent:
+            missing_types.append(f"version {_label(c)} has no {' or '.join(absent)} attestation")
     if missing_tags:
-        found.append(Violation(rule="require_tags", message=f"version {'; '.join(missing_tags)}"))
-    missing_types = [
-        f"{c.version} has no {t} attestation"
-        for c in candidates
-        for t in policy.require_attestations
-        if t not in c.attestations
-    ]
+        found.append(Violation(rule="require_tags", message="; ".join(missing_tags)))
     if missing_types:
-        found.append(Violation(rule="require_attestations", message=f"version {'; '.join(missing_types)}"))
+        found.append(Violation(rule="require_attestations", message="; ".join(missing_types)))
     soak = policy.require_soak
     if soak is not None:
         short = [c for c in candidates if c.soaked_seconds is None or c.soaked_seconds < soak.seconds]
@@ -227,7 +227,7 @@ def violations(
             found.append(
                 Violation(
                     rule="require_soak",
-                    message=f"version {c.version} {where}; {soak.seconds} s without interruption are required",
+                    message=f"version {_label(c)} {where}; {soak.seconds} s without interruption are required",
                 )
             )
     if policy.require_rollout and replaces and via in ("direct", "promotion"):
@@ -241,6 +241,10 @@ def violations(
             )
         )
     return found
+
+
+def _label(candidate: Candidate) -> str:
+    return str(candidate.version) if candidate.version else "LATEST"
 
 
 def soaked_seconds(runs: list[tuple[int | None, str]], version: int, now: datetime) -> float | None:

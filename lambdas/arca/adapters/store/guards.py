@@ -10,8 +10,8 @@ Items (keys: arca.adapters.keys):
 A `Guard` is what an alias write adds to its own transaction so that what the policy's verdict read still holds
 when it commits: a ConditionCheck on the policy at the revision read (or its absence), on each required tag's
 index row (the tag rows are written in the same transaction as the version's tags), on the soak alias at the
-revision whose history gave the soak, and on the target version's `attestations` (merged into its pin update
-when the write pins it: one item, one action). A failure of any of them is a PolicyMovedError: judged again.
+revision whose history gave the soak, and on the arriving version's `attestations` (merged into its pin update:
+one item, one action). A failure of any of them is a PolicyMovedError: judged again.
 """
 
 from __future__ import annotations
