@@ -10,7 +10,7 @@ from __future__ import annotations
 from arca.adapters.repository import Repository
 from arca.adapters.store.guards import Guard, GuardStore
 from arca.domain.entities import Alias
-from arca.domain.errors import NotFoundError, PolicyViolation
+from arca.domain.errors import NotFoundError, PolicyViolation, ValidationError
 from arca.domain.guards import (
     AliasPolicy,
     Candidate,
@@ -53,8 +53,6 @@ class Guards:
         """Put (or, with None, remove) the alias's policy; once one is set, only its `allowed_principals` may
         change it (403). 404 when the artifact does not exist, or (removal) when there is no policy."""
         if body is not None and body.require_soak is not None and body.require_soak.alias == alias:
-            from arca.domain.errors import ValidationError
-
             raise ValidationError("require_soak.alias must be another alias", field="require_soak.alias")
 
         def attempt() -> AliasPolicy | None:
