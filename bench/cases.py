@@ -18,6 +18,7 @@ from typing import Any
 
 from arca.adapters import keys
 from bench.counting import Call
+from bench.guards import guard_group
 from bench.harness import BenchFailure, Case, Check, Group, Pair, publish_check
 from bench.world import KIB, MIB, Blob, World, blob, blob_key
 
@@ -676,6 +677,7 @@ GROUPS: tuple[Callable[[World, Config], Group], ...] = (
     bounded_group,
     search_group,
     tags_group,
+    guard_group,
 )
 
 

@@ -70,11 +70,12 @@ def publisher_paths(prefix: str) -> Grant:
 
 
 def alias_manager_paths(prefix: str) -> Grant:
-    """Alias writes, rollbacks and rollouts (`PUT`/`DELETE …/aliases/<alias>/rollout`) under `prefix`."""
+    """Alias writes, rollbacks, rollouts (`PUT`/`DELETE …/aliases/<alias>/rollout`), policies and promotions (their
+    requests, approvals and rejections) under `prefix`. An alias's policy narrows further who may do what."""
     return [
         *_under(prefix, "PUT", ("/aliases/*",)),
         *_under(prefix, "DELETE", ("/aliases/*",)),
-        *_under(prefix, "POST", ("/aliases/*/rollback",)),
+        *_under(prefix, "POST", ("/aliases/*/rollback", "/aliases/*/promotions", "/aliases/*/promotions/*")),
     ]
 
 

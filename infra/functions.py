@@ -81,6 +81,10 @@ OBJECT_PREFIX = "artifacts/"
 
 # The items an alias write creates or replaces: the alias, its history record, its rollout and its events.
 ALIAS_PARTITIONS = ("__*-alias", "__*-history", "__*-rollout", "__*-events")
+# Guarded promotion: the alias function puts policies and promotions, and checks in an alias write that what a
+# policy's verdict read still holds (the policy, the required tags' rows, the soak alias).
+GUARD_PARTITIONS = ("__*-policy", "__*-promotions")
+GUARD_CHECKED = ("__*-policy", "__*-tags", "__*-alias")
 # The Idempotency-Key records of the alias routes (keys.receipt_key), written in the alias's own transaction.
 RECEIPT_PARTITIONS = ("__idem#*",)
 
@@ -90,7 +94,8 @@ def alias_writes(*, receipts: bool) -> tuple[PartitionScoped, ...]:
     rollout driver."""
     return (
         PartitionScoped(
-            actions=("dynamodb:PutItem",), partitions=ALIAS_PARTITIONS + (RECEIPT_PARTITIONS if receipts else ())
+            actions=("dynamodb:PutItem",),
+            partitions=ALIAS_PARTITIONS + ((*RECEIPT_PARTITIONS, *GUARD_PARTITIONS) if receipts else ()),
         ),
         # Pins on the target versions and LATEST's count and check are in the artifact's own partition, whose key
         # is any artifact name: what can be excluded is every registry partition (`__…`: aliases, history, the
@@ -102,6 +107,7 @@ def alias_writes(*, receipts: bool) -> tuple[PartitionScoped, ...]:
             operator="ForAllValues:StringNotLike",
             attributes=ALIAS_ITEM_ATTRIBUTES,
         ),
+        *((PartitionScoped(actions=("dynamodb:ConditionCheckItem",), partitions=GUARD_CHECKED),) if receipts else ()),
     )
 
 

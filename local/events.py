@@ -176,7 +176,10 @@ class Reply:
 
 
 class HandlerApi:
-    """Calls the real handlers in this process with the proxy events the deployed API would send."""
+    """Calls the real handlers in this process with the proxy events the deployed API would send, as the caller
+    `identity` (the IAM identity API Gateway reports)."""
+
+    identity: str | None = "arca:local"
 
     def call(
         self,
@@ -195,6 +198,7 @@ class HandlerApi:
             body=body,
             headers={"Content-Type": "application/json", **(headers or {})},
             query={k: v if isinstance(v, list) else [v] for k, v in (query or {}).items()},
+            identity=self.identity,
         )
         module = importlib.import_module(f"arca.handlers.{function or 'resolve'}")
         # As on AWS: the calls are authorised by that function's role, and Lambda's payload limits hold (an

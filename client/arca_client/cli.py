@@ -27,6 +27,7 @@ from arca_client.commands import (
     completion,
     console,
     events,
+    guards,
     links,
     listing,
     maintenance,
@@ -65,6 +66,7 @@ GROUPS: tuple[ModuleType, ...] = (
     tags,
     events,
     aliases,
+    guards,
     rollouts,
     console,
     settings,
@@ -324,6 +326,8 @@ def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None
         print(json.dumps({"error": body}), file=sys.stderr)
         return
     print(f"arca: error: {code}: {message}", file=sys.stderr)
+    for violation in (error.details.get("violations") or []) if error else []:  # an alias policy's refusal
+        print(f"arca:   - {violation['rule']}: {violation['message']}", file=sys.stderr)
     if verbose and request_id:
         print(f"arca: request id {request_id}", file=sys.stderr)
 

@@ -20,6 +20,7 @@ from arca_client.calls.aliases import AliasCalls
 from arca_client.calls.artifacts import UNSET as UNSET
 from arca_client.calls.artifacts import ArtifactCalls
 from arca_client.calls.events import EventCalls
+from arca_client.calls.guards import GuardCalls
 from arca_client.calls.http import LOCAL_USER_HEADER as LOCAL_USER_HEADER
 from arca_client.calls.rollouts import RolloutCalls
 from arca_client.calls.tags import TagCalls
@@ -46,6 +47,7 @@ class Client(
     AliasCalls,
     EventCalls,
     RolloutCalls,
+    GuardCalls,
 ):
     """A client of one Arca API.
 

@@ -20,7 +20,9 @@ from arca.settings import settings
 if TYPE_CHECKING:
     from arca.services.aliases import Aliases
     from arca.services.events import Announcer, Events
+    from arca.services.guards import Guards
     from arca.services.links import Links
+    from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
@@ -108,6 +110,12 @@ class Services:
         )
 
     @cached_property
+    def promotions(self) -> Promotions:
+        from arca.services.promotions import Promotions
+
+        return Promotions(self.aliases, lambda: self.rollouts)
+
+    @cached_property
     def links(self) -> Links:
         from arca.services.links import Links
 
@@ -156,6 +164,14 @@ def aliases() -> Aliases:
 
 def rollouts() -> Rollouts:
     return services().rollouts
+
+
+def guards() -> Guards:
+    return services().aliases.guards
+
+
+def promotions() -> Promotions:
+    return services().promotions
 
 
 def links() -> Links:

@@ -29,7 +29,8 @@ def test_the_tree_has_every_command_flag_and_choice_of_the_parser() -> None:
     tree = command_tree(build_parser())
     # Then
     assert set(tree[""].commands) >= {"publish", "download", "resolve", "show", "alias", "config", "completion"}
-    assert set(tree["alias"].commands) == {"set", "promote", "rollback", "history", "ls", "show", "rm"}
+    assert set(tree["alias"].commands) == {"set", "promote", "rollback", "history", "ls", "show", "rm", "policy"}
+    assert set(tree["alias policy"].commands) == {"set", "show", "rm"}
     assert set(tree["config"].commands) == {"set-endpoint", "use", "remove", "list"}
     assert {"--canary", "--weight", "--if-revision", "--json", "--endpoint"} <= set(tree["alias set"].flags)
     assert "--canary" in tree["alias set"].valued
@@ -91,6 +92,10 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "search",
                 "events",
                 "alias",
+                "promote",
+                "approve",
+                "reject",
+                "promotions",
                 "rollout",
                 "console",
                 "config",

@@ -86,7 +86,13 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
 def test_alias_manager_and_link_manager_grants(granted: dict[str, list[str]]) -> None:
     assert granted["Team2"] == sorted(
         f"{API}/{method}/artifacts/team-a{below}/{suffix}"
-        for method, suffix in (("PUT", "aliases/*"), ("DELETE", "aliases/*"), ("POST", "aliases/*/rollback"))
+        for method, suffix in (
+            ("PUT", "aliases/*"),
+            ("DELETE", "aliases/*"),
+            ("POST", "aliases/*/rollback"),
+            ("POST", "aliases/*/promotions"),
+            ("POST", "aliases/*/promotions/*"),
+        )
         for below in ("", "/*")
     )
     assert granted["Team3"] == sorted(

@@ -56,31 +56,59 @@ INDEX_ACTIONS = {"publish": set(), "alias": set(), "resolve": {"dynamodb:Query"}
 PINS_AND_COUNT = {
     "ForAllValues:StringNotLike": {"dynamodb:LeadingKeys": ["__*"]},
     "ForAllValues:StringEquals": {
-        "dynamodb:Attributes": ["pk", "sk", "pinned_by", "deleted", "alias_count", "last_event", "purging", "purged"]
+        "dynamodb:Attributes": [
+            "pk",
+            "sk",
+            "pinned_by",
+            "deleted",
+            "alias_count",
+            "last_event",
+            "purging",
+            "purged",
+            "attestations",
+        ]
     },
 }
-SCOPED_TABLE_ACTIONS: dict[str, dict[str, dict[str, Any]]] = {
-    "publish": {},
-    "alias": {
-        # Its Idempotency-Key records too (`__idem#<caller>`): every keyed alias write puts one.
-        "dynamodb:PutItem": {
-            "ForAllValues:StringLike": {
-                "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events", "__idem#*"]
-            }
-        },
-        "dynamodb:UpdateItem": PINS_AND_COUNT,
-        "dynamodb:ConditionCheckItem": PINS_AND_COUNT,
-    },
-    "resolve": {},
-    "rollout": {
-        "dynamodb:PutItem": {
-            "ForAllValues:StringLike": {
-                "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events"]
-            }
-        },
-        "dynamodb:UpdateItem": PINS_AND_COUNT,
-        "dynamodb:ConditionCheckItem": PINS_AND_COUNT,
-    },
+# An alias write under a policy checks the policy, the required tags' rows and the soak alias (changing nothing).
+GUARD_CHECKS = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-policy", "__*-tags", "__*-alias"]}}
+# Per function: (action, condition) of each partition-scoped table grant.
+SCOPED_TABLE_ACTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "publish": [],
+    "alias": [
+        # Its Idempotency-Key records too (`__idem#<caller>`), and the aliases' policies and promotions.
+        (
+            "dynamodb:PutItem",
+            {
+                "ForAllValues:StringLike": {
+                    "dynamodb:LeadingKeys": [
+                        "__*-alias",
+                        "__*-history",
+                        "__*-rollout",
+                        "__*-events",
+                        "__idem#*",
+                        "__*-policy",
+                        "__*-promotions",
+                    ]
+                }
+            },
+        ),
+        ("dynamodb:UpdateItem", PINS_AND_COUNT),
+        ("dynamodb:ConditionCheckItem", PINS_AND_COUNT),
+        ("dynamodb:ConditionCheckItem", GUARD_CHECKS),
+    ],
+    "resolve": [],
+    "rollout": [
+        (
+            "dynamodb:PutItem",
+            {
+                "ForAllValues:StringLike": {
+                    "dynamodb:LeadingKeys": ["__*-alias", "__*-history", "__*-rollout", "__*-events"]
+                }
+            },
+        ),
+        ("dynamodb:UpdateItem", PINS_AND_COUNT),
+        ("dynamodb:ConditionCheckItem", PINS_AND_COUNT),
+    ],
 }
 OBJECT_ACTIONS = {
     "publish": {
@@ -400,7 +428,7 @@ def test_function_role_grants_exactly_its_table_and_bucket_actions(template: dic
     scoped = SCOPED_TABLE_ACTIONS[name]
     expected_data = (
         {(action, table_arn, "") for action in TABLE_ACTIONS[name]}
-        | {(action, table_arn, json.dumps(condition, sort_keys=True)) for action, condition in scoped.items()}
+        | {(action, table_arn, json.dumps(condition, sort_keys=True)) for action, condition in scoped}
         | {(action, blobs_arn, "") for action in OBJECT_ACTIONS[name]}
         | {(action, bucket_arn, "") for action in BUCKET_ACTIONS[name]}
         | {
@@ -437,6 +465,7 @@ def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(
     grants = list(_conditional_grants(template, _functions_by_name(template)["alias"]))
     # When the table writes are read with their conditions
     writes = {action: json.loads(condition) if condition else None for action, _, condition in grants}
+    guarded = [json.loads(c) for a, _, c in grants if a == "dynamodb:ConditionCheckItem" and "-policy" in c]
     # Then no write is unconditioned: Puts only on `__<name>-alias` / `-history` / `-events` partitions, and the
     # pins and the LATEST check only outside the registry's `__` partitions (IAM has no sort-key condition)
     for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"):
@@ -447,7 +476,10 @@ def test_alias_role_writes_only_alias_and_history_items_and_never_registry_rows(
         "__*-rollout",
         "__*-events",
         "__idem#*",
+        "__*-policy",
+        "__*-promotions",
     ]
+    assert guarded == [GUARD_CHECKS]
     assert "dynamodb:DeleteItem" not in writes and "dynamodb:BatchWriteItem" not in writes
 
 

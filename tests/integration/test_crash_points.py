@@ -25,7 +25,7 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 18, "rollback": 5, "tag": 2}
+CALLS = {"alias": 7, "prune": 4, "publish": 7, "purge": 18, "rollback": 6, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 

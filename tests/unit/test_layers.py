@@ -57,4 +57,8 @@ def test_only_the_repository_and_the_table_spell_dynamodb_expressions() -> None:
         for file in PACKAGE.rglob("*.py")
         if any(word in file.read_text() for word in EXPRESSION_WORDS)
     }
-    assert spelled <= {"adapters/repository.py", "adapters/dynamo.py"}, spelled
+    # The stores of aggregates (adapters/store/) are the repository's own modules.
+    assert {s for s in spelled if not s.startswith("adapters/store/")} <= {
+        "adapters/repository.py",
+        "adapters/dynamo.py",
+    }

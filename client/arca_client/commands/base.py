@@ -43,6 +43,7 @@ class Commands:
         self.plain = plain  # the global options without --output (for download, whose -o is its destination)
         self.epilog = epilog
         self.root = root
+        self._groups: dict[str, Commands] = {}
 
     def add(
         self, name: str, handler: Handler, help_text: str, *, offline: bool = False, **extra: Any
@@ -64,7 +65,12 @@ class Commands:
         """A command with sub-commands of its own (`arca alias set`, ...)."""
         parser = self.subparsers.add_parser(name, help=help_text, description=description, parents=self.parents)
         inner = parser.add_subparsers(dest=dest, metavar=metavar, required=True)
-        return Commands(inner, parents=self.parents, plain=self.plain, epilog=self.epilog, root=self.root)
+        self._groups[name] = Commands(inner, parents=self.parents, plain=self.plain, epilog=self.epilog, root=self.root)
+        return self._groups[name]
+
+    def existing(self, name: str) -> Commands:
+        """A group registered before (by another module): a feature adds its commands under `arca alias`."""
+        return self._groups[name]
 
 
 def split_ref(text: str, default: str | None = LATEST) -> tuple[str, str | None]:

@@ -10,7 +10,7 @@ from arca_client.output import MODE, Result, out, target, when
 from arca_client.sdk import Client
 
 
-def _steps_arg(text: str) -> list[int]:
+def steps_arg(text: str) -> list[int]:
     """`10,50,90`: the canary's weights in turn (the API checks 1-99, strictly increasing)."""
     try:
         return [int(part) for part in text.split(",")]
@@ -82,7 +82,7 @@ def register(commands: Commands) -> None:
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("version", metavar="VERSION", type=version_arg)
-    p.add_argument("--steps", type=_steps_arg, required=True, metavar="W1,W2,...", help="weights in %%, e.g. 10,50")
+    p.add_argument("--steps", type=steps_arg, required=True, metavar="W1,W2,...", help="weights in %%, e.g. 10,50")
     p.add_argument("--interval", type=count_arg, required=True, metavar="SECONDS", help="between steps (1-86400)")
     p.add_argument(
         "--alarm", action="append", metavar="NAME", help="CloudWatch alarm read before each step (repeatable)"

@@ -9,6 +9,7 @@ export class ApiError extends Error {
     this.status = status;
     this.code = error.code || `HTTP ${status}`;
     this.requestId = error.request_id || null;
+    this.violations = error.violations ?? null; // an alias policy's refusal: every rule broken
   }
 }
 

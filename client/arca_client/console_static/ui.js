@@ -172,6 +172,9 @@ export function errorText(error) {
     h("strong", {}, error.code || "Error"),
     `: ${error.message}`,
     error.requestId ? h("span", { class: "request-id" }, ` (request id ${error.requestId})`) : null,
+    error.violations?.length
+      ? h("ul", { class: "violations" }, error.violations.map((v) => h("li", {}, h("strong", {}, v.rule), `: ${v.message}`)))
+      : null,
   );
 }
 

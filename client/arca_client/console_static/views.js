@@ -3,6 +3,7 @@
 
 import { api, ApiError, apiUrl, artifactPath, get, optional } from "./api.js";
 import { diffTable, versionDiff } from "./diff.js";
+import { protectionSection } from "./guards.js";
 import {
   ago,
   aliasChip,
@@ -547,10 +548,11 @@ function pointAliasForm(name, version, aliases) {
 
 export async function aliasView({ name, alias: aliasName }) {
   const path = artifactPath(name, "aliases", aliasName);
-  const [alias, history, rollout] = await Promise.all([
+  const [alias, history, rollout, protection] = await Promise.all([
     optional(path, (data) => typeof data?.revision === "number"), // a deleted alias keeps its history
     get(`${path}/history`),
     optional(`${path}/rollout`, (data) => typeof data?.state === "string"),
+    protectionSection(name, aliasName),
   ]);
   const preview = alias ? await changesPreview(name, alias, history.history ?? []) : null;
   return {
@@ -564,6 +566,7 @@ export async function aliasView({ name, alias: aliasName }) {
       preview,
       alias ? downloadSection(name, aliasName) : null,
       rollout ? rolloutSection(rollout) : null,
+      protection,
       historySection(name, aliasName, alias, history),
       alias ? setAliasSection(name, alias) : null,
     ],

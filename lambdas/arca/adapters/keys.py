@@ -320,3 +320,26 @@ def attestation_blob_prefix(name: str, version: int) -> str:
 
 def attestation_blob_key(name: str, version: int, attestation_id: str) -> str:
     return f"{attestation_blob_prefix(name, version)}{attestation_id}"
+
+
+# Guarded promotion: an alias's policy and its promotions.
+#
+# The policy is one item per alias in `__<name>-policy` (sort key the alias), kept as a tombstone when removed so
+# its revision only grows. Promotions are in `__<name>-promotions`, sort key `<alias>#<id>` with time-ordered ids,
+# so one Query with the alias's prefix, backwards, lists an alias's promotions newest first.
+
+
+def policy_key(name: str, alias: str) -> Key:
+    return {"pk": f"__{name}-policy", "sk": alias}
+
+
+def promotions_pk(name: str) -> str:
+    return f"__{name}-promotions"
+
+
+def promotion_prefix(alias: str) -> str:
+    return f"{alias}#"
+
+
+def promotion_key(name: str, alias: str, promotion_id: str) -> Key:
+    return {"pk": promotions_pk(name), "sk": f"{promotion_prefix(alias)}{promotion_id}"}

@@ -39,6 +39,7 @@ from arca.domain.errors import (
     IdempotencyKeyTakenError,
     LinkedNameError,
     NotFoundError,
+    PolicyMovedError,
     RegistryError,
     RolloutMovedError,
     RolloutRunningError,
@@ -48,6 +49,7 @@ from arca.domain.events import Change, next_ids
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
+    from arca.adapters.store.guards import Guard
     from arca.domain.models import Content
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata")
@@ -59,8 +61,19 @@ LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attrib
 # LATEST and its versions: the pins (`ADD`/`DELETE pinned_by`, on a live version only), LATEST's alias count and
 # event order (`alias_count`, `last_event`), the key and LIVE_LATEST's checks. The alias and rollout roles may name
 # no other attribute of those items (infra/functions.py grants them under dynamodb:Attributes); the IAM check of
-# local mode and the tests refuses a transaction that names one more, so this list cannot fall behind.
-ALIAS_ITEM_ATTRIBUTES = ("pk", "sk", "pinned_by", "deleted", "alias_count", "last_event", "purging", "purged")
+# local mode and the tests refuses a transaction that names one more, so this list cannot fall behind. An alias
+# policy's `require_attestations` is a condition on a target version's `attestations` (arca.adapters.store.guards).
+ALIAS_ITEM_ATTRIBUTES = (
+    "pk",
+    "sk",
+    "pinned_by",
+    "deleted",
+    "alias_count",
+    "last_event",
+    "purging",
+    "purged",
+    "attestations",
+)
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: each with its event item, plus LATEST's count and an idempotency
 # record, within TransactWriteItems' limit of 100 items.
@@ -776,6 +789,8 @@ class Repository:
             return events
         raise ContentionError(f"events of {name!r} kept being overtaken; retry")
 
+    transact_with_events = _transact_with_events  # for the stores of other aggregates (arca.adapters.store)
+
     def _raise_floor(self, name: str, event: str) -> None:
         if len(self._floors) >= MAX_FLOORS and name not in self._floors:
             self._floors.clear()  # only a head start: the condition on LATEST is what orders the ids
@@ -814,8 +829,13 @@ class Repository:
         seal: Seal | None = None,
         also: Sequence[Write] = (),
         announce: Sequence[Change] = (),
+        guard: Guard | None = None,
     ) -> Alias:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
+
+        `guard` holds an alias policy's verdict (arca.adapters.store.guards): its checks join the transaction and
+        its condition on an arriving version joins that version's pin. When one fails, PolicyMovedError: the write
+        must be judged again.
 
         `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
         the TransactionCancelled is raised as it is, for the caller (in this module) to read. `announce` are
@@ -859,7 +879,7 @@ class Repository:
         # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
         # where `alias_count` is zero).
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
-        writes += _pin_writes(name, alias, old.pinned if old else set(), new.pinned)
+        writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
             self._transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
@@ -870,6 +890,8 @@ class Repository:
             )
         except TransactionCancelled as cancelled:
             _raise_if_key_taken(cancelled)
+            if guard is not None and guard.broken(cancelled):
+                raise PolicyMovedError(f"what the policy of {alias!r} read changed; judged again") from None
             if any(cancelled.failed(w.name) for w in also):
                 raise
             raise _alias_refusal(cancelled, name, alias) from None
@@ -899,8 +921,18 @@ class Repository:
         item = self.table.get(keys.rollout_key(name, alias))
         return None if item is None else rollout_entity(item)
 
-    def start_rollout(self, new: Alias, old: Alias, rollout: Rollout) -> Alias:
-        """The alias's first rollout revision and the rollout item, in one transaction.
+    def start_rollout(
+        self,
+        new: Alias,
+        old: Alias,
+        rollout: Rollout,
+        *,
+        guard: Guard | None = None,
+        also: Sequence[Write] = (),
+        announce: Sequence[Change] = (),
+    ) -> Alias:
+        """The alias's first rollout revision and the rollout item, in one transaction (with `guard`, `also` and
+        `announce` as write_alias: a policy's conditions, a promotion's item and its events).
 
         The item is put only where no rollout of the alias is running (one at a time). Raises
         RolloutRunningError (409) when one is, and what write_alias raises (ContentionError when the alias moved).
@@ -912,8 +944,17 @@ class Repository:
             values={":running": "running"},
         )
         try:
-            return self.write_alias(new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)])
-        except TransactionCancelled:
+            return self.write_alias(
+                new,
+                old,
+                action="rollout",
+                also=[put, *also],
+                announce=[_rollout_change(rollout), *announce],
+                guard=guard,
+            )
+        except TransactionCancelled as cancelled:
+            if not cancelled.failed("rollout"):
+                raise
             raise RolloutRunningError(
                 f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
             ) from None
@@ -1722,6 +1763,22 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
             Write(f"v{number}", "Update", key, update=f"{verb} pinned_by :me", condition=condition, values=values)
         )
     return writes
+
+
+def _guarded(pins: list[Write], guard: Guard | None) -> list[Write]:
+    """The pin writes with a guard's conditions on their versions merged in (DynamoDB takes one action per item in
+    a transaction), and the guard's checks. A guarded version is one the write brings in, so it has its pin."""
+    if guard is None:
+        return pins
+    found = []
+    for write in pins:
+        extra = guard.versions.get(int(write.name[1:]))
+        if extra is not None and "ADD" in (write.update or ""):
+            write = dataclasses.replace(
+                write, condition=f"({write.condition}) AND {extra[0]}", values={**write.values, **extra[1]}
+            )
+        found.append(write)
+    return [*guard.checks, *found]
 
 
 def _alias_refusal(cancelled: TransactionCancelled, name: str, alias: str) -> RegistryError:

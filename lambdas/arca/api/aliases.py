@@ -121,3 +121,7 @@ def start_rollout(
 def abort_rollout(name: Name, alias: AliasName, caller: Caller) -> Rollout:
     """Abort the running rollout: the alias keeps its primary and loses the secondary."""
     return wiring.rollouts().abort(name, alias, identity=caller)
+
+
+# Guarded promotion's routes are this function's too: importing them declares them on this router.
+from arca.api import guards as _guards  # noqa: E402, F401

@@ -29,6 +29,7 @@ from arca.domain.errors import (
     MethodNotAllowed,
     NotFoundError,
     PayloadTooLargeError,
+    PolicyViolation,
     PreconditionFailedError,
     RegistryError,
     ThrottledError,
@@ -42,6 +43,7 @@ from arca.observability import count_request, logger
 # The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
 STATUS: dict[type[RegistryError], int] = {
     ValidationError: 400,
+    PolicyViolation: 403,
     NotFoundError: 404,
     ConflictError: 409,
     PreconditionFailedError: 412,

@@ -122,6 +122,7 @@ def answers(*statuses: int) -> dict[int, Any]:
         204: "done; no body",
         302: "redirect to `Location`; the body is the resolution",
         400: "bad input: `field` names it",
+        403: "the alias's policy refuses it: `violations` lists every rule broken",
         404: "no such artifact, version or alias",
         409: "conflicts with the current state",
         412: "a precondition did not hold",

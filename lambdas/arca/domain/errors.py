@@ -63,6 +63,23 @@ class RolloutRunningError(ConflictError):
     """The alias has a running rollout already (one at a time), or none runs where one is expected."""
 
 
+class PolicyMovedError(ContentionError):
+    """Something an alias policy's verdict read (the policy, a tag, an attestation, the soak alias) changed
+    before the write committed: the write is judged again on what is there now."""
+
+
+class PolicyViolation(RegistryError):  # not *Error: the code the API names
+    """An alias policy refuses the request (403); `details["violations"]` lists every rule broken as
+    `{rule, message}`. Nothing is written."""
+
+    @classmethod
+    def of(cls, violations: list[dict[str, str]]) -> PolicyViolation:
+        rules = ", ".join(v["rule"] for v in violations)
+        # Listed at the error's top level (as every error's details) and under `details`.
+        details = {"violations": violations, "details": {"violations": violations}}
+        return cls(f"the alias's policy refuses this: {rules}", details=details)
+
+
 class VersionLimitError(ConflictError):
     """The artifact has reached its last version number (999,999)."""
 

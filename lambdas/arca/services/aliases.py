@@ -13,9 +13,11 @@ from typing import TypeVar
 
 from arca.adapters.repository import Repository, target_of
 from arca.domain.entities import Alias, AliasRevision, Target
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PreconditionFailedError
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
+from arca.domain.guards import Via
 from arca.domain.models import AliasBody
 from arca.domain.receipts import Receipt, Seal, answer, seal
+from arca.services.guards import Guards
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 
@@ -34,6 +36,7 @@ class Aliases:
         self.repository = repository
         self.reading = reading
         self.policy = policy
+        self.guards = Guards(repository, reading, policy)
 
     def set(
         self,
@@ -66,7 +69,7 @@ class Aliases:
             status = 200 if live else 201
             kept = seal(receipt, lambda new: answer(new, status))
             written = self._write(
-                name, alias, spec, old, action="set", reason=body.reason, identity=identity, seal=kept
+                name, alias, spec, old, action="set", reason=body.reason, identity=identity, seal=kept, via="direct"
             )
             return written, not live
 
@@ -78,7 +81,7 @@ class Aliases:
         def attempt() -> None:
             old = self.reading.live_alias(name, alias)
             _require_revision(alias, old, if_match)
-            self._write(name, alias, None, old, action="delete", reason=None, identity=identity)
+            self._write(name, alias, None, old, action="delete", reason=None, identity=identity, via="delete")
 
         self._retry(attempt, alias, precondition=if_match is not None)
 
@@ -102,18 +105,27 @@ class Aliases:
             spec = record.model_dump(include=set(SPEC_FIELDS))
             why = reason or f"rollback to revision {record.revision}"
             kept = seal(receipt, answer)
-            return self._write(name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=kept)
+            return self._write(
+                name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=kept, via="rollback"
+            )
 
         return self._retry(attempt, alias, precondition=False)
 
     def _retry(self, attempt: Callable[[], T], alias: str, *, precondition: bool) -> T:
-        """Retry lost races, except under a precondition: the caller's view is then stale (412)."""
+        """Retry lost races, except under a precondition: the caller's view is then stale (412). A change to what
+        the policy's verdict read is judged again in both cases (the alias itself did not move)."""
         if not precondition:
             return self.policy.compare_and_set(attempt)
-        try:
-            return attempt()
-        except ContentionError:
-            raise PreconditionFailedError(f"alias {alias!r} changed concurrently", field="If-Match") from None
+
+        def once() -> T:
+            try:
+                return attempt()
+            except PolicyMovedError:
+                raise
+            except ContentionError:
+                raise PreconditionFailedError(f"alias {alias!r} changed concurrently", field="If-Match") from None
+
+        return self.policy.compare_and_set(once)
 
     def _rollback_target(self, name: str, alias: str, current: int, to_revision: int | None) -> AliasRevision:
         if to_revision is None:
@@ -156,10 +168,12 @@ class Aliases:
         action: str,
         reason: str | None,
         identity: str | None,
+        via: Via,
         seal: Seal | None = None,
     ) -> Alias:
         new = self.compose(name, alias, spec, old, reason=reason, identity=identity)
-        return self.repository.write_alias(new, old, action=action, seal=seal)
+        guard = self.guards.judge(new, old, identity=identity, via=via)
+        return self.repository.write_alias(new, old, action=action, seal=seal, guard=guard)
 
     def compose(
         self,

@@ -21,6 +21,9 @@ from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
 
 if TYPE_CHECKING:
+    from arca.adapters.dynamo import Write
+    from arca.domain.events import Change
+    from arca.domain.guards import Via
     from arca.domain.models import RolloutBody
     from arca.services.aliases import Aliases
 
@@ -57,10 +60,22 @@ class Rollouts:
         self.driver = driver
         self.new_id = new_id
 
-    def start(self, name: str, alias: str, body: RolloutBody, *, identity: str | None) -> Rollout:
+    def start(
+        self,
+        name: str,
+        alias: str,
+        body: RolloutBody,
+        *,
+        identity: str | None,
+        via: Via = "rollout",
+        extra: Callable[[int], tuple[list[Write], list[Change]]] | None = None,
+        retry: bool = True,
+    ) -> Rollout:
         """The alias gets `body.version` as its secondary at the first weight (a new revision), and the driver
         is started. 404 without the alias, 409 when `version` is its target, missing or deleted, or when a
-        rollout of the alias is running.
+        rollout of the alias is running; 403 when the alias's policy refuses it (judged as arriving `via`).
+        `extra(revision)` gives more items and events of the same transaction (a promotion being applied), and
+        `retry=False` makes one attempt (the caller retries).
 
         The driver is started before the write: should the write then fail, the driver finds no rollout with
         its id and ends, whereas a driver started after a crash-interrupted write could be missing.
@@ -114,13 +129,15 @@ class Rollouts:
                 started_by=identity,
                 alias_revision=new.revision,
             )
+            guard = self._aliases().guards.judge(new, old, identity=identity, via=via)
+            also, announce = extra(new.revision) if extra else ([], [])
             if not started:
                 self.driver.start(rollout)
                 started = True
-            self.repository.start_rollout(new, old, rollout)
+            self.repository.start_rollout(new, old, rollout, guard=guard, also=also, announce=announce)
             return rollout
 
-        return self.policy.compare_and_set(attempt)
+        return self.policy.compare_and_set(attempt) if retry else attempt()
 
     def status(self, name: str, alias: str) -> Rollout:
         """The alias's latest rollout. A running one whose alias someone else wrote since is shown as

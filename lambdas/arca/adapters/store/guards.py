@@ -1,0 +1,255 @@
+"""Alias policies and promotions: their items, and the conditions that hold a policy's verdict in a write.
+
+Items (keys: arca.adapters.keys):
+- The policy, `__<name>-policy` / `<alias>`: its rules, `revision`, `updated_at`, `updated_by`; a removal keeps
+  the item as a tombstone (`deleted`) so the revision only grows and a check on it is never fooled by an
+  item removed and put again.
+- A promotion, `__<name>-promotions` / `<alias>#<id>`: the request, its approvals and its decision, with `ttl`
+  (the table's TTL attribute) a day after it expires.
+
+A `Guard` is what an alias write adds to its own transaction so that what the policy's verdict read still holds
+when it commits: a ConditionCheck on the policy at the revision read (or its absence), on each required tag's
+index row (the tag rows are written in the same transaction as the version's tags), on the soak alias at the
+revision whose history gave the soak, and on the arriving version's `attestations` (merged into its pin update:
+one item, one action). A failure of any of them is a PolicyMovedError: judged again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import Item, TransactionCancelled, Write
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.events import Change
+from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
+
+if TYPE_CHECKING:
+    from arca.adapters.repository import Repository
+
+# The artifact must be live for a policy or a promotion to change (the same check as every alias write).
+LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
+POLICY_FIELDS = tuple(PolicyFields.model_fields)
+TTL_GRACE_SECONDS = 86_400
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Conditions an alias transaction carries: `checks` are ConditionChecks on other items (named `guard…`),
+    `versions` a condition (expression, values) on a target version's own item."""
+
+    checks: tuple[Write, ...] = ()
+    versions: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def broken(self, cancelled: TransactionCancelled) -> bool:
+        """Whether the cancellation came from one of these conditions (a target version still live: its extra
+        condition failed, not its pin's)."""
+        if any(name.startswith("guard") and cancelled.failed(name) for name in cancelled.reasons):
+            return True
+        for number in self.versions:
+            reason = cancelled.failed(f"v{number}")
+            if reason is not None and reason.item is not None and not reason.item.get("deleted"):
+                return True
+        return False
+
+
+def policy_entity(item: Item) -> AliasPolicy | None:
+    if item.get("deleted"):
+        return None
+    return AliasPolicy(
+        name=item["name"],
+        alias=item["alias"],
+        revision=int(item["revision"]),
+        updated_at=item["updated_at"],
+        updated_by=item.get("updated_by"),
+        **{f: item[f] for f in POLICY_FIELDS if f in item},
+    )
+
+
+def promotion_entity(item: Item, now: str) -> Promotion:
+    fields = {k: v for k, v in item.items() if k in Promotion.model_fields}
+    fields["version"] = int(item["version"])
+    rollout = item.get("rollout")
+    if rollout:  # numbers nested in a map come back as Decimals; the request model is strict
+        steps = [int(w) for w in rollout["steps"]]
+        fields["rollout"] = {**rollout, "steps": steps, "interval_seconds": int(rollout["interval_seconds"])}
+    state = item["state"]
+    if state == "pending" and now >= item["expires_at"]:
+        state = "expired"
+    return Promotion(**{**fields, "state": state})
+
+
+class GuardStore:
+    """Policies and promotions over the repository's table, their events stamped as every write's."""
+
+    def __init__(self, repository: Repository) -> None:
+        self.repository = repository
+        self.table = repository.table
+
+    # Policies.
+
+    def policy(self, name: str, alias: str) -> tuple[AliasPolicy | None, int]:
+        """The live policy (None: none) and the revision to condition on (0: the item never existed)."""
+        item = self.table.get(keys.policy_key(name, alias))
+        if item is None:
+            return None, 0
+        return policy_entity(item), int(item["revision"])
+
+    def write_policy(
+        self, name: str, alias: str, rules: PolicyFields | None, *, seen: int, now: str, by: str | None
+    ) -> AliasPolicy | None:
+        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read. Raises
+        ContentionError when it changed, NotFoundError / ConflictError when the artifact is gone or being purged."""
+        revision = seen + 1
+        item: dict[str, Any] = {
+            "kind": "alias-policy",
+            "name": name,
+            "alias": alias,
+            "revision": revision,
+            "updated_at": now,
+            **({"updated_by": by} if by else {}),
+        }
+        if rules is None:
+            item["deleted"] = True
+        else:
+            item.update(compact(rules.model_dump(mode="json")))
+        writes = [
+            Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
+            Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
+        ]
+        detail: dict[str, Any] = {"revision": revision, "removed": rules is None}
+        if rules is not None:
+            detail["policy"] = compact(rules.model_dump(mode="json"))
+        change = Change("alias.policy_updated", alias=alias, detail=detail)
+        try:
+            self.repository.transact_with_events(writes, name, [change], by=by, now=now)
+        except TransactionCancelled as cancelled:
+            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy")
+        return policy_entity(item)
+
+    def guard(
+        self,
+        name: str,
+        alias: str,
+        seen: int,
+        *,
+        tags: dict[int, dict[str, str]],
+        attestations: dict[int, list[str]],
+        soak: tuple[str, int] | None,
+    ) -> Guard:
+        """The conditions that hold a verdict: the policy at `seen`, each version's required `tags` (its tag rows)
+        and `attestations` (its item), and the soak alias `soak` = (alias, revision read)."""
+        checks = [Write("guard-policy", "ConditionCheck", keys.policy_key(name, alias), **_at_revision(seen))]
+        for number, wanted in sorted(tags.items()):
+            for i, (tag, value) in enumerate(sorted(wanted.items())):
+                checks.append(
+                    Write(
+                        f"guard-tag-{number}-{i}",
+                        "ConditionCheck",
+                        keys.version_tag_key(name, number, tag),
+                        condition="#value = :value",
+                        names={"#value": "value"},
+                        values={":value": value},
+                    )
+                )
+        if soak is not None:
+            soak_alias, revision = soak
+            checks.append(
+                Write(
+                    "guard-soak",
+                    "ConditionCheck",
+                    keys.alias_key(name, soak_alias),
+                    condition="revision = :soak",
+                    values={":soak": revision},
+                )
+            )
+        versions = {}
+        for number, types in attestations.items():
+            if types:
+                terms = " AND ".join(f"contains(attestations, :att{i})" for i in range(len(types)))
+                versions[number] = (terms, {f":att{i}": t for i, t in enumerate(types)})
+        return Guard(tuple(checks), versions)
+
+    def primaries(self, name: str, alias: str, current: int) -> Iterator[tuple[int | None, str]]:
+        """The alias's primary version at each revision up to `current`, newest first, as (version, updated_at);
+        None for a deletion or LATEST. Strongly consistent Queries of a few records each, read lazily."""
+        bounds = (keys.history_key(name, alias, 0)["sk"], keys.history_key(name, alias, current)["sk"])
+        for item in self.table.query_all(
+            keys.history_pk(name), sk_between=bounds, forward=False, consistent=True, limit=20
+        ):
+            version = item.get("version")
+            live = not item.get("deleted") and version is not None and version != "LATEST"
+            yield (int(version) if live and version is not None else None), str(item["updated_at"])
+
+    # Promotions.
+
+    def promotion(self, name: str, alias: str, promotion_id: str, *, now: str) -> tuple[Promotion, int] | None:
+        """The promotion and its `seq` (how many times it was written: the compare-and-set token)."""
+        item = self.table.get(keys.promotion_key(name, alias, promotion_id))
+        return None if item is None else (promotion_entity(item, now), int(item["seq"]))
+
+    def promotions_page(
+        self, name: str, alias: str, *, limit: int, token: str | None, now: str
+    ) -> tuple[list[Promotion], str | None]:
+        """An alias's promotions, newest first (one strongly consistent Query)."""
+        pk, prefix = keys.promotions_pk(name), keys.promotion_prefix(alias)
+        scope = f"promotions:{name}:{alias}"
+        start = keys.decode_token(token, scope, pk=pk, within=lambda sk: sk.startswith(prefix)) if token else None
+        page = self.table.query(pk, sk_prefix=prefix, forward=False, consistent=True, limit=limit, start=start)
+        found = [promotion_entity(i, now) for i in page.items]
+        return found, keys.encode_token(page.last_key, scope) if page.last_key else None
+
+    @staticmethod
+    def promotion_write(promotion: Promotion, *, seen: int, ttl: int) -> Write:
+        """The promotion put as written `seen + 1` times, under `seq = :seen` (absent for a new one)."""
+        item = {
+            "kind": "promotion",
+            **compact(promotion.model_dump(mode="json")),
+            "seq": seen + 1,
+            "ttl": ttl + TTL_GRACE_SECONDS,
+        }
+        key = keys.promotion_key(promotion.name, promotion.alias, promotion.id)
+        if seen == 0:
+            return Write("promotion", "Put", key, item=item, condition="attribute_not_exists(pk)")
+        return Write("promotion", "Put", key, item=item, condition="seq = :seq", values={":seq": seen})
+
+    def put_promotion(self, write: Write, name: str, changes: list[Change], *, by: str | None, now: str) -> None:
+        """A promotion change alone (requested, an approval short of the count, rejected). Raises ContentionError
+        when the promotion changed since read, NotFoundError / ConflictError for the artifact."""
+        latest = Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST)
+        try:
+            self.repository.transact_with_events([write, latest], name, changes, by=by, now=now)
+        except TransactionCancelled as cancelled:
+            _refuse(cancelled, name, what="the promotion", item="promotion")
+
+
+def compact(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` without its empty or null fields, at every depth: DynamoDB Local's stream gives an empty map or
+    list in a way no decoder reads, and the defaults say the same."""
+    kept: dict[str, Any] = {}
+    for key, field_value in value.items():
+        inner = compact(field_value) if isinstance(field_value, dict) else field_value
+        if inner is None or inner == {} or inner == [] or inner is False:
+            continue
+        kept[key] = inner
+    return kept
+
+
+def _at_revision(seen: int) -> dict[str, Any]:
+    if seen == 0:
+        return {"condition": "attribute_not_exists(pk)"}
+    return {"condition": "revision = :rev", "values": {":rev": seen}}
+
+
+def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str) -> None:
+    artifact = cancelled.failed("artifact")
+    if artifact is not None:
+        if artifact.item is None or artifact.item.get("purged"):
+            raise NotFoundError(f"artifact {name!r} does not exist") from None
+        if artifact.item.get("purging"):
+            raise ConflictError(f"artifact {name!r} is being purged") from None
+    if cancelled.failed(item) is not None:
+        raise ContentionError(f"{what} changed concurrently") from None
+    raise cancelled

@@ -1,0 +1,279 @@
+"""Promotions: a request to move an alias (or start a rollout on it), approved by other identities.
+
+The approval that reaches the policy's count applies the promotion in the same transaction as the alias write
+(or the rollout's start): the promotion's item is put under the `seq` it was read at, so two approvals racing
+for the last place cannot both apply it, and an approval never lands on a promotion rejected meanwhile. A
+promotion whose target no longer passes the policy when it would apply is refused (403, nothing written) and
+stays pending.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from arca.adapters.dynamo import TransactionCancelled, Write
+from arca.adapters.store.guards import compact
+from arca.domain.entities import Alias
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.events import Change
+from arca.domain.guards import (
+    PROMOTION_TTL_SECONDS,
+    Approval,
+    Promotion,
+    PromotionBody,
+    PromotionList,
+    Via,
+    Violation,
+)
+from arca.domain.models import RolloutBody
+from arca.services.guards import refuse
+from arca.services.retry import now_iso
+
+if TYPE_CHECKING:
+    from arca.services.aliases import Aliases
+    from arca.services.rollouts import Rollouts
+
+
+def new_promotion_id() -> str:
+    """24 hex digits: the time in microseconds, then randomness, so ids sort by request time."""
+    return f"{time.time_ns() // 1000:014x}{secrets.token_hex(5)}"
+
+
+class Promotions:
+    def __init__(
+        self,
+        aliases: Aliases,
+        rollouts: Callable[[], Rollouts],
+        *,
+        new_id: Callable[[], str] = new_promotion_id,
+    ) -> None:
+        self.aliases = aliases
+        self.guards = aliases.guards
+        self.store = aliases.guards.store
+        self.reading = aliases.reading
+        self.retry = aliases.policy
+        self._rollouts = rollouts
+        self.new_id = new_id
+
+    def request(self, name: str, alias: str, body: PromotionBody, *, identity: str | None) -> Promotion:
+        """201: pending while approvals are required, applied at once otherwise. 403 with every violation when
+        the target does not pass the policy now (nothing written); 404 / 409 as an alias write."""
+        promotion_id = self.new_id()
+
+        def attempt() -> Promotion:
+            self.reading.live_latest(name)
+            policy = self.guards.allowed(name, alias, identity, "request promotions of this alias")
+            moment = self.retry.clock()
+            promotion = Promotion(
+                id=promotion_id,
+                name=name,
+                alias=alias,
+                state="pending",
+                version=body.version,
+                reason=body.reason,
+                rollout=body.rollout,
+                requested_by=identity,
+                requested_at=now_iso(moment),
+                expires_at=now_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
+                required_approvals=policy.approvals if policy else 0,
+            )
+            requested = Change("promotion.requested", body.version, alias=alias, detail=self._detail(promotion))
+            if promotion.required_approvals == 0:
+                return self._apply(promotion, 0, [requested], by=identity)
+            # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
+            old = self.reading.repository.alias(name, alias)
+            self.guards.judge(self._target(promotion, old), old, identity=identity, via=self._via(promotion))
+            write = self.store.promotion_write(promotion, seen=0, ttl=self._ttl(promotion))
+            self.store.put_promotion(write, name, [requested], by=identity, now=promotion.requested_at)
+            return promotion
+
+        return self.retry.compare_and_set(attempt)
+
+    def get(self, name: str, alias: str, promotion_id: str) -> Promotion:
+        return self._read(name, alias, promotion_id)[0]
+
+    def listing(self, name: str, alias: str, *, state: str | None, limit: int, token: str | None) -> PromotionList:
+        self.reading.live_latest(name)
+        found, next_token = self.store.promotions_page(name, alias, limit=limit, token=token, now=self.retry.now())
+        return PromotionList(promotions=[p for p in found if state is None or p.state == state], next_token=next_token)
+
+    def approve(
+        self, name: str, alias: str, promotion_id: str, *, identity: str | None, reason: str | None
+    ) -> Promotion:
+        """Add `identity`'s approval; the one that reaches the count applies the promotion. 403 for the requester,
+        a second approval by one identity, a principal the policy does not allow, or a target that no longer
+        passes the policy; 409 when the promotion is not pending."""
+
+        def attempt() -> Promotion:
+            seen, seq = self._pending(name, alias, promotion_id)
+            policy = self.guards.allowed(name, alias, identity, "approve promotions of this alias")
+            found: list[Violation] = []
+            if identity is None or identity == seen.requested_by:
+                found.append(Violation(rule="approvals", message="the requester cannot approve their own promotion"))
+            elif any(a.by == identity for a in seen.approvals):
+                found.append(Violation(rule="approvals", message=f"{identity} has approved this promotion already"))
+            refuse(found)
+            now = self.retry.now()
+            approvals = [*seen.approvals, Approval(by=identity or "", at=now)]
+            required = policy.approvals if policy else 0
+            promotion = seen.model_copy(update={"approvals": approvals, "required_approvals": required})
+            approved = Change(
+                "promotion.approved",
+                seen.version,
+                alias=alias,
+                detail={"id": seen.id, "by": identity, "approvals": len(approvals), "reason": reason},
+            )
+            if len(approvals) >= required:
+                return self._apply(promotion, seq, [approved], by=identity)
+            write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
+            self.store.put_promotion(write, name, [approved], by=identity, now=now)
+            return promotion
+
+        return self.retry.compare_and_set(attempt)
+
+    def reject(
+        self, name: str, alias: str, promotion_id: str, *, identity: str | None, reason: str | None
+    ) -> Promotion:
+        """End a pending promotion as rejected (409 when it is not pending; 403 for a principal not allowed)."""
+
+        def attempt() -> Promotion:
+            seen, seq = self._pending(name, alias, promotion_id)
+            self.guards.allowed(name, alias, identity, "reject promotions of this alias")
+            now = self.retry.now()
+            promotion = seen.model_copy(
+                update={"state": "rejected", "decided_by": identity, "decided_at": now, "decision_reason": reason}
+            )
+            change = Change(
+                "promotion.rejected",
+                seen.version,
+                alias=alias,
+                detail={"id": seen.id, "by": identity, "reason": reason},
+            )
+            write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
+            self.store.put_promotion(write, name, [change], by=identity, now=now)
+            return promotion
+
+        return self.retry.compare_and_set(attempt)
+
+    def _read(self, name: str, alias: str, promotion_id: str) -> tuple[Promotion, int]:
+        self.reading.live_latest(name)
+        found = self.store.promotion(name, alias, promotion_id, now=self.retry.now())
+        if found is None:
+            raise NotFoundError(
+                f"promotion_id {promotion_id} names no promotion of alias {alias!r}", field="promotion_id"
+            )
+        return found
+
+    def _pending(self, name: str, alias: str, promotion_id: str) -> tuple[Promotion, int]:
+        promotion, seq = self._read(name, alias, promotion_id)
+        if promotion.state != "pending":
+            raise ConflictError(f"promotion {promotion_id} is {promotion.state}, not pending", field="promotion_id")
+        return promotion, seq
+
+    def _apply(self, promotion: Promotion, seq: int, changes: list[Change], *, by: str | None) -> Promotion:
+        """The alias write (or the rollout's start) and the promotion as applied, in one transaction; the alias
+        revision is the requester's, its reason names the approvers."""
+        name, alias = promotion.name, promotion.alias
+        approvers = ", ".join(a.by for a in promotion.approvals)
+        why = f"promotion {promotion.id}" + (f" approved by {approvers}" if approvers else "")
+        if promotion.reason:
+            why += f": {promotion.reason}"
+        old = self.reading.repository.alias(name, alias)
+        now = self.retry.now()
+        if promotion.rollout is not None:
+            if old is None or old.deleted:
+                raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
+            body = RolloutBody(
+                version=promotion.version,
+                steps=promotion.rollout.steps,
+                interval_seconds=promotion.rollout.interval_seconds,
+                alarms=promotion.rollout.alarms,
+                reason=why,
+            )
+
+            def extra(revision: int) -> tuple[list[Write], list[Change]]:
+                return self._applied(promotion, seq, revision, changes, now, by)
+
+            try:
+                self._rollouts().start(
+                    name,
+                    alias,
+                    body,
+                    identity=promotion.requested_by,
+                    via="promotion-rollout",
+                    extra=extra,
+                    retry=False,
+                )
+            except TransactionCancelled:
+                raise ContentionError(f"promotion {promotion.id} changed concurrently") from None
+            return self._applied_entity(promotion, old.revision + 1, now, by)
+        new = self.aliases.compose(
+            name, alias, self._spec(promotion, old), old, reason=why, identity=promotion.requested_by
+        )
+        guard = self.guards.judge(new, old, identity=by, via="promotion")
+        also, announce = self._applied(promotion, seq, new.revision, changes, now, by)
+        try:
+            self.reading.repository.write_alias(new, old, action="set", also=also, announce=announce, guard=guard)
+        except TransactionCancelled:
+            raise ContentionError(f"promotion {promotion.id} changed concurrently") from None
+        return self._applied_entity(promotion, new.revision, now, by)
+
+    def _applied(
+        self, promotion: Promotion, seq: int, revision: int, changes: list[Change], now: str, by: str | None
+    ) -> tuple[list[Write], list[Change]]:
+        applied = self._applied_entity(promotion, revision, now, by)
+        write = self.store.promotion_write(applied, seen=seq, ttl=self._ttl(promotion))
+        done = Change(
+            "promotion.applied",
+            promotion.version,
+            alias=promotion.alias,
+            detail=compact(
+                {"id": promotion.id, "revision": revision, "approved_by": [a.by for a in promotion.approvals]}
+            ),
+        )
+        return [write], [*changes, done]
+
+    @staticmethod
+    def _applied_entity(promotion: Promotion, revision: int, now: str, by: str | None) -> Promotion:
+        return promotion.model_copy(
+            update={"state": "applied", "decided_at": now, "decided_by": by, "alias_revision": revision}
+        )
+
+    def _target(self, promotion: Promotion, old: Alias | None) -> Alias:
+        """The alias as the promotion would leave it (its first rollout step, for a rollout)."""
+        return self.aliases.compose(
+            promotion.name, promotion.alias, self._spec(promotion, old), old, reason=None, identity=None
+        )
+
+    @staticmethod
+    def _spec(promotion: Promotion, old: Alias | None) -> dict[str, object]:
+        live = old is not None and not old.deleted
+        if promotion.rollout is not None and live and old is not None:
+            return {
+                "version": old.version,
+                "secondary_version": promotion.version,
+                "secondary_version_weight": promotion.rollout.steps[0],
+                "description": old.description,
+            }
+        return {"version": promotion.version, "description": old.description if live and old else None}
+
+    @staticmethod
+    def _via(promotion: Promotion) -> Via:
+        return "promotion-rollout" if promotion.rollout is not None else "promotion"
+
+    @staticmethod
+    def _ttl(promotion: Promotion) -> int:
+        return int(datetime.fromisoformat(promotion.expires_at.replace("Z", "+00:00")).timestamp())
+
+    @staticmethod
+    def _detail(promotion: Promotion) -> dict[str, object]:
+        detail: dict[str, object] = {"id": promotion.id, "required_approvals": promotion.required_approvals}
+        if promotion.reason:
+            detail["reason"] = promotion.reason
+        if promotion.rollout is not None:
+            detail["rollout"] = compact(promotion.rollout.model_dump())
+        return detail
