@@ -162,3 +162,14 @@ def test_changing_the_functions_changes_the_service_template_only(
     # Then the service template changed, and the storage template is the same, byte for byte
     assert service_after != service_before
     assert storage_after == storage_before
+
+
+def test_a_configuration_is_synthesized_once_per_process(request: pytest.FixtureRequest) -> None:
+    # Given the dev stage as one test synthesized it
+    first = stages.synth("dev")
+    # When another asks for it, and for another configuration
+    again, other = stages.synth("dev"), stages.synth("dev", apigateway_cloudwatch_role="true")
+    # Then the first is shared, the other is its own, and this test (as every infra test) is in the xdist group
+    # that keeps them on one worker
+    assert again is first and other is not first
+    assert request.node.get_closest_marker("xdist_group").args == ("infra",)
