@@ -1,6 +1,5 @@
 """Every infra test runs on one xdist worker (the group "infra"), so that each configuration of a stage is
-synthesized once per run (tests/infra/stages.py caches them per process). The infra tests also run with
-`-p no:xdist`, which would otherwise reject the xdist_group mark."""
+synthesized once per run (tests/infra/stages.py caches them per process)."""
 
 from __future__ import annotations
 
@@ -9,10 +8,6 @@ from pathlib import Path
 import pytest
 
 _HERE = Path(__file__).parent
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run the marked tests on one xdist worker")
 
 
 # tryfirst: before xdist reads the xdist_group marks, as in tests/e2e/conftest.py; a hook rather than a pytestmark
