@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
-
-import requests
 
 from arca import wiring
 from local import events, iam, services
 from local.events import Reply
+from tests.door import Door, sha256
+
+__all__ = ["FAKE_AWS_ENV", "Acting", "HandlerApi", "acting", "hooked", "path_quote", "sha256", "wait_for"]
 
 FAKE_AWS_ENV = services.FAKE_AWS_ENV
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+T = TypeVar("T")
 
 
 @contextmanager
@@ -60,30 +58,39 @@ def acting(function: str, service: Any) -> Any:
     return Acting(function, service)
 
 
-class HandlerApi(events.HandlerApi):
-    """The in-process handler client, plus the client-side steps of uploading and publishing."""
+class HandlerApi(events.HandlerApi, Door[Reply]):
+    """The door (tests/door.py) over the in-process transport: the real handlers, as API Gateway invokes them."""
 
-    def upload(self, name: str, data: bytes) -> str:
-        """POST …/uploads then PUT the bytes to the presigned URL with the headers it names."""
-        digest = sha256(data)
-        reply = self.call("POST", f"/artifacts/{name}/uploads", {"sha256": digest, "size": len(data)})
-        assert reply.status in (200, 201), reply.body
-        if not reply.body["exists"]:
-            upload = reply.body["upload"]
-            put = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=30)
-            assert put.status_code == 200, put.text
-        return digest
+    def send(self, method: str, path: str, body: Any = None) -> Reply:
+        return self.call(method, path, body)
 
-    def set_latest(self, name: str, data: bytes, **extra: Any) -> Reply:
-        digest = self.upload(name, data)
-        return self.call("PUT", f"/artifacts/{name}/latest", {"sha256": digest, "size": len(data), **extra})
+    def status_of(self, answer: Reply) -> int:
+        return answer.status
 
-    def publish(self, name: str, data: bytes | None = None, **extra: Any) -> Reply:
-        if data is None:
-            return self.call("POST", f"/artifacts/{name}/versions", extra or None)
-        digest = self.upload(name, data)
-        return self.call("POST", f"/artifacts/{name}/versions", {"sha256": digest, "size": len(data), **extra})
+    def json_of(self, answer: Reply) -> Any:
+        return answer.body
 
 
 def path_quote(name: str) -> str:
     return quote(name, safe="/")
+
+
+def wait_for(
+    condition: Callable[[], T | None],
+    *,
+    timeout: float,
+    what: str,
+    interval: float = 0.1,
+    clock: Callable[[], float] = time.monotonic,
+    pause: Callable[[float], Any] = time.sleep,
+) -> T:
+    """Poll `condition` until it answers something truthy, and return that; fail naming `what` after `timeout`
+    seconds of `clock`. The one way the tests wait on another process or thread: never a fixed sleep."""
+    deadline = clock() + timeout
+    while True:
+        found = condition()
+        if found:
+            return found
+        if clock() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        pause(interval)

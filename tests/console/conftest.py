@@ -111,11 +111,7 @@ class Registry:
 
 
 def publish(arca: ArcaHttp, name: str, data: bytes, metadata: dict[str, str] | None = None) -> int:
-    digest = arca.upload(name, data)
-    body = {"sha256": digest, "size": len(data), "content_type": "application/zip", "metadata": metadata or {}}
-    reply = arca.post(f"/artifacts/{name}/versions", json=body)
-    assert reply.status_code == 201, reply.text
-    return int(reply.json()["version"])
+    return arca.published(name, data, content_type="application/zip", metadata=metadata or {})
 
 
 def set_alias(arca: ArcaHttp, name: str, alias: str, **body: object) -> None:

@@ -15,12 +15,11 @@ import pytest
 import requests
 
 from local.server import running_arca
-from tests.helpers import sha256
+from tests.door import CURL_DEFAULT_HEADERS, Door
+
+__all__ = ["CURL_DEFAULT_HEADERS", "ArcaHttp", "arca", "arca_url", "unique"]
 
 _HERE = Path(__file__).parent
-# What curl adds to `-X PUT --data-binary @file` unless a -H overrides it; moto stores an empty
-# object for a form-urlencoded PUT, so an upload that forgot its Content-Type must fail here too.
-CURL_DEFAULT_HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "*/*"}
 
 
 # tryfirst: when pytest is given paths under tests/e2e, it loads this conftest before xdist's worker
@@ -44,8 +43,11 @@ def arca_url() -> Iterator[str]:
         yield url
 
 
-class ArcaHttp:
-    """The HTTP API at `url` through one requests.Session, plus the upload dance clients perform."""
+class ArcaHttp(Door[requests.Response]):
+    """The door (tests/door.py) over HTTP: the API at `url` through one requests.Session.
+
+    `request`, `get`, `post` and `put` answer the raw response, for tests of what travels over HTTP.
+    """
 
     def __init__(self, url: str, session: requests.Session) -> None:
         self.url = url
@@ -64,25 +66,14 @@ class ArcaHttp:
     def put(self, path: str, **kwargs: Any) -> requests.Response:
         return self.request("PUT", path, **kwargs)
 
-    def upload(self, name: str, data: bytes) -> str:
-        """Ask where to upload `data`, then PUT it as `curl -X PUT --data-binary @file -H …` would.
+    def send(self, method: str, path: str, body: Any = None) -> requests.Response:
+        return self.request(method, path, json=body)
 
-        Returns the sha256. Skips the PUT when the registry already has the blob (200, exists).
-        """
-        digest = sha256(data)
-        reply = self.post(f"/artifacts/{name}/uploads", json={"sha256": digest, "size": len(data)})
-        if reply.status_code == 200 and reply.json()["exists"]:
-            return digest
-        assert reply.status_code == 201, reply.text
-        upload = reply.json()["upload"]
-        assert upload["method"] == "PUT"
-        put = requests.put(upload["url"], data=data, headers={**CURL_DEFAULT_HEADERS, **upload["headers"]}, timeout=60)
-        assert put.status_code == 200, put.text
-        return digest
+    def status_of(self, answer: requests.Response) -> int:
+        return answer.status_code
 
-    def set_latest(self, name: str, data: bytes, **fields: Any) -> requests.Response:
-        digest = self.upload(name, data)
-        return self.put(f"/artifacts/{name}/latest", json={"sha256": digest, "size": len(data), **fields})
+    def json_of(self, answer: requests.Response) -> Any:
+        return answer.json() if answer.content else None
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from local.services import free_port
+from tests.helpers import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 READY = "Arca is running at "
@@ -47,12 +47,14 @@ def local_server(
             stderr=err,
             start_new_session=True,
         )
+
+    def ready() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the local server exited before its banner:\n{server.stderr.read_text()}")
+        return READY in server.stdout.read_text()
+
     try:
-        deadline = time.monotonic() + timeout
-        while READY not in server.stdout.read_text():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the local server did not start:\n{server.stderr.read_text()}")
-            time.sleep(0.1)
+        wait_for(ready, timeout=timeout, what=f"the local server's banner (its errors: {server.stderr})")
         yield server
     finally:
         if process.poll() is None:

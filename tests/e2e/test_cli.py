@@ -8,10 +8,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -272,9 +270,8 @@ def test_alias_set_promote_history_and_rollback(cli: Cli, unique: str, tmp_path:
     assert publish(cli, tmp_path, name, v2, "--alias", "staging") == 2
     # When staging is promoted
     promoted = cli("alias", "promote", name, "--from", "staging", "--to", "prod")
-    time.sleep(0.05)
-    after_promotion = datetime.now(UTC)
-    time.sleep(0.05)
+    # the moment of the promotion, as the history records it: `--at` it sees that revision and none later
+    after_promotion = cli("alias", "history", name, "prod", "--json").json()[0]["updated_at"]
     # Then prod serves version 2, and the history says how it got there
     assert promoted.code == 0, promoted.err
     assert promoted.out == f"{name}: promoted staging to prod: 1 -> 2 (revision 2)\n"
@@ -292,7 +289,7 @@ def test_alias_set_promote_history_and_rollback(cli: Cli, unique: str, tmp_path:
     assert rolled.out == f"{name}: prod rolled back to 1 (revision 3)\n"
     assert cli("download", f"{name}@prod", "-o", str(tmp_path / "prod.bin")).code == 0
     assert (tmp_path / "prod.bin").read_bytes() == v1
-    as_of = cli("resolve", f"{name}@prod", "--at", after_promotion.isoformat(), "--json")
+    as_of = cli("resolve", f"{name}@prod", "--at", after_promotion, "--json")
     assert as_of.code == 0, as_of.err
     assert as_of.json()["version"] == 2
     revisions = cli("alias", "history", name, "prod", "--json").json()

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_for
+
 ARCA = Path(sys.executable).with_name("arca")  # the console script `pip install -e ./client` put beside python
 
 
@@ -203,6 +205,11 @@ def test_events_print_a_header_and_aligned_columns(arca: Arca, app: str) -> None
     assert alias_row[columns[2] :].startswith("prod ")
 
 
+def _sleeping(pid: int) -> bool:
+    """The process waits (between polls, or on the server) rather than runs: the state letter of /proc/PID/stat."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+
+
 def _interrupted(argv: list[str], env: dict[str, str], ready: str) -> subprocess.CompletedProcess[str]:
     """Start `arca ARGV`, wait until its stdout shows `ready`, press Ctrl-C, and collect what it did."""
     process = subprocess.Popen([str(ARCA), *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -211,7 +218,7 @@ def _interrupted(argv: list[str], env: dict[str, str], ready: str) -> subprocess
     deadline = time.monotonic() + 30
     while ready not in seen and time.monotonic() < deadline:
         seen += process.stdout.readline()
-    time.sleep(0.3)  # into its next poll
+    wait_for(lambda: _sleeping(process.pid), timeout=30, what=f"`arca {' '.join(argv)}` waiting for its next poll")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     return subprocess.CompletedProcess(argv, process.returncode, seen + out, err)

@@ -69,10 +69,7 @@ def test_concurrent_publishers_number_versions_one_to_two_hundred(arca: ArcaHttp
 
 def publish_versions(arca: ArcaHttp, name: str, count: int) -> None:
     for i in range(count):
-        data = f"{name} v{i}".encode()
-        digest = arca.upload(name, data)
-        reply = arca.post(f"/artifacts/{name}/versions", json={"sha256": digest, "size": len(data)})
-        assert reply.status_code == 201, reply.text
+        arca.published(name, f"{name} v{i}".encode())
 
 
 def test_if_match_race_has_exactly_one_winner(arca: ArcaHttp, unique: str) -> None:

@@ -1,10 +1,10 @@
 """Rollouts in local mode over HTTP: the local server drives the steps (1-second intervals) and reads alarms from
-the CloudWatch of its moto server."""
+the CloudWatch of its moto server. What a step does (abort, a foreign write) is tested on the handlers in
+tests/integration/test_rollouts.py; here, what only the local server does: drive the steps, read its alarms."""
 
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from typing import Any
 
@@ -13,7 +13,7 @@ from arca.wiring import build
 from local.services import client
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import race
-from tests.helpers import acting
+from tests.helpers import acting, wait_for
 
 DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
 
@@ -21,22 +21,18 @@ DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy mach
 def given_an_alias(arca: ArcaHttp, name: str) -> str:
     """`name` with versions 1 and 2, and `prod` on version 1; returns the alias's path."""
     for i in (1, 2):
-        digest = arca.upload(name, f"{name} {i}".encode())
-        size = len(f"{name} {i}".encode())
-        assert arca.post(f"/artifacts/{name}/versions", json={"sha256": digest, "size": size}).status_code == 201
+        assert arca.published(name, f"{name} {i}".encode()) == i
     path = f"/artifacts/{name}/aliases/prod"
     assert arca.put(path, json={"version": 1}).status_code == 201
     return path
 
 
 def wait_until_ended(arca: ArcaHttp, alias: str) -> dict[str, Any]:
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
+    def ended() -> dict[str, Any] | None:
         status: dict[str, Any] = arca.get(f"{alias}/rollout").json()
-        if status["state"] != "running":
-            return status
-        time.sleep(0.2)
-    raise AssertionError(f"the rollout still runs after {DEADLINE} s: {status}")
+        return status if status["state"] != "running" else None
+
+    return wait_for(ended, timeout=DEADLINE, what=f"the end of the rollout of {alias}", interval=0.2)
 
 
 def test_local_server_drives_a_rollout_to_completion(arca: ArcaHttp, unique: str) -> None:
@@ -52,35 +48,6 @@ def test_local_server_drives_a_rollout_to_completion(arca: ArcaHttp, unique: str
     assert current["version"] == 2 and current["secondary_version"] is None
     history = arca.get(f"{alias}/history").json()["history"]
     assert [r["reason"] for r in history[1:3]] == ["rollout step 2/2: 50%", "rollout step 1/2: 10%"]
-
-
-def test_abort_in_local_mode_rolls_back_and_the_driver_stops(arca: ArcaHttp, unique: str) -> None:
-    # Given
-    alias = given_an_alias(arca, unique)
-    arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1})
-    # When
-    aborted = arca.request("DELETE", f"{alias}/rollout")
-    time.sleep(2.5)  # past the steps the driver would have run
-    # Then
-    assert aborted.status_code == 200 and aborted.json()["state"] == "aborted"
-    current = arca.get(alias).json()
-    assert current["version"] == 1 and current["secondary_version"] is None
-    assert arca.get(f"{alias}/rollout").json()["state"] == "aborted"
-    assert arca.get(alias).json()["revision"] == current["revision"]
-
-
-def test_a_foreign_write_in_local_mode_supersedes_the_rollout(arca: ArcaHttp, unique: str) -> None:
-    # Given
-    alias = given_an_alias(arca, unique)
-    arca.put(f"{alias}/rollout", json={"version": 2, "steps": [10, 50], "interval_seconds": 1})
-    # When
-    moved = arca.put(alias, json={"version": 1, "reason": "hold"})
-    time.sleep(2.5)
-    status = wait_until_ended(arca, alias)
-    # Then
-    assert status["state"] == "superseded"
-    current = arca.get(alias).json()
-    assert current["revision"] == moved.json()["revision"] and current["reason"] == "hold"
 
 
 def test_an_alarm_in_alarm_rolls_back_a_local_rollout(arca: ArcaHttp, unique: str) -> None:

@@ -6,6 +6,7 @@ change the templates), and the AWS Solutions checks, as app.py attaches them.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk.assertions import Template
+from aws_cdk import cx_api
+from aws_cdk.assertions import Annotations
 from cdk_nag import AwsSolutionsChecks
 
 from infra.functions import ASSET_DIR, SPECS, FunctionSpec
@@ -52,13 +54,30 @@ def build(
     return app, arca
 
 
-def synth(stage: str) -> Synthesized:
-    _, arca = build(stage)
+@functools.cache
+def synth(stage: str, **context: str) -> Synthesized:
+    """Both templates of `stage` built with `context`, synthesized once per test process whoever asks: one app
+    synth gives both stacks' templates (Template.from_stack would synthesize the whole app again per stack).
+
+    Shared: a test must not add constructs to the stage it gets (build its own with `build` to do that)."""
+    app, arca = build(stage, context=dict(context) or None)
+    assembly = app.synth()
     return Synthesized(
         stage=arca,
-        storage=dict(Template.from_stack(arca.storage).to_json()),
-        service=dict(Template.from_stack(arca.service).to_json()),
+        storage=_template(assembly, arca.storage),
+        service=_template(assembly, arca.service),
     )
+
+
+@functools.cache
+def annotations(stack: cdk.Stack) -> Annotations:
+    """The annotations (cdk-nag's findings, CDK's warnings) of a stack of a shared stage, read once."""
+    return Annotations.from_stack(stack)
+
+
+def _template(assembly: cx_api.CloudAssembly, stack: cdk.Stack) -> dict[str, Any]:
+    path = Path(assembly.get_stack_artifact(stack.artifact_id).template_full_path)
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
 def template_files(outdir: Path, *, context: dict[str, Any] | None = None, **options: Any) -> tuple[bytes, bytes]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match, Template
 
 from arca.routes import ROUTES
 from infra.access import (
@@ -170,11 +170,11 @@ def test_a_prefix_must_be_a_name(prefix: str) -> None:
 @pytest.mark.parametrize("stage", ["dev", "prod"])
 def test_the_example_reader_role_is_off_by_default_and_nag_clean_when_on(stage: str) -> None:
     # Given the stage without and with the example flag (dev: no account or region, as an offline synth)
-    _, plain = stages.build(stage)
-    _, example = stages.build(stage, context={"example_read_prefix": "team-a"})
+    plain = stages.synth(stage)
+    example = stages.synth(stage, example_read_prefix="team-a")
     # Then only the second has the role, reading exactly under the prefix, with no unsuppressed finding
-    assert "ExampleReaderRoleArn" not in Template.from_stack(plain.service).to_json()["Outputs"]
-    template = Template.from_stack(example.service).to_json()
+    assert "ExampleReaderRoleArn" not in plain.service["Outputs"]
+    template = example.service
     assert "ExampleReaderRoleArn" in template["Outputs"]
     (policy,) = [
         r
@@ -183,7 +183,7 @@ def test_the_example_reader_role_is_off_by_default_and_nag_clean_when_on(stage: 
     ]
     resources = sorted(_render(r) for r in policy["Properties"]["PolicyDocument"]["Statement"][0]["Resource"])
     assert any(r.endswith(f"/{stage}/GET/artifacts/team-a/*") for r in resources)
-    annotations = Annotations.from_stack(example.service)
+    annotations = stages.annotations(example.stage.service)
     assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
     assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
 

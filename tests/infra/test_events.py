@@ -9,8 +9,6 @@ import pytest
 
 from tests.infra.test_stack import _as_list, _conditional_grants, _functions_by_name, _only, _resources, _synth
 
-pytestmark = pytest.mark.xdist_group("infra")
-
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:

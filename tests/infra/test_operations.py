@@ -3,29 +3,19 @@ concurrency, alarms with their topic, the dashboard, the API's execution logs an
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match
 
 from arca.adapters import s3 as blobs
 from tests.infra import stages
 
-pytestmark = pytest.mark.xdist_group("infra")
-
 RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100, "arca-rollout": 5, "arca-events": 5}
 
 
-@functools.cache
-def _synth(stage: str, **context: Any) -> stages.Synthesized:
-    _, arca = stages.build(stage, context=context or None)
-    return stages.Synthesized(
-        stage=arca,
-        storage=dict(Template.from_stack(arca.storage).to_json()),
-        service=dict(Template.from_stack(arca.service).to_json()),
-    )
+_synth = stages.synth
 
 
 def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -196,7 +186,7 @@ def test_the_account_wide_api_gateway_logging_role_is_set_only_on_request() -> N
     assert not _resources(default, "AWS::ApiGateway::Account")
     (account,) = accounts.values()
     assert account["DeletionPolicy"] == "Retain"
-    annotations = Annotations.from_stack(opted_in.stage.service)
+    annotations = stages.annotations(opted_in.stage.service)
     assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
 
 

@@ -3,24 +3,19 @@ then served through the alias `live` on its published version, which the API inv
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match
 
 from tests.infra import stages
-
-pytestmark = pytest.mark.xdist_group("infra")
 
 API_FUNCTIONS = ("publish", "alias", "resolve")
 
 
-@functools.cache
-def _service(stage: str, **context: Any) -> dict[str, Any]:
-    _, arca = stages.build(stage, context=context or None)
-    return dict(Template.from_stack(arca.service).to_json())
+def _service(stage: str, **context: str) -> dict[str, Any]:
+    return stages.synth(stage, **context).service
 
 
 def _of(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -99,8 +94,8 @@ def test_the_snapstart_flag_must_be_a_boolean() -> None:
 
 def test_a_retained_stage_synthesizes_without_the_snapstart_warning() -> None:
     # Given a retained stage, whose API functions publish a version for their alias `live`
-    _, arca = stages.build("prod")
+    arca = stages.synth("prod").stage
     # When its warnings are read
-    warnings = Annotations.from_stack(arca.service).find_warning("*", Match.any_value())
+    warnings = stages.annotations(arca.service).find_warning("*", Match.any_value())
     # Then CDK's "SnapStart needs published versions" is acknowledged, so a real warning stays visible
     assert not [w for w in warnings if "SnapStart" in str(w.entry.data)]

@@ -1,12 +1,11 @@
 """The synthesized templates of a stage: storage, least privilege, the route table, and the service limits.
 
 The table and the bucket are read from the storage stack, everything else from the service stack. Each stage is
-synthesized once per test process.
+synthesized once per test process (tests/infra/stages.py).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match, Template
 
 from arca.adapters import keys
 from arca.api import openapi
@@ -29,9 +28,6 @@ from local.iam import POLICIES
 from tests.infra import stages
 
 MAX_NAME_DEPTH = 8  # a name is one to eight segments
-
-# Keep these tests on one xdist worker, so that each stage is synthesized once.
-pytestmark = pytest.mark.xdist_group("infra")
 
 # What each function may do, spelled out here rather than read from infra: unconditioned table actions, then
 # table actions allowed only on some partitions (IAM's dynamodb:LeadingKeys), then object and bucket actions.
@@ -146,9 +142,7 @@ WRITE_ACTIONS = {
 }
 
 
-@functools.cache
-def _synth(stage: str) -> stages.Synthesized:
-    return stages.synth(stage)
+_synth = stages.synth  # once per configuration and test process, shared by every infra module
 
 
 @pytest.fixture(scope="module")
@@ -630,7 +624,7 @@ def test_cdk_nag_reports_no_unsuppressed_findings(stage: str) -> None:
     arca = _synth(stage).stage
     for stack in (arca.storage, arca.service):
         # When their annotations are read
-        annotations = Annotations.from_stack(stack)
+        annotations = stages.annotations(stack)
         # Then no AwsSolutions rule reports an error or a warning
         assert annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")) == []
         assert annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")) == []
@@ -781,5 +775,6 @@ def test_a_changed_route_table_deploys_a_new_deployment_to_the_stage() -> None:
     # When their deployments are compared
     # Then the changed definition has a deployment of its own (a stage keeps serving its deployment otherwise),
     # and an unchanged one keeps its deployment
-    assert _deployment_id(ROUTES) == _deployment_id(ROUTES)
-    assert _deployment_id(ROUTES[1:]) != _deployment_id(ROUTES)
+    whole = _deployment_id(ROUTES)
+    assert _deployment_id(ROUTES) == whole
+    assert _deployment_id(ROUTES[1:]) != whole

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from typing import Any
 
+import aws_cdk as cdk
 import pytest
 
 from infra import functions
@@ -15,16 +15,12 @@ from infra.stack import add_stage, service_stack_name, storage_stack_name
 from infra.storage import StorageParameters
 from tests.infra import stages
 
-pytestmark = pytest.mark.xdist_group("infra")
-
 DATA_TYPES = {"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::S3::BucketPolicy"}
 # Cross-stack mechanisms that would make the storage stack's update depend on its consumers.
 CROSS_STACK_FUNCTIONS = ("Fn::ImportValue", "Fn::GetStackOutput")
 
 
-@functools.cache
-def _synth(stage: str) -> stages.Synthesized:
-    return stages.synth(stage)
+_synth = stages.synth
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +109,7 @@ def test_the_service_reads_the_names_the_storage_stack_publishes(stage: str) -> 
 
 def test_a_stage_name_that_cannot_name_a_stack_is_refused() -> None:
     # Given a stage name with a character a stack name cannot hold
-    app = stages.build("dev")[0]
+    app = cdk.App()
     # When a stage is added under it
     # Then it is refused before anything is synthesized
     with pytest.raises(ValueError, match="stage 'my_stage'"):
@@ -166,3 +162,14 @@ def test_changing_the_functions_changes_the_service_template_only(
     # Then the service template changed, and the storage template is the same, byte for byte
     assert service_after != service_before
     assert storage_after == storage_before
+
+
+def test_a_configuration_is_synthesized_once_per_process(request: pytest.FixtureRequest) -> None:
+    # Given the dev stage as one test synthesized it
+    first = stages.synth("dev")
+    # When another asks for it, and for another configuration
+    again, other = stages.synth("dev"), stages.synth("dev", apigateway_cloudwatch_role="true")
+    # Then the first is shared, the other is its own, and this test (as every infra test) is in the xdist group
+    # that keeps them on one worker
+    assert again is first and other is not first
+    assert request.node.get_closest_marker("xdist_group").args == ("infra",)
