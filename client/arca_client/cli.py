@@ -18,6 +18,7 @@ from typing import Any, NoReturn, TextIO
 
 from arca_client import config, console
 from arca_client._version import __version__
+from arca_client.commands import transfer as transfer_options
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.diff import version_diff
@@ -271,6 +272,8 @@ def cmd_publish(args: argparse.Namespace, client: Any) -> int:
             filename=args.filename,
             force=args.force,
             progress=bar,
+            part_size=args.part_size,
+            parallel=args.parallel,
         )
     finally:
         if bar:
@@ -287,6 +290,7 @@ def cmd_publish(args: argparse.Namespace, client: Any) -> int:
                 **version.raw,
                 "deduplicated": published.deduplicated,
                 "uploaded": published.uploaded,
+                "transfer": transfer_options.transfer_summary(published.transfer),
                 "alias": alias.raw if alias else None,
             }
         )
@@ -299,6 +303,7 @@ def cmd_publish(args: argparse.Namespace, client: Any) -> int:
         )
     else:
         moved = "uploaded" if published.uploaded else "content already stored, upload skipped"
+        moved = transfer_options.describe(published.transfer) or moved
         print(
             f"{args.name}: published version {version.version} "
             f"({_size(version.size)}, sha256 {_short(version.sha256)}, {moved})",
@@ -315,7 +320,9 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
     dest: Any = sys.stdout.buffer if to_stdout else args.destination
     bar = _progress(args)
     try:
-        downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force)
+        downloaded = client.download(
+            name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force, parallel=args.parallel
+        )
     finally:
         if bar:
             bar.close()
@@ -323,7 +330,13 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
         sys.stdout.flush()
     resolution = downloaded.resolution
     if args.json and not to_stdout:
-        _print_json({**resolution.raw, "path": downloaded.path})
+        _print_json(
+            {
+                **resolution.raw,
+                "path": downloaded.path,
+                **({"transfer": transfer_options.summary(downloaded.transfer)} if downloaded.transfer else {}),
+            }
+        )
         return EXIT_OK
     # With -o - the bytes are stdout, so the report goes to stderr.
     report = sys.stderr if to_stdout else _out()
@@ -1224,6 +1237,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
     p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
+    transfer_options.add_upload_options(p)
 
     p = command(
         commands,
@@ -1243,6 +1257,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
     )
     p.add_argument("--key", help="routing key: the same key always gets the same side of a canary")
+    transfer_options.add_download_options(p)
 
     p = command(commands, "resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)

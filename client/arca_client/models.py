@@ -116,6 +116,7 @@ class Published:
     version: Version
     deduplicated: bool
     uploaded: bool = False
+    transfer: Any = None  # content sent in parts: what the transfer did (arca_client.transfer.UploadReport)
 
 
 @dataclass(frozen=True)
@@ -323,6 +324,7 @@ class Resolution:
 class Downloaded:
     resolution: Resolution
     path: str | None  # None when written to a file object
+    transfer: Any = None  # multipart content fetched in parts: what moved (arca_client.transfer.DownloadReport)
 
 
 @dataclass(frozen=True)
