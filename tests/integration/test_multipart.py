@@ -230,3 +230,37 @@ def test_purge_removes_the_uploads_of_an_artifact(api: HandlerApi, aws: SimpleNa
     left = snapshot(aws)
     assert [i for i in left["items"] if i[0] == keys.uploads_pk("app")] == []
     assert left["objects"] == []
+
+
+def _part_uploaded(aws: SimpleNamespace, key: str, body: bytes) -> str:
+    from arca.adapters.s3 import hex_to_b64
+
+    upload = aws.s3.create_multipart_upload(Bucket=aws.bucket, Key=key, ChecksumAlgorithm="SHA256")["UploadId"]
+    aws.s3.upload_part(
+        Bucket=aws.bucket, Key=key, UploadId=upload, PartNumber=1, Body=body, ChecksumSHA256=hex_to_b64(sha256(body))
+    )
+    return str(upload)
+
+
+def test_local_s3_lists_each_parts_checksum_as_s3_does(aws: SimpleNamespace) -> None:
+    # Given a part uploaded with its SHA-256
+    upload = _part_uploaded(aws, "k", b"part")
+    # When the parts are listed
+    parts = aws.s3.list_parts(Bucket=aws.bucket, Key="k", UploadId=upload)["Parts"]
+    # Then the part carries its checksum (moto alone lists none)
+    assert [p.get("ChecksumSHA256") for p in parts] == [keys_b64(sha256(b"part"))]
+
+
+def test_local_s3_refuses_a_completion_listing_another_checksum(aws: SimpleNamespace) -> None:
+    # Given a part uploaded with its SHA-256
+    upload = _part_uploaded(aws, "k", b"part")
+    etag = aws.s3.list_parts(Bucket=aws.bucket, Key="k", UploadId=upload)["Parts"][0]["ETag"]
+    listed = {"PartNumber": 1, "ETag": etag, "ChecksumSHA256": keys_b64(sha256(b"other"))}
+    # When the upload is completed listing another checksum for it
+    with pytest.raises(Exception) as refused:
+        aws.s3.complete_multipart_upload(
+            Bucket=aws.bucket, Key="k", UploadId=upload, MultipartUpload={"Parts": [listed]}
+        )
+    # Then S3's refusal: InvalidPart, and no object
+    assert "InvalidPart" in str(refused.value)
+    assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
