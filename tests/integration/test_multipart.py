@@ -264,3 +264,46 @@ def test_local_s3_refuses_a_completion_listing_another_checksum(aws: SimpleNames
     # Then S3's refusal: InvalidPart, and no object
     assert "InvalidPart" in str(refused.value)
     assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
+
+
+def _s3_upload_of(target: dict[str, Any]) -> str:
+    from urllib.parse import parse_qs, urlsplit
+
+    return parse_qs(urlsplit(target["url"]).query)["uploadId"][0]
+
+
+def test_two_clients_starting_one_upload_keep_one_session(
+    api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a first client's upload, and a second client that read no session before the first recorded it
+    first = start(api, "app", DATA)
+    from arca.adapters.store.uploads import Uploads as Store
+
+    real, reads = Store.get, []
+
+    def blind(self: Store, name: str, upload: str) -> Any:
+        reads.append(upload)
+        return None if len(reads) == 1 else real(self, name, upload)
+
+    monkeypatch.setattr(Store, "get", blind)
+    # When the second client starts the same layout
+    second = start(api, "app", DATA)
+    # Then it gets the first session's S3 upload, and its own was aborted: one upload in S3
+    assert (second["id"], _s3_upload_of(second["parts"][0])) == (first["id"], _s3_upload_of(first["parts"][0]))
+    assert len(aws.s3.list_multipart_uploads(Bucket=aws.bucket)["Uploads"]) == 1
+
+
+def test_an_upload_s3_has_aborted_is_started_again(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given an upload whose S3 upload the bucket's lifecycle rule aborted
+    first = start(api, "app", DATA)
+    key = keys.multipart_blob_key("app", sha256(DATA), multipart.parts_sha256(layout(DATA)["parts"]))
+    aws.s3.abort_multipart_upload(Bucket=aws.bucket, Key=key, UploadId=_s3_upload_of(first["parts"][0]))
+    # When a client asks for it, by its id and by its layout
+    gone = api.call("GET", f"/artifacts/app/uploads/{first['id']}")
+    again = start(api, "app", DATA)
+    # Then its id answers 404 until a new S3 upload takes the session's place, under the same id
+    assert gone.status == 404
+    assert again["id"] == first["id"] and _s3_upload_of(again["parts"][0]) != _s3_upload_of(first["parts"][0])
+    for target in again["parts"]:
+        assert put_part(target, DATA).status_code == 200
+    assert api.call("POST", f"/artifacts/app/uploads/{again['id']}/complete").status == 200
