@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 import requests
 
+from arca import wiring
 from arca.adapters import keys
 from arca.domain import multipart
+from local import iam
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
@@ -307,3 +309,32 @@ def test_an_upload_s3_has_aborted_is_started_again(api: HandlerApi, aws: SimpleN
     for target in again["parts"]:
         assert put_part(target, DATA).status_code == 200
     assert api.call("POST", f"/artifacts/app/uploads/{again['id']}/complete").status == 200
+
+
+def test_publishing_ten_thousand_parts_again_with_an_idempotency_key_is_deduplicated(
+    api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a version of content in 10,000 parts (their hex hashes alone are 650 KB; an item holds 400 KB),
+    # assembled by hand as S3 would have (moto keeps parts in memory: one byte a part stands for each)
+    from arca.adapters.store.uploads import Uploads as Store
+    from arca.adapters.store.uploads import UploadSession
+
+    parts = [f"{n:064x}" for n in range(10_000)]
+    session = UploadSession("app", "ab" * 32, 10_000 * PART, PART, parts, "s3-upload", "2026-01-01T00:00:00.000Z")
+    key = keys.multipart_blob_key("app", session.sha256, session.parts_sha256)
+    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=b"")
+    with iam.acting_as("publish"):
+        store = Store(wiring.services().repository.table)
+        assert store.start(session, ttl=0) is not None
+        store.finish(session, now="2026-01-01T00:00:01.000Z")
+        stat = wiring.services().blobs.stat(key)
+    monkeypatch.setattr(wiring.services().publishing.multipart, "verify", lambda *_: stat)
+    body = {"sha256": session.sha256, "size": session.size}
+    first = api.call("POST", "/artifacts/app/versions", body)
+    # When it is published again with an Idempotency-Key, twice
+    again = api.call("POST", "/artifacts/app/versions", body, headers={"Idempotency-Key": "k1"})
+    replay = api.call("POST", "/artifacts/app/versions", body, headers={"Idempotency-Key": "k1"})
+    # Then it is deduplicated with its parts, and the replay answers without the hashes (the record stays small)
+    assert first.status == 201, first.body
+    assert (again.status, again.body["deduplicated"], len(again.body["parts"])) == (200, True, 10_000)
+    assert (replay.status, replay.body["part_count"], "parts" in replay.body) == (200, 10_000, False)

@@ -166,13 +166,15 @@ class Publishing:
             if latest is not None and not force and newest and latest.newest_sha256 == snapshot.sha256:
                 existing = self.repository.version(name, newest)
                 if existing is not None and not existing.deleted:
-                    same = self._with_parts(Published(**existing.model_dump(), deduplicated=True), existing)
+                    # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
+                    # not fit its item); a replay answers part_size and part_count, GET version the hashes.
+                    same = Published(**existing.model_dump(), deduplicated=True)
                     kept = seal(receipt, lambda _: answer(same))
                     if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
                         self._set_latest(name, stored, read, seal=kept, identity=identity)
                     elif receipt is not None:
                         self.repository.put_receipt(receipt, answer(same))
-                    return same
+                    return self._with_parts(same, existing)
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
             made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
