@@ -138,7 +138,7 @@ def section(mib: int) -> str:
         "",
         table(headers, rows),
         "",
-        f"Calls per upload: {calls['calls']} API calls (POST uploads, GET uploads/{{id}} after each round, POST "
+        f"Calls per upload: {calls['calls']} API calls (POST uploads, a GET uploads/{{id}} per further round, POST "
         f"complete) + {calls['parts_sent']} part PUTs to S3 + 1 POST versions; {parts} parts, at most 1,000 URLs an "
         "answer.",
         f"Killed half-way: {resume['in_s3_at_kill']} of {resume['parts']} parts in S3 at the kill; the rerun sent "

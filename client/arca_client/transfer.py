@@ -232,6 +232,8 @@ def upload(
         idle = 0 if sent else idle + 1
         if idle >= MAX_IDLE_ROUNDS:
             raise failures[0] if failures else ArcaError("the upload made no progress", code="UploadStalled")
+        if not failures and len(target.parts) >= target.missing:
+            break  # every missing part was in this round and went in: completion checks them all
         target = client.get_upload(name, report.upload_id)
         report.calls += 1
         if target.exists:
