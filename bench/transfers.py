@@ -144,6 +144,9 @@ def section(mib: int) -> str:
         f"Killed half-way: {resume['in_s3_at_kill']} of {resume['parts']} parts in S3 at the kill; the rerun sent "
         f"{resume['sent'] / MIB:.0f} MiB ({resume['parts_sent']} parts) and found {resume['resumed'] / MIB:.0f} MiB "
         f"in S3 already ({resume['seconds']:.1f} s, hashing skipped: the layout was cached).",
+        "",
+        "Note: moto's S3 runs in this process, sharing its lock with the functions, and answers each ranged GET by "
+        "reading the whole object: throughput here is local mode's, not S3's (docs/local.md).",
     ]
     return "\n".join(lines)
 
