@@ -5,19 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import quote
+from typing import IO, Any
 
 from arca_client import transfer
+from arca_client.calls.http import HttpCalls, artifact_path
 from arca_client.errors import ArcaError
+from arca_client.models import Resolution
 
-if TYPE_CHECKING:
-    from arca_client.models import Resolution
-    from arca_client.sdk import ProgressFn
-
-
-def _path(name: str, *suffix: str) -> str:
-    return "/artifacts/" + "/".join([quote(name, safe="/"), *(quote(s, safe="") for s in suffix)])
+ProgressFn = Callable[[str, int, int], None]
+_path = artifact_path
 
 
 class MultipartTarget:
@@ -33,11 +29,8 @@ class MultipartTarget:
         self.missing = int(upload.get("missing", 0))
 
 
-class UploadCalls:
-    """Mixin of `Client`: the multipart upload routes and the transfer engine (arca_client.transfer)."""
-
-    if TYPE_CHECKING:  # provided by Client
-        _call: Callable[..., tuple[Any, Any]]
+class UploadCalls(HttpCalls):
+    """Multipart uploads and the transfer engine (arca_client.transfer) of large content."""
 
     def create_multipart_upload(self, name: str, layout: transfer.Layout) -> MultipartTarget:
         """Start (or rejoin: the same layout is the same upload) a multipart upload. Safe to repeat."""
