@@ -42,7 +42,7 @@ class Page(Generic[T]):
 
 @dataclass(frozen=True)
 class BlobRef:
-    SCHEMA: ClassVar[tuple[str, ...]] = ("BlobRef",)
+    SCHEMA: ClassVar[tuple[str, ...]] = ("UploadBody",)  # the body of POST …/uploads
     sha256: str
     size: int
 
