@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser local test test-fast test-deploy lint typecheck synth policies bench deploy clean
+.PHONY: install install-local browser local test test-fast test-deploy lint typecheck synth policies bench bench-large deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -79,6 +79,10 @@ policies: install
 
 bench: install
 	$(PY) -m bench
+
+# Large transfers in local mode (1 GiB in parts, --parallel 1 and 8, a killed upload resumed): several minutes.
+bench-large: install
+	$(PY) -m bench.transfers --mib 1024
 
 deploy: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk deploy --all -c stage=$(STAGE)

@@ -56,10 +56,12 @@ def publisher_paths(prefix: str) -> Grant:
 
     Purge of a name below the prefix is `DELETE artifacts/<prefix>/*`, which IAM cannot tell from the other
     deletes under it: a publisher may also delete aliases and links there (removing, never exposing). It
-    cannot create a link (PUT …/link) nor move an alias (PUT …/aliases/…).
+    cannot create a link (PUT …/link) nor move an alias (PUT …/aliases/…). A multipart upload's status
+    (`GET …/uploads/{id}`) is a read, so readers may ask it too: its URLs can only upload the parts the publisher
+    declared, bytes a reader would already need to hold.
     """
     return [
-        *_under(prefix, "POST", ("/uploads", "/versions", "/versions/*/restore", "/prune")),
+        *_under(prefix, "POST", ("/uploads", "/uploads/*/complete", "/versions", "/versions/*/restore", "/prune")),
         *_under(prefix, "PUT", ("/latest",)),
         # Tags and description: the artifact's own, and its versions' (the only PATCH routes).
         ("PATCH", f"artifacts/{prefix}"),

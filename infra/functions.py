@@ -131,7 +131,9 @@ SPECS = (
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
         # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, GetObjectTagging
         # reads it on an older blob, which publish may rewrite in place (CopyObject: GetObject, PutObject and
-        # PutObjectTagging); DeleteObject serves purge only.
+        # PutObjectTagging); DeleteObject serves purge only. Multipart uploads: PutObject also covers
+        # CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload; ListMultipartUploadParts
+        # tells which parts S3 has, AbortMultipartUpload frees them.
         object_actions=(
             "s3:GetObject",
             "s3:GetObjectTagging",
@@ -139,6 +141,8 @@ SPECS = (
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",
             "s3:DeleteObject",
+            "s3:ListMultipartUploadParts",
+            "s3:AbortMultipartUpload",
         ),
         # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
         bucket_actions=("s3:ListBucket",),

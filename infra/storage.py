@@ -37,9 +37,12 @@ UNPUBLISHED_UPLOAD_DAYS = 7
 
 def _lifecycle_rules(retain: bool) -> list[s3.LifecycleRule]:
     rules = [
-        # Clients upload straight to S3; an abandoned multipart upload would be billed forever.
+        # Clients upload straight to S3; an abandoned multipart upload would be billed forever. A week, as an
+        # unpublished upload: a large upload may be resumed for that long (the functions hand out no URL for a
+        # session older than six days).
         s3.LifecycleRule(
-            id="AbortIncompleteMultipartUploads", abort_incomplete_multipart_upload_after=Duration.days(1)
+            id="AbortIncompleteMultipartUploads",
+            abort_incomplete_multipart_upload_after=Duration.days(UNPUBLISHED_UPLOAD_DAYS),
         ),
         s3.LifecycleRule(
             id="ExpireUnpublishedUploads",

@@ -309,6 +309,11 @@ _S3_OBJECT_ACTIONS = {
     "DeleteObjectTagging": ("s3:DeleteObjectTagging",),
     "PutObjectTagging": ("s3:PutObjectTagging",),
     "GetObjectTagging": ("s3:GetObjectTagging",),
+    # Multipart uploads: every step that writes the object is s3:PutObject; listing and aborting have their own.
+    "UploadPart": ("s3:PutObject",),
+    "CompleteMultipartUpload": ("s3:PutObject",),
+    "ListParts": ("s3:ListMultipartUploadParts",),
+    "AbortMultipartUpload": ("s3:AbortMultipartUpload",),
 }
 
 
@@ -316,7 +321,7 @@ def _s3(operation: str, params: Mapping[str, Any], names: Names) -> list[Request
     bucket = f"arn:aws:s3:::{params['Bucket']}"
     if operation in _S3_OBJECT_ACTIONS:
         return [Request(action, f"{bucket}/{params['Key']}") for action in _S3_OBJECT_ACTIONS[operation]]
-    if operation == "PutObject":
+    if operation in ("PutObject", "CreateMultipartUpload"):
         # Tags sent with the object need PutObjectTagging too.
         actions = ("s3:PutObject", "s3:PutObjectTagging") if params.get("Tagging") else ("s3:PutObject",)
         return [Request(action, f"{bucket}/{params['Key']}") for action in actions]

@@ -12,20 +12,29 @@ S3 does.
 Checked: the `x-amz-checksum-sha256` request header (what Arca's presigned URLs sign), and that every header
 named in a presigned URL's X-Amz-SignedHeaders is sent. Not checked: the signature itself (its values and
 expiry), other checksum algorithms, and checksums sent in an aws-chunked trailer.
+
+Multipart uploads, where moto falls short of S3 too: moto's ListParts lists no part checksums, and its
+CompleteMultipartUpload ignores the checksums the request lists. Here each part's SHA-256 (as its UploadPart
+named it) is remembered, ListParts answers it as S3 does (`ChecksumSHA256` of each part), and a
+CompleteMultipartUpload that lists another checksum for a part is refused with 400 InvalidPart, as S3 refuses it.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
+from xml.dom import minidom
 
 CHECKSUM_HEADER = "x-amz-checksum-sha256"
 BAD_DIGEST = "The SHA256 you specified did not match the calculated checksum."
 _lock = threading.Lock()
 _installed = False
+# (upload id, part number) -> the SHA-256 (base64) its accepted UploadPart named.
+_part_checksums: dict[tuple[str, int], str] = {}
 
 
 def sha256_b64(body: bytes) -> str:
@@ -44,15 +53,56 @@ def _checked(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
             body = response.body or b""
             if sha256_b64(body if isinstance(body, bytes) else body.encode()) != claimed:
                 raise S3ClientError("BadDigest", BAD_DIGEST)
-        return handler(response)
+        answer = handler(response)
+        upload = (response.querystring.get("uploadId") or [None])[0]
+        number = (response.querystring.get("partNumber") or [None])[0]
+        if upload and number and claimed is not None:
+            _part_checksums[(upload, int(number))] = claimed
+        return answer
 
     check_then_handle.__wrapped__ = handler  # type: ignore[attr-defined]
     return check_then_handle
 
 
+def _listed_with_checksums(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """ListParts with each part's `ChecksumSHA256`, as S3 answers for an upload made with SHA-256 checksums."""
+
+    def list_parts(response: Any) -> Any:
+        status, headers, body = handler(response)
+        upload = response._get_param("uploadId")
+        text = body.decode() if isinstance(body, bytes) else body
+
+        def add(found: re.Match[str]) -> str:
+            checksum = _part_checksums.get((upload, int(found.group(1))))
+            return found.group(0) + (f"<ChecksumSHA256>{checksum}</ChecksumSHA256>" if checksum else "")
+
+        return status, headers, re.sub(r"<PartNumber>(\d+)</PartNumber>", add, text)
+
+    list_parts.__wrapped__ = handler  # type: ignore[attr-defined]
+    return list_parts
+
+
+def _completion_checked(parse: Callable[[Any, bytes], Any]) -> Callable[[Any, bytes], Any]:
+    """CompleteMultipartUpload refuses a part listed with another checksum than its UploadPart's (InvalidPart)."""
+    from moto.s3.exceptions import S3ClientError
+
+    def parse_checked(response: Any, body: bytes) -> Any:
+        upload = response._get_param("uploadId")
+        for part in minidom.parseString(body).getElementsByTagName("Part"):
+            number = int(part.getElementsByTagName("PartNumber")[0].firstChild.wholeText)
+            listed = part.getElementsByTagName("ChecksumSHA256")
+            stored = _part_checksums.get((upload, number))
+            if listed and stored is not None and listed[0].firstChild.wholeText != stored:
+                raise S3ClientError("InvalidPart", f"part {number} was uploaded with another checksum")
+        return parse(response, body)
+
+    parse_checked.__wrapped__ = parse  # type: ignore[attr-defined]
+    return parse_checked
+
+
 def install() -> None:
-    """Refuse, in this process's moto, a PutObject or UploadPart whose body does not match its SHA-256 header.
-    Idempotent."""
+    """Refuse, in this process's moto, a PutObject or UploadPart whose body does not match its SHA-256 header, and
+    check multipart uploads as the module docstring says. Idempotent."""
     global _installed
     from moto.s3.responses import S3Response
 
@@ -61,4 +111,8 @@ def install() -> None:
             return
         for name in ("put_object", "upload_part"):
             setattr(S3Response, name, _checked(getattr(S3Response, name)))
+        S3Response.list_parts = _listed_with_checksums(S3Response.list_parts)  # type: ignore[method-assign]
+        S3Response._complete_multipart_body = _completion_checked(  # type: ignore[method-assign]
+            S3Response._complete_multipart_body
+        )
         _installed = True

@@ -42,7 +42,7 @@ class Page(Generic[T]):
 
 @dataclass(frozen=True)
 class BlobRef:
-    SCHEMA: ClassVar[tuple[str, ...]] = ("BlobRef",)
+    SCHEMA: ClassVar[tuple[str, ...]] = ("UploadBody",)  # the body of POST …/uploads
     sha256: str
     size: int
 
@@ -132,6 +132,7 @@ class Published:
     version: Version
     deduplicated: bool
     uploaded: bool = False
+    transfer: Any = None  # content sent in parts: what the transfer did (arca_client.transfer.UploadReport)
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,7 @@ class Downloaded:
     SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     resolution: Resolution
     path: str | None  # None when written to a file object
+    transfer: Any = None  # multipart content fetched in parts: what moved (arca_client.transfer.DownloadReport)
 
 
 @dataclass(frozen=True)

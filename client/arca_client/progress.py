@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-LABELS = {"hash": "hashing", "upload": "uploading", "download": "downloading"}
+LABELS = {"hash": "hashing", "upload": "uploading", "download": "downloading", "verify": "verifying"}
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
@@ -18,10 +18,17 @@ def human_size(size: float) -> str:
     raise AssertionError("unreachable")
 
 
-class ProgressBar:
-    """Draws `label [#####-----]  42%  8.4 MiB/20.0 MiB  35.1 MiB/s`, redrawn at most every `interval` s.
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
-    Each phase gets its own line, finished when the next phase starts or on `close`.
+
+class ProgressBar:
+    """Draws `label [#####-----]  42%  8.4 MiB/20.0 MiB  35.1 MiB/s  ETA 0:00:03`, redrawn at most every
+    `interval` s.
+
+    Each phase gets its own line, finished when the next phase starts or on `close`. The throughput counts the
+    bytes moved since the phase began (a resumed transfer starts part-way), and the ETA follows from it.
     """
 
     def __init__(
@@ -38,13 +45,14 @@ class ProgressBar:
         self.clock = clock
         self.phase: str | None = None
         self.started = 0.0
+        self.base = 0
         self.drawn_at: float | None = None
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         now = self.clock()
         if phase != self.phase:
             self._end_line()
-            self.phase, self.started, self.drawn_at = phase, now, None
+            self.phase, self.started, self.drawn_at, self.base = phase, now, None, done
         finished = done >= total
         if not finished and self.drawn_at is not None and now - self.drawn_at < self.interval:
             return
@@ -52,7 +60,10 @@ class ProgressBar:
         share = done / total if total else 1.0
         filled = int(share * self.width)
         elapsed = now - self.started
-        rate = f"{human_size(done / elapsed)}/s" if elapsed > 0 else ""
+        speed = (done - self.base) / elapsed if elapsed > 0 else 0.0
+        rate = f"{human_size(speed)}/s" if elapsed > 0 else ""
+        if speed > 0 and not finished:
+            rate += f"  ETA {_clock((total - done) / speed)}"
         label = LABELS.get(phase, phase)
         line = (
             f"{label:<11} [{'#' * filled}{'-' * (self.width - filled)}] {share:4.0%}  "

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from arca.services.publishing import Publishing
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
+    from arca.services.uploads import Uploads
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -84,6 +85,16 @@ class Services:
         from arca.services.publishing import Publishing
 
         return Publishing(self.repository, self.blobs, self.reading, self.policy)
+
+    @cached_property
+    def uploads(self) -> Uploads:
+        from arca.adapters.multipart import Multipart
+        from arca.adapters.store.uploads import Uploads as UploadStore
+        from arca.services.uploads import Uploads
+
+        return Uploads(
+            self.repository, UploadStore(self.repository.table), self.blobs, Multipart(self.blobs), self.policy
+        )
 
     @cached_property
     def aliases(self) -> Aliases:
@@ -156,6 +167,10 @@ def reading() -> Reading:
 
 def publishing() -> Publishing:
     return services().publishing
+
+
+def uploads() -> Uploads:
+    return services().uploads
 
 
 def aliases() -> Aliases:

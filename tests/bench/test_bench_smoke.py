@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from bench.__main__ import run
@@ -75,3 +76,14 @@ def test_publish_check_names_what_a_publish_must_not_do() -> None:
     assert "exactly one DynamoDB TransactWriteItems, made 2" in problem
     assert "CopyObject" in problem
     assert publish_check(Counter({("DynamoDB", "TransactWriteItems"): 1, ("DynamoDB", "GetItem"): 1})) is None
+
+
+def test_the_large_transfers_bench_runs_at_a_tiny_size() -> None:
+    # When the large-transfers section runs on 16 MiB (two parts of 8 MiB)
+    from bench.transfers import section
+
+    text = section(16)
+    # Then it has its table rows, the calls per upload and the resumed upload's figures
+    for transfer, parallel in (("publish", 1), ("publish", 8), ("download", 1), ("download", 8)):
+        assert re.search(rf"\| {transfer}\s+\|\s+{parallel} \|", text), text
+    assert "Calls per upload:" in text and "Killed half-way:" in text

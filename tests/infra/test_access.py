@@ -74,6 +74,7 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
     expected += [f"{API}/PATCH/artifacts/team-a", f"{API}/PATCH/artifacts/team-a/*"]
     for method, suffix in (
         ("POST", "uploads"),
+        ("POST", "uploads/*/complete"),
         ("POST", "versions"),
         ("POST", "versions/*/restore"),
         ("POST", "prune"),

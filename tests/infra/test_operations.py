@@ -72,7 +72,10 @@ def test_uploads_never_published_expire_after_a_week(stage: str) -> None:
     }
     assert blobs.UPLOAD_EXPIRY_DAYS == 7
     assert f"{rule['TagFilters'][0]['Key']}={rule['TagFilters'][0]['Value']}" == blobs.UPLOAD_TAG
-    assert rules["AbortIncompleteMultipartUploads"]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
+    # Unfinished multipart uploads are aborted after the same week a resumable upload session lasts
+    assert rules["AbortIncompleteMultipartUploads"]["AbortIncompleteMultipartUpload"] == {
+        "DaysAfterInitiation": blobs.UPLOAD_EXPIRY_DAYS
+    }
 
 
 def _reserved(template: dict[str, Any]) -> dict[str, int | None]:

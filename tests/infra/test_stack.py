@@ -114,6 +114,8 @@ OBJECT_ACTIONS = {
         "s3:PutObjectTagging",
         "s3:DeleteObjectTagging",
         "s3:DeleteObject",
+        "s3:ListMultipartUploadParts",
+        "s3:AbortMultipartUpload",
     },
     "alias": set(),
     "resolve": {"s3:GetObject"},
@@ -324,7 +326,7 @@ def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(storage:
     # Given the dev storage template
     # When the bucket is read
     properties = _only(storage, "AWS::S3::Bucket")[1]["Properties"]
-    # Then no public access, S3-managed encryption, no versioning, and a 1-day multipart cleanup rule
+    # Then no public access, S3-managed encryption, no versioning, and a 7-day multipart cleanup rule
     assert properties["PublicAccessBlockConfiguration"] == {
         "BlockPublicAcls": True,
         "BlockPublicPolicy": True,
@@ -336,7 +338,7 @@ def test_bucket_is_private_encrypted_and_aborts_stale_multipart_uploads(storage:
     ]
     assert "VersioningConfiguration" not in properties
     assert "BucketName" not in properties
-    assert {"AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}, "Status": "Enabled"}.items() <= (
+    assert {"AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7}, "Status": "Enabled"}.items() <= (
         properties["LifecycleConfiguration"]["Rules"][0].items()
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import random
 from pathlib import Path
 
@@ -161,3 +162,32 @@ def test_budget_stops_while_the_reserve_of_time_remains() -> None:
     # When / Then
     assert budget.spend() is True
     assert budget.spend() is False
+
+
+def test_multipart_layouts_follow_s3s_rules() -> None:
+    from arca.domain import multipart
+    from arca.domain.errors import PayloadTooLargeError
+
+    mib = 1024**2
+    # Accepted: an only part of any size up to 5 GiB, and parts of 5 MiB with a short last one
+    multipart.check_layout(3, 3, ["a" * 64])
+    multipart.check_layout(11 * mib, 5 * mib, ["a" * 64] * 3)
+    multipart.check_layout(10_000 * 5 * mib, 5 * mib, ["a" * 64] * 10_000)
+    # Refused, naming the field
+    cases = [
+        ((5 * 1024**4 + 1, 5 * 1024**3, ["a" * 64] * 1025), PayloadTooLargeError, "size"),
+        ((0, 5 * mib, []), ValidationError, "size"),
+        ((6 * 1024**3, 6 * 1024**3, ["a" * 64]), ValidationError, "part_size"),
+        ((10 * mib, 4 * mib, ["a" * 64] * 3), ValidationError, "part_size"),
+        ((10_001 * 5 * mib, 5 * mib, ["a" * 64] * 10_001), ValidationError, "parts"),
+        ((11 * mib, 5 * mib, ["a" * 64] * 2), ValidationError, "parts"),
+    ]
+    for args, error, field in cases:
+        with pytest.raises(error) as refused:
+            multipart.check_layout(*args)
+        assert refused.value.field == field, args
+    # A layout's name is S3's composite checksum: the SHA-256 of the part digests; hashes pack to 32 bytes each
+    parts = [hashlib.sha256(b"one").hexdigest(), hashlib.sha256(b"two").hexdigest()]
+    digest = hashlib.sha256(hashlib.sha256(b"one").digest() + hashlib.sha256(b"two").digest()).hexdigest()
+    assert multipart.parts_sha256(parts) == digest
+    assert multipart.unpack(multipart.pack(parts)) == parts and len(multipart.pack(parts)) == 64

@@ -285,7 +285,7 @@ def test_calls_map_to_the_actions_aws_authorises(
 
 @pytest.mark.parametrize(
     ("service", "operation"),
-    [("dynamodb", "Scan"), ("s3", "UploadPart"), ("sqs", "SendMessage"), ("sfn", "StopExecution")],
+    [("dynamodb", "Scan"), ("s3", "UploadPartCopy"), ("sqs", "SendMessage"), ("sfn", "StopExecution")],
 )
 def test_a_call_without_a_mapping_is_refused(service: str, operation: str) -> None:
     with pytest.raises(UnmappedCallError, match=operation if service != "sqs" else "sqs"):

@@ -172,3 +172,27 @@ def test_api_paths_expand_the_name_to_eight_levels() -> None:
     paths = route.api_paths()
     assert paths[0] == "/artifacts/{n1}/versions/{version}"
     assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{version}"
+
+
+@given(names, names)
+def test_uploads_partitions_never_collide_with_another_artifacts_partitions(a: str, b: str) -> None:
+    if a == b:
+        return
+    others = {keys.artifact_pk(b), keys.alias_pk(b), keys.history_pk(b), keys.events_pk(b), keys.uploads_pk(b)}
+    assert keys.uploads_pk(a) not in others
+
+
+def test_an_upload_id_names_the_content_and_its_layout_and_nothing_else() -> None:
+    # Given the content's sha256 and the sha256 of its part digests
+    sha, layout = "a" * 64, "b" * 64
+    upload = keys.upload_id(sha, layout)
+    # Then the id parses back, sits under the content's prefix, and its object is beside the single-PUT blob
+    assert keys.parse_upload_id(upload) == (sha, layout)
+    assert upload.startswith(keys.upload_prefix(sha))
+    assert keys.multipart_blob_key("app", sha, layout).startswith(keys.blob_prefix("app"))
+    assert keys.multipart_blob_key("app", sha, layout) != keys.blob_key("app", sha)
+    # And anything else is a 400 naming the id
+    for bad in ("", sha, f"{sha}.", f"{sha.upper()}.{layout}", f"{sha}.{layout}.x"):
+        with pytest.raises(ValidationError) as refused:
+            keys.parse_upload_id(bad)
+        assert refused.value.field == "id"

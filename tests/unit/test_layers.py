@@ -16,7 +16,8 @@ ALLOWED = {
     "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
     "handlers": {"api", "observability"},
 }
-# Words of DynamoDB expressions: only the repository and the low-level table may spell them.
+# Words of DynamoDB expressions: only the repository, the stores of adapters/store/ and the low-level table may
+# spell them.
 EXPRESSION_WORDS = (
     "attribute_exists",
     "attribute_not_exists",

@@ -25,7 +25,9 @@ from typing import IO, Any
 
 import requests
 
+from arca_client import transfer
 from arca_client.calls.http import artifact_path, iso
+from arca_client.calls.uploads import UploadCalls
 from arca_client.calls.versions import VersionCalls
 from arca_client.errors import ArcaError, ChecksumMismatchError, NotFoundError, PreconditionFailedError, TransportError
 from arca_client.models import LATEST, BlobRef, Downloaded, Published, Ref, Resolution, UploadTarget, Version
@@ -38,7 +40,7 @@ ProgressFn = Callable[[str, int, int], None]
 Source = str | os.PathLike[str] | IO[bytes]
 
 
-class TransferCalls(VersionCalls):
+class TransferCalls(UploadCalls, VersionCalls):
     def create_upload(self, name: str, sha256: str, size: int) -> UploadTarget:
         """Where to upload a blob (`exists` when it is stored already). Safe to repeat."""
         data, _ = self._call(
@@ -113,9 +115,15 @@ class TransferCalls(VersionCalls):
         filename: str | None = None,
         force: bool = False,
         progress: ProgressFn | None = None,
+        part_size: int | None = None,
+        parallel: int = transfer.DEFAULT_PARALLEL,
     ) -> Published:
         """Hash, upload (skipped when the blob is stored), and publish in one step: a new version, or the newest
         one with `deduplicated` when its content is the same (unless `force`).
+
+        Content of 64 MiB or more (or any, with `part_size`) goes up in parts, `parallel` at a time, and a rerun
+        after an interruption sends only the parts S3 does not have (arca_client.transfer); `part_size=0` keeps
+        one PUT (up to 5 GiB).
 
         `source` is a path or a binary file object (read from its current position; a non-seekable one is
         spooled to a temporary file while it is hashed). `filename` (default: a path's base name; "" for
@@ -128,13 +136,35 @@ class TransferCalls(VersionCalls):
             content_type = guess_content_type(filename)
         if filename:
             metadata = {FILENAME_KEY: filename, **(metadata or {})}
-        with _opened(source, progress) as (stream, start, blob):
-            uploaded = self._upload_blob(name, stream, start, blob, progress)
+        report = None
+        if _in_parts(source, part_size):
+            blob, report = self._upload_parts(name, source, part_size, parallel, progress)
+            uploaded = report.parts_sent > 0
+        else:
+            with _opened(source, progress) as (stream, start, blob):
+                uploaded = self._upload_blob(name, stream, start, blob, progress)
         body = _content(blob.sha256, blob.size, content_type, metadata)
         if force:
             body["force"] = True
         data, _ = self._write("POST", artifact_path(name, "versions"), body=body)
-        return Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=uploaded)
+        deduplicated = bool(data.get("deduplicated"))
+        return Published(Version.from_dict(data), deduplicated=deduplicated, uploaded=uploaded, transfer=report)
+
+    def _upload_parts(
+        self, name: str, source: Source, part_size: int | None, parallel: int, progress: ProgressFn | None
+    ) -> tuple[BlobRef, transfer.UploadReport]:
+        if isinstance(source, str | os.PathLike):
+            with open(source, "rb") as stream:
+                size = os.fstat(stream.fileno()).st_size
+                report = self.upload_multipart(
+                    name, stream, 0, size, part_size=part_size, parallel=parallel, progress=progress, source=source
+                )
+            return BlobRef(report.sha256, size), report
+        with _opened(source, None) as (stream, start, blob):
+            report = self.upload_multipart(
+                name, stream, start, blob.size, part_size=part_size, parallel=parallel, progress=progress
+            )
+        return blob, report
 
     def publish_latest(self, name: str, *, force: bool = False) -> Published:
         """Snapshot LATEST as a new version (deduplicated like `publish`). NotFoundError if there is no LATEST."""
@@ -162,8 +192,12 @@ class TransferCalls(VersionCalls):
         routing_key: str | None = None,
         progress: ProgressFn | None = None,
         overwrite: bool = True,
+        parallel: int = transfer.DEFAULT_PARALLEL,
     ) -> Downloaded:
         """Resolve `ref` and download it to `dest`, verifying size and sha256.
+
+        Multipart content saved to a path comes down in part-aligned ranges, `parallel` at a time, each part
+        checked as it arrives, into a partial file beside `dest` that a rerun resumes.
 
         `dest` is a path, a directory or a binary file object; without one (or in a directory) the file is named
         by `download_filename`. A path is written through a temporary file in the same directory and renamed
@@ -174,7 +208,7 @@ class TransferCalls(VersionCalls):
         if isinstance(dest, str | os.PathLike):
             _check_destination(dest)  # before any request: a typo in a path fails at once
         resolution = self.resolve(name, ref, routing_key=routing_key)
-        return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite)
+        return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite, parallel=parallel)
 
     def download_resolved(
         self,
@@ -183,6 +217,7 @@ class TransferCalls(VersionCalls):
         *,
         progress: ProgressFn | None = None,
         overwrite: bool = True,
+        parallel: int = transfer.DEFAULT_PARALLEL,
     ) -> Downloaded:
         if dest is not None and not isinstance(dest, str | os.PathLike):
             self._fetch(resolution, dest, progress)
@@ -194,6 +229,9 @@ class TransferCalls(VersionCalls):
             path = (path or Path()) / self.download_filename(resolution)
         if not overwrite and path.exists():
             raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
+        if resolution.raw.get("part_size") and isinstance(resolution.version, int):
+            report = self.download_parallel(resolution, path, parallel=parallel, progress=progress, overwrite=overwrite)
+            return Downloaded(resolution, str(path), transfer=report)
         partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
         # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -301,6 +339,21 @@ def _opened(source: Source, progress: ProgressFn | None) -> Iterator[tuple[IO[by
             spool.write(chunk)
             size += len(chunk)
         yield spool, 0, BlobRef(digest.hexdigest(), size)
+
+
+def _in_parts(source: Source, part_size: int | None) -> bool:
+    """Whether to upload in parts: as asked (`part_size`; 0 asks for one PUT), else from MULTIPART_THRESHOLD up
+    (a pipe, whose size is unknown before it is read, goes in one PUT unless asked)."""
+    if part_size is not None:
+        return part_size > 0
+    if isinstance(source, str | os.PathLike):
+        return os.path.getsize(source) >= transfer.MULTIPART_THRESHOLD
+    if _seekable(source):
+        start = source.tell()
+        end = source.seek(0, os.SEEK_END)
+        source.seek(start)
+        return end - start >= transfer.MULTIPART_THRESHOLD
+    return False
 
 
 def _hash(stream: IO[bytes], total: int | None, progress: ProgressFn | None) -> BlobRef:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from dataclasses import asdict
 from typing import Any
 
+from arca_client import transfer
 from arca_client.commands.base import REF_HELP, Commands, UsageError, pair_arg, progress, split_target, time_arg
 from arca_client.output import Result, fields, short, size, target
 from arca_client.sdk import Client
@@ -28,6 +31,8 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
             filename=args.filename,
             force=args.force,
             progress=bar,
+            part_size=args.part_size,
+            parallel=args.parallel,
         )
     finally:
         if bar:
@@ -42,6 +47,7 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
         **version.raw,
         "deduplicated": published.deduplicated,
         "uploaded": published.uploaded,
+        "transfer": asdict(published.transfer) if published.transfer is not None else None,
         "alias": alias.raw if alias else None,
     }
     if published.deduplicated:
@@ -51,6 +57,7 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
         ]
     else:
         moved = "uploaded" if published.uploaded else "content already stored, upload skipped"
+        moved = _describe(published.transfer) or moved
         lines = [
             f"{args.name}: published version {version.version} "
             f"({size(version.size)}, sha256 {short(version.sha256)}, {moved})"
@@ -66,7 +73,9 @@ def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
     dest: Any = sys.stdout.buffer if to_stdout else args.destination
     bar = progress(args)
     try:
-        downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force)
+        downloaded = client.download(
+            name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force, parallel=args.parallel
+        )
     finally:
         if bar:
             bar.close()
@@ -78,7 +87,8 @@ def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
         sys.stdout.flush()
         print(report, file=sys.stderr)
         return None
-    return Result({**resolution.raw, "path": downloaded.path}, report)
+    moved = {"transfer": asdict(downloaded.transfer)} if downloaded.transfer is not None else {}
+    return Result({**resolution.raw, "path": downloaded.path, **moved}, report)
 
 
 def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
@@ -105,6 +115,34 @@ def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
     )
 
 
+_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024**2, "mib": 1024**2, "g": 1024**3, "gib": 1024**3}
+
+
+def byte_size(text: str) -> int:
+    """`8MiB`, `16M`, `1GiB`, `5242880`: a size in bytes (binary units)."""
+    found = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    unit = found.group(2).lower() if found else None
+    if found is None or unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (for example 8MiB, 64M, 1GiB or 5242880)")
+    return int(found.group(1)) * _UNITS[unit]
+
+
+def parallel_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of parts from 1 to 64")
+    return int(text)
+
+
+def _describe(report: transfer.UploadReport | None) -> str | None:
+    """`in parts: 12 sent (96.0 MiB), 32.0 MiB already in S3 (resumed)` for the human report."""
+    if report is None:
+        return None
+    text = f"in parts: {report.parts_sent} sent ({size(report.sent)})"
+    if report.resumed:
+        text += f", {size(report.resumed)} already in S3 (resumed)"
+    return text
+
+
 def register(commands: Commands) -> None:
     p = commands.add("publish", cmd_publish, "upload FILE (skipped when stored already) and publish a version")
     p.add_argument("name", metavar="NAME")
@@ -118,6 +156,18 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
     p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
+    p.add_argument(
+        "--part-size",
+        type=byte_size,
+        help="upload in parts of this size (5MiB-5GiB; default: in 8 MiB parts from 64 MiB up, more for content "
+        "over 80 GB; 0: one PUT, up to 5 GiB)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=parallel_count,
+        default=transfer.DEFAULT_PARALLEL,
+        help=f"parts sent at once (default {transfer.DEFAULT_PARALLEL}); an interrupted upload resumes when run again",
+    )
 
     p = commands.add(
         "download", cmd_download, "download NAME@REF (default LATEST) and verify its sha256", parents=commands.plain
@@ -133,6 +183,13 @@ def register(commands: Commands) -> None:
         "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
     )
     p.add_argument("--key", help="routing key: the same key always gets the same side of a canary")
+    p.add_argument(
+        "--parallel",
+        type=parallel_count,
+        default=transfer.DEFAULT_PARALLEL,
+        help=f"parts of multipart content fetched at once (default {transfer.DEFAULT_PARALLEL}); an interrupted "
+        "download resumes when run again",
+    )
 
     p = commands.add("resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
     p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)

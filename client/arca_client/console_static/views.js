@@ -341,15 +341,38 @@ function snippet(label, command) {
 }
 
 /** A download button (the content redirect: the browser saves the published file name) and the same with the
- * CLI and with curl. */
-function downloadSection(name, ref) {
+ * CLI and with curl; for content in parts (a large model, a dataset), the parallel, resumable CLI commands. */
+function downloadSection(name, ref, inParts = false) {
   const url = apiUrl(artifactPath(name, "resolve", String(ref), "content"));
+  const target = shellQuote(`${name}@${ref}`);
   return section(
     "Download",
     h("p", {}, h("a", { href: url, class: "button primary download", download: "" }, `Download ${name}@${ref}`)),
-    snippet("with the arca CLI (verifies the sha256)", `arca download ${shellQuote(`${name}@${ref}`)}`),
+    inParts
+      ? [
+          h(
+            "p",
+            { class: "muted small" },
+            "Large content moves best with the CLI: parts in parallel, each checked as it arrives, and an " +
+              "interrupted transfer resumes when the same command runs again.",
+          ),
+          snippet("with the arca CLI, 16 parts at a time (resumable)", `arca download ${target} --parallel 16`),
+          snippet(
+            "publish the next version the same way (a 100 GB file: 8 MiB parts or larger, resumable)",
+            `arca publish ${shellQuote(name)} FILE --parallel 16`,
+          ),
+        ]
+      : snippet("with the arca CLI (verifies the sha256)", `arca download ${target}`),
     snippet("with curl (keeps the published file name)", `curl -fLOJ ${shellQuote(url)}`),
   );
+}
+
+/** "12,800 parts of 8.0 MiB (last 3.2 MiB), each checked by its sha256" for content uploaded in parts. */
+function partsSummary(v) {
+  if (!v.part_count) return null;
+  const last = v.size - (v.part_count - 1) * v.part_size;
+  const tail = last === v.part_size ? "" : ` (last ${humanSize(last)})`;
+  return `${v.part_count.toLocaleString("en")} parts of ${humanSize(v.part_size)}${tail}, each checked by its sha256`;
 }
 
 function compareForm(name, before, suggestion) {
@@ -424,6 +447,7 @@ export async function versionView({ name, version }) {
     ["sha256", h("code", { class: "wrap" }, v.sha256)],
     ["size", v.size === undefined ? null : `${humanSize(v.size)} (${v.size} bytes)`],
     ["content type", v.content_type],
+    ["parts", partsSummary(v)],
     ["created", when(v.created_at)],
     ["deleted", v.deleted ? when(v.deleted_at) : null],
     [
@@ -457,7 +481,7 @@ export async function versionView({ name, version }) {
             : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
         ),
       ),
-      v.deleted ? null : downloadSection(name, v.version),
+      v.deleted ? null : downloadSection(name, v.version, Boolean(v.part_count)),
       section(
         "Compare",
         compareForm(name, v.version, typeof v.version === "number" && v.version > 1 ? v.version - 1 : null),

@@ -343,3 +343,46 @@ def promotion_prefix(alias: str) -> str:
 
 def promotion_key(name: str, alias: str, promotion_id: str) -> Key:
     return {"pk": promotions_pk(name), "sk": f"{promotion_prefix(alias)}{promotion_id}"}
+
+
+# Multipart uploads (large content: up to 5 TiB in up to 10,000 parts).
+#
+# One item per layout of content in the artifact's partition `__<name>-uploads`, sort key the upload's id
+# `<sha256>.<parts_sha256>` (the content, then the layout: arca.domain.multipart). The item is the upload's
+# session while it runs (S3's UploadId, the part hashes, a TTL) and, once completed, the record of the layout
+# that versions of that content point at (their part hashes). Its object has a key of its own beside the
+# content's single-PUT blob, so an object assembled from other parts never stands where the true one goes.
+
+
+def uploads_pk(name: str) -> str:
+    return f"__{name}-uploads"
+
+
+def upload_id(sha256: str, parts_sha256: str) -> str:
+    return f"{sha256}.{parts_sha256}"
+
+
+def upload_key(name: str, upload: str) -> Key:
+    return {"pk": uploads_pk(name), "sk": upload}
+
+
+def upload_prefix(sha256: str) -> str:
+    """The sort-key prefix of every layout of one content."""
+    return f"{sha256}."
+
+
+def parse_upload_id(upload: str) -> tuple[str, str]:
+    """(sha256, parts_sha256) of an upload id; ValidationError(id) for anything else."""
+    sha256, _, layout = upload.partition(".")
+    if not (_is_hex64(sha256) and _is_hex64(layout)):
+        raise ValidationError("id: is not an upload id (`<sha256>.<parts sha256>`)", field="id")
+    return sha256, layout
+
+
+def _is_hex64(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def multipart_blob_key(name: str, sha256: str, parts_sha256: str) -> str:
+    """Under the artifact's blob prefix (purge removes it with the rest)."""
+    return f"{blob_prefix(name)}{upload_id(sha256, parts_sha256)}"

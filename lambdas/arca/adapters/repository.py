@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # the request models are not needed on the read path (the res
     from arca.adapters.store.guards import Guard
     from arca.domain.models import Content
 
-CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata")
+CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
 TARGET_FIELDS = ("sha256", "size", "content_type")
 ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
 # LATEST can be written by PUT latest, publish and purge; it is live only while neither flag is set.
@@ -123,7 +123,8 @@ def version_entity(item: Item) -> Version:
     return Version(
         name=item["name"],
         version=int(item["sk"]),
-        **{f: item[f] for f in CONTENT_FIELDS},
+        **{f: item.get(f) for f in CONTENT_FIELDS},
+        part_count=-(-int(item["size"]) // int(item["part_size"])) if item.get("part_size") else None,
         created_at=item["created_at"],
         deleted=bool(item.get("deleted")),
         deleted_at=item.get("deleted_at"),
@@ -416,7 +417,8 @@ class Repository:
             )
         writes = self._sealed(seal, written) + writes
         changes = []
-        changed = seen is None or seen.purged or content.model_dump() != {f: getattr(seen, f) for f in CONTENT_FIELDS}
+        fields = content.model_dump()
+        changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
         # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
         if changed or publish_as is None:
             changes.append(Change("latest.updated", "LATEST", detail=_content_detail(content)))
@@ -658,6 +660,7 @@ class Repository:
         # alias and no alias on a missing version. Tag rows go first: none outlives its version.
         # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
         partitions = (
+            (keys.uploads_pk(name), None),
             (keys.rollout_pk(name), None),
             (keys.events_pk(name), None),
             (keys.tags_pk(name), None),
@@ -714,6 +717,7 @@ class Repository:
                 update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
                 "link_count = :zero "
                 "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
+                "part_size, parts_sha256, "
                 "tags, description, tag_rev "
                 "ADD rev :one, purges :one",
                 condition="purging = :token",
@@ -1630,6 +1634,8 @@ def target_of(source: Latest | Version) -> Target:
         size=int(source.size or 0),
         content_type=str(source.content_type),
         filename=recorded_filename(source.metadata),
+        part_size=source.part_size,
+        parts_sha256=source.parts_sha256,
     )
 
 

@@ -11,7 +11,7 @@ from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
 from arca.domain.entities import Latest, Link, PruneResult, Published, PurgeProgress, Summary, Upload, Version
-from arca.domain.models import ArtifactPatch, BlobRef, Content, LinkBody, PruneBody, PublishBody, VersionPatch
+from arca.domain.models import ArtifactPatch, Content, LinkBody, PruneBody, PublishBody, UploadBody, VersionPatch
 from arca.domain.receipts import Receipt
 from arca.observability import metrics
 from arca.services.retry import Budget
@@ -22,8 +22,15 @@ JSON = "application/json"
 
 
 @router.post("/artifacts/<name>/uploads", responses=answers(200, 201, 400, 413, 415, 503), tags=["publishing"])
-def create_upload(name: Name, blob: Annotated[BlobRef, Body()]) -> Response[Upload]:
-    """Where to upload content: `exists` (200) when the blob is stored already, else a presigned PUT (201)."""
+def create_upload(name: Name, blob: Annotated[UploadBody, Body()]) -> Response[Upload]:
+    """Where to upload content: `exists` (200) when the blob is stored already, else a presigned PUT (201).
+
+    With `part_size` and `parts` (the sha256 of each part) a multipart upload of up to 5 TiB, whose part URLs
+    each sign their part's checksum; `exists` then means this artifact holds the content in these very parts.
+    """
+    if blob.parts is not None:
+        upload = wiring.uploads().create(name, blob)
+        return Response(200 if upload.exists else 201, JSON, upload)
     upload = wiring.publishing().create_upload(name, blob)
     return Response(200 if upload.exists else 201, JSON, upload)
 
@@ -156,3 +163,7 @@ def update_artifact(name: Name, body: Annotated[ArtifactPatch, Body()], caller: 
 def tag_version(name: Name, version: VersionNumber, body: Annotated[VersionPatch, Body()], caller: Caller) -> Version:
     """Merge the version's tags (a null value removes the key); soft-deleted versions too."""
     return wiring.tagging().tag_version(name, version, body.tags, identity=caller)
+
+
+# Multipart uploads' own routes (declared on this router; imported last, as they import it).
+from arca.api import uploads as _uploads  # noqa: E402, F401

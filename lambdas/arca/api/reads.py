@@ -126,9 +126,9 @@ def list_versions(
 
 @router.get("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 503), tags=["reads"])
 def get_version(name: Name, version: VersionOrLatest) -> Version | Latest:
-    """One version, or LATEST."""
+    """One version, or LATEST. A version of multipart content carries `part_size`, `part_count` and `parts`."""
     reading = wiring.reading()
-    return reading.follow(name, lambda n: reading.version_or_latest(n, version))
+    return reading.follow(name, lambda n: reading.with_parts(reading.version_or_latest(n, version)))
 
 
 @router.get("/artifacts/<name>/aliases", responses=answers(200, 400, 404, 503), tags=["reads"])

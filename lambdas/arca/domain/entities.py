@@ -51,6 +51,8 @@ class Latest(_Entity):
     link: str | None = Field(None, exclude=True)  # set: this name is a link to that artifact, not an artifact
     link_count: int = Field(0, exclude=True)  # links that point at this artifact
     via: str | None = via_field()
+    part_size: int | None = Field(None, exclude_if=lambda size: size is None)
+    parts_sha256: str | None = Field(None, exclude=True)  # the layout of multipart content (arca.domain.multipart)
     tags: dict[str, str] = Field(default_factory=dict, exclude=True)  # the artifact's tags (the summary shows them)
     description: str | None = Field(None, exclude=True)
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
@@ -76,6 +78,18 @@ class Version(_Entity):
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
     attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
+    part_size: int | None = Field(
+        None, description="multipart content: the size of every part but the last", exclude_if=lambda v: v is None
+    )
+    part_count: int | None = Field(
+        None, description="multipart content: how many parts", exclude_if=lambda v: v is None
+    )
+    parts: list[str] | None = Field(
+        None,
+        description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
+        exclude_if=lambda v: v is None,
+    )
+    parts_sha256: str | None = Field(None, exclude=True)  # the layout's name (arca.domain.multipart)
 
 
 class Published(Version):
@@ -110,11 +124,51 @@ class UploadTarget(_Entity):
     expires_at: str
 
 
+class PartTarget(_Entity):
+    number: int
+    url: str
+    method: Literal["PUT"] = "PUT"
+    headers: dict[str, str] = Field(description="send exactly these headers with the PUT of this part")
+
+
+class StoredPartInfo(_Entity):
+    number: int
+    size: int
+
+
+class MultipartTarget(_Entity):
+    """A multipart upload: PUT each part to its URL, then POST …/uploads/{id}/complete."""
+
+    id: str
+    sha256: str
+    size: int
+    part_size: int
+    part_count: int
+    parts: list[PartTarget] = Field(
+        description="URLs for parts S3 does not have yet, lowest numbers first, at most 1,000 an answer "
+        "(GET …/uploads/{id} for the next ones and fresh URLs)"
+    )
+    uploaded: list[StoredPartInfo] = Field(default_factory=list, description="parts S3 already has")
+    missing: int = Field(description="how many parts S3 does not have yet")
+    expires_at: str = Field(description="when the URLs of this answer expire")
+
+
 class Upload(_Entity):
     exists: bool = Field(description="true: the blob is stored already; nothing to upload")
     sha256: str
     size: int
-    upload: UploadTarget | None = None
+    upload: UploadTarget | MultipartTarget | None = None
+
+
+class CompletedUpload(_Entity):
+    """A multipart upload assembled: PUT latest or publish its content by `sha256` as any other."""
+
+    id: str
+    sha256: str
+    size: int
+    part_size: int
+    part_count: int
+    completed_at: str
 
 
 class ArtifactEntry(_Entity):
@@ -169,6 +223,9 @@ class Target(_Entity):
     # The file name the version was published from (a download is saved under it); absent in alias items
     # written before it was copied, and then the download is named after the artifact and version.
     filename: str | None = Field(None, exclude_if=lambda name: name is None)
+    # Multipart content: its layout (arca.domain.multipart), which names its object; absent for one PUT.
+    part_size: int | None = Field(None, exclude_if=lambda size: size is None)
+    parts_sha256: str | None = Field(None, exclude_if=lambda layout: layout is None)
 
 
 class _AliasState(_Entity):
@@ -271,6 +328,12 @@ class Resolution(_Entity):
         None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
     )
     via: str | None = via_field()
+    part_size: int | None = Field(
+        None,
+        description="multipart content: its part size (GET the version for the part hashes)",
+        exclude_if=lambda size: size is None,
+    )
+    parts_sha256: str | None = Field(None, exclude=True)
 
 
 class Link(_Entity):

@@ -5,6 +5,7 @@ Query strings arrive as text, so query models are lax (``"10"`` becomes 10) but 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import (
@@ -47,6 +48,35 @@ class BlobRef(_Body):
     size: Annotated[StrictInt, Field(ge=0)]
 
 
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class UploadBody(BlobRef):
+    """POST …/uploads: with `part_size` and `parts` (the SHA-256 of each part, in order) a multipart upload;
+    without them one presigned PUT (up to 5 GiB). arca.domain.multipart checks the layout against S3's rules."""
+
+    part_size: Annotated[StrictInt, Field(ge=1)] | None = None
+    parts: Annotated[list[StrictStr], Field(description="lower-case hex sha256 of each part, in order")] | None = None
+
+    @field_validator("parts")
+    @classmethod
+    def _parts_are_hashes(cls, value: list[str] | None) -> list[str] | None:
+        # Checked here rather than per item, so that the error names `parts` (with the index in its message).
+        for index, part in enumerate(value or ()):
+            if not _HEX64.match(part):
+                raise ValidationError(f"parts: hash {index} is not 64 lower-case hex characters", field="parts")
+        return value
+
+    @model_validator(mode="after")
+    def _layout_is_whole(self) -> UploadBody:
+        if (self.part_size is None) != (self.parts is None):
+            missing = "part_size" if self.part_size is None else "parts"
+            raise ValidationError(
+                f"{missing}: is required with {'parts' if missing == 'part_size' else 'part_size'}", field=missing
+            )
+        return self
+
+
 def _metadata_fits(value: dict[str, str] | None) -> dict[str, str] | None:
     if value and sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
@@ -60,6 +90,14 @@ class Content(BlobRef):
     metadata: dict[MetadataKey, StrictStr] = Field(default_factory=dict)
 
     _metadata_fits = field_validator("metadata")(_metadata_fits)
+
+
+class StoredContent(Content):
+    """Content as LATEST and versions store it: with the layout of multipart content (None for one PUT), which
+    the service finds from the upload that assembled it; never part of a request."""
+
+    part_size: int | None = None
+    parts_sha256: str | None = None
 
 
 class PublishBody(_Body):

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from arca.adapters import keys
+from arca.adapters.multipart import Multipart
 from arca.adapters.repository import DELETE_BATCH, Repository
 from arca.adapters.s3 import Blobs
+from arca.adapters.store.uploads import Uploads as UploadStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import (
     ConflictError,
@@ -26,7 +28,7 @@ from arca.domain.errors import (
     VersionLimitError,
     VersionPinnedError,
 )
-from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content
+from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Answer, Receipt, Seal, answer, seal
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
@@ -42,6 +44,8 @@ class Publishing:
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
+        self.layouts = UploadStore(repository.table)
+        self.multipart = Multipart(blobs)
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -67,8 +71,16 @@ class Publishing:
 
         With `receipt`, its record (answer: LATEST as written) is written in the same transaction.
         """
-        reader = self._verified_reader(name, content)
-        return self._set_latest(name, content, reader, seal=seal(receipt, answer), identity=identity)
+        stored = self._stored(name, content)
+        reader = self._verified_reader(name, stored)
+        return self._set_latest(name, stored, reader, seal=seal(receipt, answer), identity=identity)
+
+    def _stored(self, name: str, content: Content) -> StoredContent:
+        """`content` with its layout: multipart content (completed by POST …/uploads/{id}/complete in this
+        artifact) is referenced by its sha256 alone, and its newest completed layout is the one taken."""
+        layout = self.layouts.completed(name, content.sha256)
+        extra = {"part_size": layout.part_size, "parts_sha256": layout.parts_sha256} if layout else {}
+        return StoredContent.model_validate({**content.model_dump(), **extra})
 
     def _set_latest(
         self,
@@ -86,19 +98,26 @@ class Publishing:
 
         return self.policy.compare_and_set(attempt)
 
-    def _verified_reader(self, name: str, content: Content) -> Callable[[], Latest | None]:
+    def _verified_reader(self, name: str, content: StoredContent) -> Callable[[], Latest | None]:
         """Check the blob in S3, and return the reader of LATEST for the compare-and-set tries.
 
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
         a write conditioned on a reading made before the check cannot commit over a blob that a purge
         deleted after it. A reading that shows a purge finished since (`purges` moved) checks again.
         """
-        _check_size(content.size)
-        key = keys.blob_key(name, content.sha256)
+        layout = content.parts_sha256
+        if layout is None:
+            _check_size(content.size)
+            key = keys.blob_key(name, content.sha256)
+        else:
+            key = keys.multipart_blob_key(name, content.sha256, layout)
 
         def check() -> None:
             """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
-            self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size))
+            if layout is None:
+                self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size))
+            else:
+                self.blobs.keep(key, self.multipart.verify(key, content.size, layout))
 
         seen = self.repository.latest(name)
         self._refuse_link(seen, name)
@@ -130,34 +149,49 @@ class Publishing:
         written in the transaction that makes the version (alone when nothing changes). Raises
         NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
-        read = self._verified_reader(name, content) if content is not None else lambda: self.repository.latest(name)
+        stored = self._stored(name, content) if content is not None else None
+        read = self._verified_reader(name, stored) if stored is not None else lambda: self.repository.latest(name)
 
         def attempt() -> Published:
             latest = read()
             self._refuse_link(latest, name)
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
-            snapshot = content or Content.model_validate(latest.model_dump(include=set(Content.model_fields)))  # type: ignore[union-attr]
+            if stored is None:
+                assert latest is not None
+                snapshot = StoredContent.model_validate({f: getattr(latest, f) for f in StoredContent.model_fields})
+            else:
+                snapshot = stored
             newest = latest.newest if latest else 0
             if latest is not None and not force and newest and latest.newest_sha256 == snapshot.sha256:
                 existing = self.repository.version(name, newest)
                 if existing is not None and not existing.deleted:
+                    # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
+                    # not fit its item); a replay answers part_size and part_count, GET version the hashes.
                     same = Published(**existing.model_dump(), deduplicated=True)
                     kept = seal(receipt, lambda _: answer(same))
-                    if content is not None and any(getattr(latest, f) != v for f, v in content.model_dump().items()):
-                        self._set_latest(name, content, read, seal=kept, identity=identity)
+                    if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
+                        self._set_latest(name, stored, read, seal=kept, identity=identity)
                     elif receipt is not None:
                         self.repository.put_receipt(receipt, answer(same))
-                    return same
+                    return self._with_parts(same, existing)
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
             made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
             version = self.repository.write_latest(
                 name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made, by=identity
             )
-            return Published(**version.model_dump(), deduplicated=False)
+            assert isinstance(version, Version)
+            return self._with_parts(Published(**version.model_dump(), deduplicated=False), version)
 
         return self.policy.compare_and_set(attempt)
+
+    def _with_parts(self, published: Published, version: Version) -> Published:
+        """The answer of a publish carries the part hashes of multipart content, as GET version does."""
+        with_parts = self.reading.with_parts(version)
+        return (
+            published.model_copy(update={"parts": with_parts.parts}) if isinstance(with_parts, Version) else published
+        )
 
     def delete_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
         """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it."""

@@ -109,6 +109,15 @@ class Reading:
             raise NotFoundError(f"artifact {name!r} has no version {number}")
         return found
 
+    def with_parts(self, found: Version | Latest) -> Version | Latest:
+        """A version of multipart content with its part hashes, read from its layout's item (one GetItem)."""
+        if not isinstance(found, Version) or found.parts_sha256 is None:
+            return found
+        from arca.adapters.store.uploads import Uploads
+
+        layout = Uploads(self.repository.table).get(found.name, keys.upload_id(found.sha256, found.parts_sha256))
+        return found.model_copy(update={"parts": layout.parts if layout else None})
+
     def version_or_latest(self, name: str, ref: int | str) -> Version | Latest:
         if isinstance(ref, str) and ref.startswith(CONTENT_REF):
             return self.content_version(name, ref.removeprefix(CONTENT_REF))
@@ -213,9 +222,10 @@ class Reading:
         self, name: str, ref: str, version: int | str, target: Target, route: str, revision: int | None
     ) -> Resolution:
         filename = target.filename or f"{name.rsplit('/', 1)[-1]}-{version}"
-        url, expires_at = self.blobs.presign_download(
-            keys.blob_key(name, target.sha256), content_type=target.content_type, filename=filename
-        )
+        key = keys.blob_key(name, target.sha256)
+        if target.parts_sha256 is not None:
+            key = keys.multipart_blob_key(name, target.sha256, target.parts_sha256)
+        url, expires_at = self.blobs.presign_download(key, content_type=target.content_type, filename=filename)
         return Resolution(
             name=name,
             ref=ref,

@@ -1,0 +1,1 @@
+"""One store per aggregate over the one table: its item shapes, conditions and mappers."""

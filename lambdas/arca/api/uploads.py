@@ -1,0 +1,42 @@
+"""Routes of the `publish` function for multipart uploads (content up to 5 TiB): status, complete, abort.
+
+`POST …/uploads` itself (one route for a single PUT and a multipart upload) is in arca.api.publishing.
+"""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from pydantic import Field
+
+from arca import wiring
+from arca.api.params import Name, answers
+from arca.api.publishing import router
+from arca.domain.entities import CompletedUpload, Upload
+
+UploadId = Annotated[
+    str,
+    Field(pattern=r"^[0-9a-f]{64}\.[0-9a-f]{64}$"),
+    Path(description="the upload's id: `<sha256>.<sha256 of the part digests>`"),
+]
+
+
+@router.get("/artifacts/<name>/uploads/<id>", responses=answers(200, 400, 404, 503), tags=["publishing"])
+def get_upload(name: Name, id: UploadId) -> Upload:
+    """The parts S3 already has and fresh URLs for the others: resume an interrupted upload from here."""
+    return wiring.uploads().status(name, id)
+
+
+@router.post("/artifacts/<name>/uploads/<id>/complete", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
+def complete_upload(name: Name, id: UploadId) -> CompletedUpload:
+    """Assemble a multipart upload (S3 checks every part's checksum); then PUT latest or publish its sha256."""
+    return wiring.uploads().complete(name, id)
+
+
+@router.delete(
+    "/artifacts/<name>/uploads/<id>", status_code=204, responses=answers(204, 400, 404, 409, 503), tags=["publishing"]
+)
+def abort_upload(name: Name, id: UploadId) -> Response[None]:
+    """Abort a multipart upload: S3 frees its parts."""
+    wiring.uploads().abort(name, id)
+    return Response(204, None, None)
