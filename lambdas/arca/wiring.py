@@ -18,6 +18,7 @@ from arca.services.retry import Policy
 from arca.settings import settings
 
 if TYPE_CHECKING:
+    from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.events import Announcer, Events
     from arca.services.links import Links
@@ -78,10 +79,18 @@ class Services:
         self.reading = Reading(self.repository, self.blobs)
 
     @cached_property
+    def signer(self) -> Signer | None:
+        """The stage's KMS key; None where none is configured (publishing then refuses to run)."""
+        from arca.adapters.signing import KmsSigner
+
+        arn = settings().signing_key_arn
+        return KmsSigner(lambda: client("kms"), arn) if arn else None
+
+    @cached_property
     def publishing(self) -> Publishing:
         from arca.services.publishing import Publishing
 
-        return Publishing(self.repository, self.blobs, self.reading, self.policy)
+        return Publishing(self.repository, self.blobs, self.reading, self.policy, self.signer)
 
     @cached_property
     def aliases(self) -> Aliases:
@@ -172,6 +181,10 @@ def searching() -> Searching:
 
 def events() -> Events:
     return services().events
+
+
+def signer() -> Signer | None:
+    return services().signer
 
 
 @cache

@@ -46,6 +46,7 @@ from arca.domain.errors import (
 )
 from arca.domain.events import Change, next_ids
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
+from arca.domain.signing import Signed
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
     from arca.domain.models import Content
@@ -103,6 +104,8 @@ def latest_entity(item: Item) -> Latest:
         description=item.get("description"),
         tag_rev=int(item.get("tag_rev", 0)),
         last_event=item.get("last_event"),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
     )
 
 
@@ -118,6 +121,8 @@ def version_entity(item: Item) -> Version:
         tags=item.get("tags") or {},
         tag_rev=int(item.get("tag_rev", 0)),
         attestations=sorted(item.get("attestations") or ()),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
     )
 
 
@@ -363,17 +368,21 @@ class Repository:
         *,
         now: str,
         publish_as: int | None = None,
+        signed: Signed | None = None,
         seal: Seal | None = None,
         by: str | None = None,
     ) -> Latest | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
+
+        `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
+        while its bytes stay the newest version's; a LATEST write of other bytes removes it.
 
         A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
         the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
         Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
         purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
         """
-        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as)
+        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
         version: Item | None = None
         if publish_as is not None:
             version = {
@@ -382,6 +391,7 @@ class Repository:
                 **content.model_dump(),
                 "created_at": now,
                 "deleted": False,
+                **_signed_attributes(signed),
                 **keys.version_index_attributes(name, publish_as, content.sha256, now),
                 **keys.version_key(name, publish_as),
             }
@@ -399,6 +409,7 @@ class Repository:
                     "updated_at": now,
                     "rev": seen.rev + 1,
                     "newest_sha256": seen.newest_sha256,
+                    **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
                 }
             )
         writes = self._sealed(seal, written) + writes
@@ -421,7 +432,14 @@ class Repository:
         return written
 
     def _latest_writes(
-        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None,
+        signed: Signed | None = None,
     ) -> list[Write]:
         fields = content.model_dump()
         if seen is not None and seen.link:
@@ -441,6 +459,7 @@ class Repository:
                 "revision_base": seen.revision_base if seen else 0,
                 "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
+                **(_signed_attributes(signed) if publish_as else {}),
                 **keys.latest_key(name),
             }
             # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
@@ -469,16 +488,25 @@ class Repository:
             sets += [f"#{f} = :{f}" for f in fields]
             names.update({f"#{f}": f for f in fields})
             values.update({f":{f}": v for f, v in fields.items()})
+        removes = []
         if publish_as:
             sets += ["newest = :next", "newest_sha256 = :sha"]
             adds.append("version_count :one")
             values.update({":next": publish_as, ":sha": content.sha256})
+            if signed is not None:
+                sets += ["manifest = :manifest", "signature = :signature"]
+                values.update({":manifest": signed.manifest, ":signature": signed.signature})
+            else:
+                removes = ["manifest", "signature"]
+        elif not _same_bytes(seen, content):
+            removes = ["manifest", "signature"]  # LATEST no longer holds the bytes the manifest names
+        remove = f" REMOVE {', '.join(removes)}" if removes else ""
         return [
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update=f"SET {', '.join(sets)} ADD {', '.join(adds)}",
+                update=f"SET {', '.join(sets)}{remove} ADD {', '.join(adds)}",
                 condition=f"{LIVE_LATEST} AND rev = :rev",
                 names=names,
                 values=values,
@@ -701,7 +729,7 @@ class Repository:
                 update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
                 "link_count = :zero "
                 "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
-                "tags, description, tag_rev "
+                "tags, description, tag_rev, manifest, signature "
                 "ADD rev :one, purges :one",
                 condition="purging = :token",
                 names={"#size": "size"},
@@ -1589,7 +1617,17 @@ def target_of(source: Latest | Version) -> Target:
         size=int(source.size or 0),
         content_type=str(source.content_type),
         filename=recorded_filename(source.metadata),
+        manifest=source.manifest,
+        signature=source.signature,
     )
+
+
+def _signed_attributes(signed: Signed | None) -> dict[str, str]:
+    return {} if signed is None else {"manifest": signed.manifest, "signature": signed.signature}
+
+
+def _same_bytes(seen: Latest, content: Content) -> bool:
+    return seen.sha256 == content.sha256 and seen.size == content.size
 
 
 def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:

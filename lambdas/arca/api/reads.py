@@ -31,11 +31,12 @@ from arca.domain.entities import (
     Latest,
     Resolution,
     Rollout,
+    SigningKey,
     Summary,
     Version,
     VersionPage,
 )
-from arca.domain.errors import ValidationError
+from arca.domain.errors import NotFoundError, ValidationError
 from arca.domain.events import ID_PATTERN
 from arca.observability import count_resolve
 
@@ -47,6 +48,15 @@ JSON = "application/json"
 def health() -> Health:
     """Liveness."""
     return Health()
+
+
+@router.get("/signing-key", responses=answers(200, 503), tags=["reads"])
+def signing_key() -> SigningKey:
+    """The stage's public key: version and resolve answers carry a `manifest` and its `signature` by this key."""
+    signer = wiring.signer()
+    if signer is None:
+        raise NotFoundError("this stage has no signing key")
+    return SigningKey(public_key_pem=signer.public_key_pem())
 
 
 @router.get("/openapi.json", responses=answers(200), tags=["reads"])

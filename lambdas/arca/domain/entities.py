@@ -19,6 +19,18 @@ def via_field() -> Any:
     return Field(None, description="the link name this read went through", exclude_if=lambda via: via is None)
 
 
+def manifest_field() -> Any:
+    return Field(
+        None,
+        description="the signed manifest: canonical JSON of {name, version, sha256, size, created_at}; null for a "
+        "version published before the stage signed versions",
+    )
+
+
+def signature_field() -> Any:
+    return Field(None, description="base64 of the DER ECDSA SHA-256 signature of `manifest` by the stage's key")
+
+
 class _Entity(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -55,6 +67,9 @@ class Latest(_Entity):
     description: str | None = Field(None, exclude=True)
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
     last_event: str | None = Field(None, exclude=True)  # the newest event id: the next one must sort after it
+    # The signed manifest of the newest version while LATEST holds its bytes (resolving LATEST shows it).
+    manifest: str | None = Field(None, exclude=True)
+    signature: str | None = Field(None, exclude=True)
 
     @property
     def newest(self) -> int:
@@ -76,6 +91,8 @@ class Version(_Entity):
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
     attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
+    manifest: str | None = manifest_field()
+    signature: str | None = signature_field()
 
 
 class Published(Version):
@@ -169,6 +186,9 @@ class Target(_Entity):
     # The file name the version was published from (a download is saved under it); absent in alias items
     # written before it was copied, and then the download is named after the artifact and version.
     filename: str | None = Field(None, exclude_if=lambda name: name is None)
+    # The version's signed manifest (absent for versions published before signing, and in older alias items).
+    manifest: str | None = Field(None, exclude_if=lambda manifest: manifest is None)
+    signature: str | None = Field(None, exclude_if=lambda signature: signature is None)
 
 
 class _AliasState(_Entity):
@@ -271,6 +291,15 @@ class Resolution(_Entity):
         None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
     )
     via: str | None = via_field()
+    manifest: str | None = manifest_field()
+    signature: str | None = signature_field()
+
+
+class SigningKey(_Entity):
+    """The stage's public key: callers pin it and verify the `signature` of version and resolve answers."""
+
+    algorithm: Literal["ECDSA_SHA_256"] = "ECDSA_SHA_256"
+    public_key_pem: str = Field(description="the public key (SubjectPublicKeyInfo, PEM): ECC NIST P-256")
 
 
 class Link(_Entity):
