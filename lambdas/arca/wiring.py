@@ -20,6 +20,7 @@ from arca.settings import settings
 if TYPE_CHECKING:
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
+    from arca.services.attestations import Attesting
     from arca.services.events import Announcer, Events
     from arca.services.links import Links
     from arca.services.publishing import Publishing
@@ -85,6 +86,13 @@ class Services:
 
         arn = settings().signing_key_arn
         return KmsSigner(lambda: client("kms"), arn) if arn else None
+
+    @cached_property
+    def attesting(self) -> Attesting:
+        from arca.adapters.store.attestations import Attestations
+        from arca.services.attestations import Attesting
+
+        return Attesting(Attestations(self.repository), self.blobs, self.reading, self.policy)
 
     @cached_property
     def publishing(self) -> Publishing:
@@ -181,6 +189,10 @@ def searching() -> Searching:
 
 def events() -> Events:
     return services().events
+
+
+def attesting() -> Attesting:
+    return services().attesting
 
 
 def signer() -> Signer | None:

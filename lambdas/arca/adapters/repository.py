@@ -11,7 +11,7 @@ services speak only in entities. Conditions and what their failure means:
 - A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
   counted there in `link_count`; a plain purge marks only while that count is zero.
 - Every write's transaction carries its events (Put under `attribute_not_exists(pk)`) and moves LATEST's
-  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (_transact_with_events).
+  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (transact_with_events).
 docs/access-patterns.md lists every access pattern.
 """
 
@@ -197,7 +197,7 @@ class Repository:
 
     def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[Alias], str | None]:
         """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.alias_pk(name),
             f"aliases:{name}",
             limit=limit,
@@ -211,7 +211,7 @@ class Repository:
         self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
     ) -> tuple[list[Version], str | None]:
         scope = f"versions:{name}:{'desc' if newest_first else 'asc'}:{include_deleted}"
-        items, next_token = self._page(
+        items, next_token = self.page(
             name,
             scope,
             limit=limit,
@@ -226,7 +226,7 @@ class Repository:
         self, prefix: str, *, limit: int, token: str | None
     ) -> tuple[list[tuple[str, str | None]], str | None]:
         """(name, link target or None) from the flat `__names` partition, begins_with(prefix)."""
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.NAMES_PK, f"artifacts:{prefix}:None", limit=limit, token=token, keep=lambda i: True, sk_prefix=prefix
         )
         return [(i["sk"], i.get("link")) for i in items], next_token
@@ -240,7 +240,7 @@ class Repository:
         A folder row counts its children and is skipped once they are all purged.
         """
         parent = prefix[: prefix.rfind("/") + 1]
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.dir_pk(parent),
             f"artifacts:{prefix}:/",
             limit=limit,
@@ -253,7 +253,7 @@ class Repository:
     def history_page(
         self, name: str, alias: str, *, limit: int, token: str | None
     ) -> tuple[list[AliasRevision], str | None]:
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.history_pk(name),
             f"history:{name}:{alias}",
             limit=limit,
@@ -337,7 +337,7 @@ class Repository:
                 high = middle - 1
         return found if found is not None else oldest[0]  # `found` is the record of `low` once it moved
 
-    def _page(
+    def page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
     ) -> tuple[list[Item], str | None]:
         """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end).
@@ -421,7 +421,7 @@ class Repository:
         if publish_as is not None:
             changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
         try:
-            self._transact_with_events(writes, name, changes, by=by, now=now)
+            self.transact_with_events(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
             _raise_if_key_taken(lost)
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
@@ -524,7 +524,7 @@ class Repository:
         """
         change = Change("version.deleted" if deleted else "version.restored", number)
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._deletion_writes(name, [number], deleted=deleted, now=now), name, [change], by=by, now=now
             )
         except TransactionCancelled as cancelled:
@@ -564,7 +564,7 @@ class Repository:
         """
         changes = [Change("version.deleted", n, detail={"prune": True}) for n in numbers]
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
                 name,
                 changes,
@@ -771,7 +771,7 @@ class Repository:
             return events, keys.encode_token({"pk": last["pk"], "sk": last["sk"]}, scope)
         return events, keys.encode_token(page.last_key, scope) if page.last_key else None
 
-    def _transact_with_events(
+    def transact_with_events(
         self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str
     ) -> list[Event]:
         """Commit `writes` (which must include the artifact's LATEST) with one event item per change.
@@ -889,7 +889,7 @@ class Repository:
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
         writes += _pin_writes(name, alias, old.pinned if old else set(), new.pinned)
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
                 name,
                 [_alias_change(new, old, action), *announce],
@@ -1049,7 +1049,7 @@ class Repository:
         detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
         change = Change("link.updated", detail=detail)
         try:
-            self._transact_with_events(writes, target, [change], by=by, now=now)
+            self.transact_with_events(writes, target, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             failed = cancelled.failed("link")
             if failed is not None:
@@ -1078,7 +1078,7 @@ class Repository:
         writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
         change = Change("link.deleted", detail={"link": name, "target": seen.link})
         try:
-            self._transact_with_events(writes, seen.link, [change], by=by, now=now)
+            self.transact_with_events(writes, seen.link, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             if cancelled.failed("link") is not None:
                 raise ContentionError(f"link {name!r} changed concurrently") from None
@@ -1205,7 +1205,7 @@ class Repository:
         self, name: str, writes: list[Write], *, what: str, change: Change, by: str | None, now: str
     ) -> None:
         try:
-            self._transact_with_events(writes, name, [change], by=by, now=now)
+            self.transact_with_events(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             artifact = cancelled.failed("artifact")
             version = cancelled.failed("version")
@@ -1294,7 +1294,7 @@ class Repository:
                 forward=forward,
             )
         else:
-            items, next_token = self._page(
+            items, next_token = self.page(
                 name, scope, limit=limit, token=token, keep=keep, sk_between=VERSIONS, forward=forward
             )
         return [version_entity(i) for i in items], next_token

@@ -365,3 +365,26 @@ class EventPage(_Entity):
     events: list[Event]
     next_token: str | None
     via: str | None = via_field()
+
+
+# Attestations: documents about a version (provenance, SBOMs, test reports), immutable and content-addressed.
+
+
+class Attestation(_Entity):
+    id: str = Field(description="the sha256 of the attestation's content")
+    type: str = Field(description="e.g. slsa-provenance, sbom-spdx, test-report")
+    sha256: str
+    size: int
+    media_type: str
+    created_at: str
+    created_by: str | None = None
+    download_url: str | None = Field(
+        None, description="on a single read: a presigned GET of the content", exclude_if=lambda url: url is None
+    )
+    expires_at: str | None = Field(None, exclude_if=lambda at: at is None)
+
+
+class AttestationPage(_Entity):
+    attestations: list[Attestation]
+    next_token: str | None
+    via: str | None = via_field()
