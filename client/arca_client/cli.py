@@ -27,12 +27,14 @@ from arca_client.progress import ProgressBar, human_size
 from arca_client.refs import GRAMMAR, RefKind, ref_kind
 from arca_client.refs import split_ref as _split_ref
 from arca_client.sdk import Client
+from arca_client.verify import VerificationError
 
 EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_NOT_FOUND = 2
 EXIT_CONFLICT = 3
 EXIT_ERROR = 4
+EXIT_UNVERIFIED = 5
 EXIT_INTERRUPTED = 130
 
 # The one exit-code table: `arca --help` prints it, docs/cli.md carries it word for word (a test compares them),
@@ -55,6 +57,11 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (
         EXIT_ERROR,
         "any other error: network, credentials, throttling after retries, server error, checksum mismatch",
+    ),
+    (
+        EXIT_UNVERIFIED,
+        "not verified (download --verify): the stage's signing key is not the one pinned, the signature does not "
+        "verify, or the version is unsigned; nothing was written",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
@@ -315,7 +322,9 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
     dest: Any = sys.stdout.buffer if to_stdout else args.destination
     bar = _progress(args)
     try:
-        downloaded = client.download(name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force)
+        downloaded = client.download(
+            name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force, verify=args.verify
+        )
     finally:
         if bar:
             bar.close()
@@ -328,8 +337,9 @@ def cmd_download(args: argparse.Namespace, client: Any) -> int:
     # With -o - the bytes are stdout, so the report goes to stderr.
     report = sys.stderr if to_stdout else _out()
     where = "stdout" if to_stdout else downloaded.path
+    checked = "signature and sha256 verified" if args.verify else "sha256 verified"
     print(
-        f"{name}@{ref}: version {resolution.version} ({_size(resolution.size)}, sha256 verified) -> {where}",
+        f"{name}@{ref}: version {resolution.version} ({_size(resolution.size)}, {checked}) -> {where}",
         file=report,
     )
     return EXIT_OK
@@ -1212,6 +1222,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler, parser=sub)
         return sub
 
+    from arca_client.commands import attestations as attestation_commands
+
     p = command(commands, "publish", cmd_publish, "upload FILE (skipped when stored already) and publish a version")
     p.add_argument("name", metavar="NAME")
     p.add_argument("file", metavar="FILE", help="the file to publish; - reads stdin")
@@ -1243,6 +1255,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
     )
     p.add_argument("--key", help="routing key: the same key always gets the same side of a canary")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
+    )
+    attestation_commands.register(commands, command)
 
     p = command(commands, "resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
@@ -1476,6 +1494,8 @@ def default_client(args: argparse.Namespace) -> Client:
 
 def exit_code(error: ArcaError) -> int:
     """The exit code of an error, as EXIT_TABLE states it: by HTTP status (the error's class)."""
+    if isinstance(error, VerificationError):
+        return EXIT_UNVERIFIED
     if isinstance(error, ValidationError | ConfigError):
         return EXIT_USAGE
     if isinstance(error, NotFoundError):

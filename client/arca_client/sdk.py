@@ -33,6 +33,7 @@ from botocore.exceptions import ProfileNotFound
 from botocore.session import Session as BotocoreSession
 
 from arca_client._version import __version__
+from arca_client.calls.attestations import AttestationCalls
 from arca_client.config import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT  # re-exported: it was defined here
 from arca_client.config import resolve_endpoint
 from arca_client.errors import (
@@ -94,7 +95,7 @@ LOCAL_USER_HEADER = "X-Arca-Local-User"
 LOCAL_USER_ENV = "ARCA_LOCAL_USER"
 
 
-class Client:
+class Client(AttestationCalls):
     """A client of one Arca API.
 
     `endpoint` is a URL or the name of an endpoint in arca's config file; it defaults to $ARCA_ENDPOINT
@@ -730,8 +731,13 @@ class Client:
         routing_key: str | None = None,
         progress: ProgressFn | None = None,
         overwrite: bool = True,
+        verify: bool = False,
     ) -> Downloaded:
         """Resolve `ref` and download it to `dest`, verifying size and sha256.
+
+        With `verify`, the version's signature is checked first against the endpoint's pinned key (pinned on
+        first use) and its signed manifest must name the bytes (`verify_resolution`): a VerificationError, and
+        nothing downloaded, when it does not.
 
         `dest` is a path, a directory or a binary file object; without one (or in a directory) the file is named
         by `download_filename`. A path is written through a temporary file in the same directory and renamed
@@ -742,6 +748,8 @@ class Client:
         if isinstance(dest, str | os.PathLike):
             _check_destination(dest)  # before any request: a typo in a path fails at once
         resolution = self.resolve(name, ref, routing_key=routing_key)
+        if verify:
+            self.verify_resolution(resolution)
         return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite)
 
     def download_resolved(

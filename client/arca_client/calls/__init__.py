@@ -1,0 +1,1 @@
+"""SDK calls of one feature each, as mixins of `Client`."""
