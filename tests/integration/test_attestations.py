@@ -198,3 +198,14 @@ def test_reads_of_unknown_things_are_404(api: HandlerApi) -> None:
     assert api.call("GET", f"{BASE}/{'0' * 64}").status == 404
     assert api.call("GET", "/artifacts/team/app/versions/9/attestations").status == 404
     assert api.call("GET", f"{BASE}/not-hex").status == 400
+
+
+def test_inline_content_is_stored_canonically_and_text_that_is_not_unicode_is_refused() -> None:
+    import pytest
+
+    from arca.domain.errors import ValidationError
+
+    assert canonical({"b": [1, {"z": 1, "a": "é"}], "a": None}) == '{"a":null,"b":[1,{"a":"é","z":1}]}'.encode()
+    with pytest.raises(ValidationError) as refused:
+        canonical({"x": "a\ud800"})
+    assert refused.value.field == "content"

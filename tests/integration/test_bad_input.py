@@ -183,6 +183,8 @@ CASES += [
     ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD, "size": 6, "media_type": "nope"}, None, 400, "media_type"),
     ("POST", ATTESTATIONS, {"type": "sbom", "content": {}, "extra": 1}, None, 400, "extra"),
     ("POST", ATTESTATIONS, "{not json", None, 400, "body"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {"x": "a\ud800"}}, None, 400, "content"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {"\udfff": 1}}, None, 400, "content"),
     ("POST", ATTESTATIONS, {"type": "sbom", "content": {"x": "a" * 262144}}, None, 413, "content"),
     ("POST", "/artifacts/app/versions/0/attestations", {"type": "sbom", "content": {}}, None, 400, "version"),
     ("POST", "/artifacts/Bad/versions/1/attestations", {"type": "sbom", "content": {}}, None, 400, "name"),

@@ -15,7 +15,7 @@ from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.attestations import Attestations
 from arca.domain.entities import Attestation, AttestationPage
-from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError
+from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
 from arca.domain.models import DEFAULT_CONTENT_TYPE, MAX_INLINE_ATTESTATION, AttestationBody
 from arca.services.reading import Reading
 from arca.services.retry import Policy
@@ -24,8 +24,17 @@ INLINE_MEDIA_TYPE = "application/json"
 
 
 def canonical(content: dict[str, object]) -> bytes:
-    """The stored bytes of inline content: sorted keys, no spaces, so the same document has one id."""
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """The stored bytes of inline content: sorted keys, no spaces, UTF-8, so the same document has one id.
+
+    Raises ValidationError(content) for text that is not Unicode (a lone surrogate escaped in the JSON body).
+    """
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        raise ValidationError(
+            "content holds text that is not valid Unicode (a lone surrogate)", field="content"
+        ) from None
 
 
 class Attesting:
