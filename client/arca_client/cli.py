@@ -1260,7 +1260,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
     )
-    attestation_commands.register(commands, command)
 
     p = command(commands, "resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
     p.add_argument("target", metavar="NAME[@REF]", help=_REF_HELP)
@@ -1343,6 +1342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-f", "--follow", action="store_true", help="keep polling for new events (with backoff) until Ctrl-C"
     )
+    attestation_commands.register(commands, command)
 
     alias_parser = commands.add_parser("alias", help="manage aliases", description="manage aliases", parents=[common])
     aliases = alias_parser.add_subparsers(dest="alias_command", metavar="ALIAS_COMMAND", required=True)
