@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import requests
@@ -38,6 +38,9 @@ from arca_client import loopback
 from arca_client._version import __version__
 from arca_client.errors import ArcaError, CredentialsError
 from arca_client.transport import Signer
+
+if TYPE_CHECKING:
+    from arca_client.sdk import Client
 
 HOST = loopback.HOST
 DEFAULT_PORT = 8700
@@ -258,7 +261,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_console(args: argparse.Namespace, client: Any) -> int:
+def cmd_console(args: argparse.Namespace, client: Client) -> int:
     """Serve until Ctrl-C. The client's endpoint and signer (from --endpoint, --sign, --region, --profile) are used."""
     signer: Signer | None = client.transport.signer
     if signer is not None:

@@ -3,12 +3,17 @@
 Each result keeps the JSON it was read from in `raw` (the CLI's `--json` prints it unchanged), and reads
 fields leniently: a field the server adds later is ignored, a missing optional one is None. That keeps
 an older client working against a newer server.
+
+A result that mirrors an answer of the API names the schemas of the API's OpenAPI document it mirrors
+(`SCHEMA`), where a field is read from when not from the property of its name (`WIRE`, a dotted path), and
+the fields the client adds (`LOCAL`); a test holds every field against the document the API serves, so a
+field renamed on the server fails there rather than reading as None here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 T = TypeVar("T")
 Ref = int | str  # a version number, "LATEST", or an alias name
@@ -30,12 +35,14 @@ def _target(value: Any) -> int | str | None:
 class Page(Generic[T]):
     """One page of a listing; `next_token` is None on the last page."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     items: list[T]
     next_token: str | None
 
 
 @dataclass(frozen=True)
 class BlobRef:
+    SCHEMA: ClassVar[tuple[str, ...]] = ("BlobRef",)
     sha256: str
     size: int
 
@@ -44,6 +51,13 @@ class BlobRef:
 class UploadTarget:
     """Where to upload a blob: nothing to do when `exists`, else a presigned PUT with the headers to send."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Upload",)
+    WIRE: ClassVar[dict[str, str]] = {
+        "url": "upload.url",
+        "method": "upload.method",
+        "headers": "upload.headers",
+        "expires_at": "upload.expires_at",
+    }
     exists: bool
     sha256: str
     size: int
@@ -72,6 +86,7 @@ class UploadTarget:
 class Version:
     """A numbered version, or LATEST (`version == "LATEST"`, with `updated_at` and `newest_version`)."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Version", "Latest")
     name: str
     version: int | str
     sha256: str | None
@@ -113,6 +128,7 @@ class Version:
 class Published:
     """The outcome of a publish: the version, whether it is an existing one (same content), whether bytes moved."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     version: Version
     deduplicated: bool
     uploaded: bool = False
@@ -120,6 +136,7 @@ class Published:
 
 @dataclass(frozen=True)
 class Counts:
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Counts",)
     versions: int = 0
     deleted_versions: int = 0
     aliases: int = 0
@@ -127,6 +144,7 @@ class Counts:
 
 @dataclass(frozen=True)
 class ArtifactSummary:
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Summary",)
     name: str
     latest: Version
     newest_version: int | None
@@ -166,6 +184,7 @@ class VersionHit:
     """A registry-wide search hit: a version holding the content or tag searched for, with its tags (soft-deleted
     ones included, `deleted` true)."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("VersionHit",)
     name: str
     version: int
     sha256: str
@@ -195,6 +214,8 @@ class VersionHit:
 class ListEntry:
     """One row of an artifact listing: an artifact name, or a prefix ending in "/" (with a delimiter)."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("ArtifactEntry",)
+    LOCAL: ClassVar[frozenset[str]] = frozenset({"is_prefix"})
     name: str
     is_prefix: bool = False
     link: str | None = None  # the name is a link to this artifact
@@ -204,6 +225,7 @@ class ListEntry:
 class Alias:
     """An alias as it stands: its target, optional canary (secondary and weight %), and revision."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Alias",)
     name: str
     alias: str
     version: int | str | None
@@ -244,6 +266,7 @@ class Alias:
 class Promotion:
     """What `promote` did: `alias` now points where `source` pointed; `previous` is None if it was created."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     source: Alias
     previous: Alias | None
     alias: Alias
@@ -255,6 +278,7 @@ class AliasRevision:
     """One entry of an alias's history, newest first. `action` is set, rollback or delete; a deletion has
     `deleted` set and no target."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("AliasRevision",)
     revision: int | None
     version: int | str | None
     action: str | None = None
@@ -288,6 +312,7 @@ class AliasRevision:
 class Resolution:
     """A ref turned into one concrete version and a short-lived download URL."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Resolution",)
     name: str
     ref: str
     version: int | str  # "LATEST" when the ref is LATEST (or an alias pointing at it): the working copy
@@ -321,12 +346,14 @@ class Resolution:
 
 @dataclass(frozen=True)
 class Downloaded:
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     resolution: Resolution
     path: str | None  # None when written to a file object
 
 
 @dataclass(frozen=True)
 class PruneResult:
+    SCHEMA: ClassVar[tuple[str, ...]] = ("PruneResult",)
     name: str
     dry_run: bool
     deleted: list[int]
@@ -354,6 +381,7 @@ class Rollout:
     """A progressive rollout of `version` on an alias. `state` is running, completed, rolled_back, aborted or
     superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Rollout",)
     name: str
     alias: str
     id: str
@@ -405,6 +433,7 @@ class Rollout:
 class Link:
     """A name that leads to another artifact: reads under `name` answer for `link` (with `via`)."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Link",)
     name: str
     link: str
     created_at: str | None = None
@@ -430,6 +459,7 @@ class Event:
     """One committed change of an artifact. `id` sorts in commit order within the artifact: pass the last one
     seen as `after` to read on."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Event",)
     id: str
     type: str
     at: str | None

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import create_autospec
 
 import pytest
 
@@ -20,6 +21,7 @@ from arca_client import (
     ArcaError,
     ArtifactSummary,
     ChecksumMismatchError,
+    Client,
     ConflictError,
     Downloaded,
     ListEntry,
@@ -35,6 +37,7 @@ from arca_client import (
     ValidationError,
     Version,
 )
+from arca_client.calls.artifacts import ArtifactCalls
 from arca_client.cli import EXIT_CODES, EXIT_TABLE, exit_code, main, parse_args, table
 from arca_client.errors import error_class
 from arca_client.progress import ProgressBar, human_size
@@ -58,16 +61,28 @@ def alias(name: str = "prod", number: int | str = 3, revision: int = 2, **extra:
 
 
 class FakeClient:
-    """Records each call as (method, args, kwargs); answers from `answers` or raises `error`."""
+    """Records each call as (method, args, kwargs); answers from `answers` or raises `error`.
+
+    Checked against the SDK (`create_autospec(Client)`): a method `Client` does not have is an AttributeError,
+    and arguments its signature does not take a TypeError, so renaming an SDK method breaks the CLI's tests.
+    """
 
     def __init__(self, error: Exception | None = None, **answers: Any) -> None:
+        self.spec = create_autospec(Client, instance=True)
+        unknown = [method for method in answers if not callable(getattr(Client, method, None))]
+        assert not unknown, f"Client has no method {unknown}"
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.error = error
         self.answers = answers
         self.closed = False
 
     def __getattr__(self, method: str) -> Any:
+        if method.startswith("__"):
+            raise AttributeError(method)
+        checked = getattr(self.spec, method)  # AttributeError: Client has no such method
+
         def call(*args: Any, **kwargs: Any) -> Any:
+            checked(*args, **kwargs)  # TypeError: not arguments Client's method takes
             self.calls.append((method, args, kwargs))
             if self.error is not None:
                 raise self.error
@@ -83,6 +98,37 @@ class FakeClient:
         found = [(a, k) for m, a, k in self.calls if m == method]
         assert found, f"{method} was not called; calls: {self.calls}"
         return found[-1]
+
+
+def test_the_fake_client_refuses_a_method_the_sdk_does_not_have() -> None:
+    # Given
+    fake = FakeClient()
+    # When / Then
+    with pytest.raises(AttributeError):
+        fake.get_artefact("app")
+    with pytest.raises(AssertionError, match="no method"):
+        FakeClient(get_artefact=None)
+    assert fake.calls == []
+
+
+def test_the_fake_client_refuses_arguments_the_sdk_does_not_take() -> None:
+    # Given
+    fake = FakeClient(get_alias=alias())
+    # When / Then
+    with pytest.raises(TypeError):
+        fake.get_alias("app")  # the alias is missing
+    with pytest.raises(TypeError):
+        fake.set_alias("app", "prod", 3, canary=4)  # the SDK calls it secondary_version
+    assert fake.get_alias("app", "prod") == alias()
+    assert fake.calls == [("get_alias", ("app", "prod"), {})]
+
+
+def test_a_command_calling_a_method_the_sdk_lacks_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given an SDK without the method `arca show` calls
+    monkeypatch.delattr(ArtifactCalls, "get_artifact")
+    # When / Then
+    with pytest.raises(AttributeError):
+        run(["show", "app"])
 
 
 def run(argv: list[str], client: FakeClient | None = None) -> tuple[int, FakeClient]:

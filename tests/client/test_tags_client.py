@@ -58,8 +58,8 @@ def test_version_filters_become_repeated_query_parameters(h: Harness) -> None:
     query = h.sent[0].query
     assert query["tag"] == ["env=prod", "a:b=c"]
     assert query["sha256"] == [DIGEST]
-    assert query["created_after"] == ["2026-01-01T00:00:00+00:00"]
-    assert query["created_before"] == ["2026-02-01T00:00:00+00:00"]
+    assert query["created_after"] == ["2026-01-01T00:00:00Z"]
+    assert query["created_before"] == ["2026-02-01T00:00:00Z"]
 
 
 def test_registry_search_pages_hits_and_artifacts(h: Harness) -> None:

@@ -1,23 +1,15 @@
-"""Attestations (documents about a version) and verifying the stage's signature on what is downloaded."""
+"""Attestations: documents about a version (provenance, SBOMs, test reports)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, Any
 from urllib.parse import quote
 
-from arca_client import verify
-from arca_client.models import Page, Resolution
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from arca_client.models import BlobRef
-
-    T = TypeVar("T")
+from arca_client.calls.transfers import TransferCalls, guess_content_type
+from arca_client.models import Page
 
 
 @dataclass(frozen=True)
@@ -51,22 +43,8 @@ def _path(name: str, version: int, *suffix: str) -> str:
     return "/".join([f"/artifacts/{quote(name, safe='/')}/versions/{int(version)}/attestations", *suffix])
 
 
-class AttestationCalls:
-    """Mixed into `Client`: attestations, the stage's signing key, and signature verification."""
-
-    endpoint: str
-
-    if TYPE_CHECKING:  # what `Client` provides
-
-        def _get(self, path: str, query: Mapping[str, Any] | None = None) -> Any: ...
-
-        def _write(self, method: str, path: str, *, body: Any = None) -> tuple[Any, Any]: ...
-
-        def _pages(
-            self, path: str, key: str, parse: Callable[[dict[str, Any]], T], query: Mapping[str, Any]
-        ) -> Iterator[T]: ...
-
-        def upload(self, name: str, source: str | os.PathLike[str] | IO[bytes]) -> tuple[BlobRef, bool]: ...
+class AttestationCalls(TransferCalls):
+    """Attestations of a version: added inline or as an uploaded file, listed, read one by one."""
 
     def attest(
         self,
@@ -115,24 +93,8 @@ class AttestationCalls:
         """One attestation with a short-lived `download_url` of its content."""
         return Attestation.from_dict(self._get(_path(name, version, attestation_id)))
 
-    def signing_key(self) -> str:
-        """The stage's public key (PEM), as it answers now (not the pinned one)."""
-        data = self._get("/signing-key")
-        if data.get("algorithm") != verify.ALGORITHM:
-            raise verify.VerificationError(f"unknown signing algorithm {data.get('algorithm')!r}", code="BadSigningKey")
-        return str(data["public_key_pem"])
-
-    def verify_resolution(self, resolution: Resolution, *, pins: Path | None = None) -> dict[str, Any]:
-        """Check a resolve answer's signature against the endpoint's pinned key (pinning it on first use), and
-        that its manifest names the answer's content. Returns the manifest's fields. Raises
-        UnsignedVersionError, SignatureError or SigningKeyChangedError (all VerificationError)."""
-        pinned = verify.pin(self.endpoint, self.signing_key(), pins)
-        return verify.check(resolution.raw, pinned)
-
 
 def _guess(file: Any) -> str:
-    from arca_client.sdk import guess_content_type
-
     if isinstance(file, str | os.PathLike):
         return guess_content_type(file) or "application/octet-stream"
     return "application/octet-stream"

@@ -26,16 +26,17 @@ NAMES_PK = "__names"
 _DIR_PREFIX = "__dir#"
 
 
+def artifact_pk(name: str) -> str:
+    """The artifact's own partition: its LATEST and its versions."""
+    return name
+
+
 def latest_key(name: str) -> Key:
-    return {"pk": name, "sk": LATEST}
+    return {"pk": artifact_pk(name), "sk": LATEST}
 
 
 def version_key(name: str, version: int) -> Key:
-    return {"pk": name, "sk": encode_version(version)}
-
-
-def artifact_pk(name: str) -> str:
-    return name
+    return {"pk": artifact_pk(name), "sk": encode_version(version)}
 
 
 def alias_pk(name: str) -> str:

@@ -5,10 +5,9 @@ Query strings arrive as text, so query models are lax (``"10"`` becomes 10) but 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -41,10 +40,6 @@ MetadataKey = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,127}$")]
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class _Query(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class BlobRef(_Body):
@@ -105,25 +100,6 @@ class PruneBody(_Body):
     next_token: Annotated[StrictStr, Field(max_length=2048)] | None = None
 
 
-class PageQuery(_Query):
-    limit: Annotated[int, Field(ge=1, le=1000)] = 100
-    next_token: str | None = None
-
-
-class VersionsQuery(PageQuery):
-    order: Literal["asc", "desc"] = "desc"
-    include_deleted: bool = False
-
-
-class ArtifactsQuery(PageQuery):
-    prefix: str = ""
-    delimiter: Literal["/"] | None = None
-
-
-class PurgeQuery(_Query):
-    force: bool = False
-
-
 def _target(value: object) -> int | str:
     """A version number or "LATEST", strictly: "3" and true are not versions."""
     if value == "LATEST" or (type(value) is int and 1 <= value <= 999_999):
@@ -164,11 +140,6 @@ class AliasBody(_Body):
 class RollbackBody(_Body):
     to_revision: Annotated[StrictInt, Field(ge=1)] | None = None
     reason: Annotated[StrictStr, Field(max_length=512)] | None = None
-
-
-class ResolveQuery(_Query):
-    routing_key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
-    at: AwareDatetime | None = None
 
 
 # Progressive rollouts.

@@ -15,12 +15,3 @@ def encode_version(version: int | str) -> str:
     if not 1 <= number <= MAX_VERSION:
         raise ValueError(f"version {version!r} is outside 1..{MAX_VERSION}")
     return f"{number:0{WIDTH}d}"
-
-
-def decode_version(sort_key: str) -> int | str:
-    """Inverse of encode_version."""
-    if sort_key == LATEST:
-        return LATEST
-    if len(sort_key) != WIDTH or not sort_key.isdigit():
-        raise ValueError(f"not a version sort key: {sort_key!r}")
-    return int(sort_key)

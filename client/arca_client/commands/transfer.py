@@ -1,0 +1,151 @@
+"""Content in and out: publish, download, resolve."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from arca_client.commands.base import REF_HELP, Commands, UsageError, pair_arg, progress, split_target, time_arg
+from arca_client.output import Result, fields, short, size, target
+from arca_client.sdk import Client
+
+
+def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
+    if args.file != "-" and os.path.isdir(args.file):
+        raise UsageError(f"{args.file} is a directory: publish takes one file (archive the directory first)")
+    metadata = dict(args.metadata) if args.metadata else None
+    bar = progress(args)
+    try:
+        source: Any = sys.stdin.buffer if args.file == "-" else args.file
+        # The SDK records the file name (--filename, else FILE's) and guesses the content type from it.
+        published = client.publish(
+            args.name,
+            source,
+            content_type=args.content_type,
+            metadata=metadata,
+            filename=args.filename,
+            force=args.force,
+            progress=bar,
+        )
+    finally:
+        if bar:
+            bar.close()
+    version = published.version
+    alias = None
+    if args.alias:
+        alias = client.set_alias(
+            args.name, args.alias, version.version, reason=args.reason or f"arca publish (version {version.version})"
+        )
+    data = {
+        **version.raw,
+        "deduplicated": published.deduplicated,
+        "uploaded": published.uploaded,
+        "alias": alias.raw if alias else None,
+    }
+    if published.deduplicated:
+        lines = [
+            f"{args.name}: version {version.version} already has this content; nothing published "
+            "(--force publishes anyway)"
+        ]
+    else:
+        moved = "uploaded" if published.uploaded else "content already stored, upload skipped"
+        lines = [
+            f"{args.name}: published version {version.version} "
+            f"({size(version.size)}, sha256 {short(version.sha256)}, {moved})"
+        ]
+    if alias:
+        lines.append(f"{args.name}: {alias.alias} -> {target(alias.version)} (revision {alias.revision})")
+    return Result(data, "\n".join(lines))
+
+
+def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
+    name, ref = split_target(args.target)
+    to_stdout = args.destination == "-"
+    dest: Any = sys.stdout.buffer if to_stdout else args.destination
+    bar = progress(args)
+    try:
+        downloaded = client.download(
+            name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force, verify=args.verify
+        )
+    finally:
+        if bar:
+            bar.close()
+    resolution = downloaded.resolution
+    where = "stdout" if to_stdout else downloaded.path
+    checked = "signature and sha256 verified" if args.verify else "sha256 verified"
+    report = f"{name}@{ref}: version {resolution.version} ({size(resolution.size)}, {checked}) -> {where}"
+    if to_stdout:
+        # The bytes are stdout, so the report goes to stderr, whatever the output format.
+        sys.stdout.flush()
+        print(report, file=sys.stderr)
+        return None
+    return Result({**resolution.raw, "path": downloaded.path}, report)
+
+
+def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
+    if args.legacy_ref is not None:
+        raise UsageError(f"resolve takes one reference, NAME@REF: arca resolve {args.target}@{args.legacy_ref}")
+    name, ref = split_target(args.target)
+    resolution = client.resolve(name, ref, routing_key=args.key, at=args.at)
+    return Result(
+        resolution.raw,
+        lambda: fields(
+            [
+                ("name", resolution.name),
+                ("via", resolution.via),
+                ("ref", resolution.ref),
+                ("version", resolution.version),
+                ("route", resolution.route),
+                ("alias revision", resolution.alias_revision),
+                ("size", f"{size(resolution.size)} ({resolution.size} bytes)"),
+                ("sha256", resolution.sha256),
+                ("expires", resolution.expires_at),
+                ("download url", resolution.download_url),
+            ]
+        ),
+    )
+
+
+def register(commands: Commands) -> None:
+    p = commands.add("publish", cmd_publish, "upload FILE (skipped when stored already) and publish a version")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("file", metavar="FILE", help="the file to publish; - reads stdin")
+    p.add_argument("--alias", help="also point this alias at the published version")
+    p.add_argument("--reason", help="reason recorded in the alias history (with --alias)")
+    p.add_argument("--metadata", metavar="KEY=VALUE", type=pair_arg, action="append", help="repeatable")
+    p.add_argument(
+        "--filename",
+        help="file name recorded for downloads (default: FILE's name; - has none); also guesses the content type",
+    )
+    p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
+    p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
+
+    p = commands.add(
+        "download", cmd_download, "download NAME@REF (default LATEST) and verify its sha256", parents=commands.plain
+    )
+    p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
+    p.add_argument(
+        "-o",
+        "--output",
+        dest="destination",
+        help="file or directory (default: the file name given at publish, else the name's last segment); - for stdout",
+    )
+    p.add_argument(
+        "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
+    )
+    p.add_argument("--key", help="routing key: the same key always gets the same side of a canary")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
+    )
+
+    p = commands.add("resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
+    p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
+    p.add_argument("legacy_ref", nargs="?", help=argparse.SUPPRESS)  # `resolve NAME REF`: answered with the fix
+    p.add_argument("--key", help="routing key for a canary alias")
+    p.add_argument(
+        "--at", metavar="TIME", type=time_arg, help="resolve the alias as it stood then (ISO 8601; UTC unless a zone)"
+    )

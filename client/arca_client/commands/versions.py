@@ -1,0 +1,239 @@
+"""Versions: list, show (or an artifact's summary), diff, soft-delete and restore."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from arca_client.commands.base import (
+    REF_HELP,
+    Commands,
+    alias_mark,
+    alias_table,
+    canaries,
+    limit_arg,
+    sha256_arg,
+    split_ref,
+    split_target,
+    tag_filter_arg,
+    time_arg,
+    version_arg,
+)
+from arca_client.diff import version_diff
+from arca_client.models import Alias, Version
+from arca_client.output import MODE, Result, canary, fields, indent, short, size, table, tags_text, target, when
+from arca_client.refs import RefKind, ref_kind
+from arca_client.sdk import Client
+
+
+def cmd_versions(args: argparse.Namespace, client: Client) -> Result:
+    filters: dict[str, Any] = {}
+    if args.tag:
+        filters["tags"] = dict(args.tag)
+    if args.sha256:
+        filters["sha256"] = args.sha256
+    if args.since:
+        filters["created_after"] = args.since
+    if args.until:
+        filters["created_before"] = args.until
+    found: Iterable[Version] = client.iter_versions(
+        args.name, order="asc" if args.asc else "desc", include_deleted=args.all, **filters
+    )
+    if args.limit is not None:
+        found = itertools.islice(found, args.limit)
+    versions = list(found)
+
+    def rows() -> str:
+        split = canaries(client, args.name) if any(v.aliases for v in versions) else {}
+        headers = ["VERSION", "CREATED (UTC)", "SIZE", "SHA256", "ALIASES"]
+        if args.all:
+            headers.append("DELETED")
+        shown = []
+        for v in versions:
+            row: list[object] = [
+                v.version,
+                when(v.created_at),
+                size(v.size),
+                short(v.sha256),
+                ",".join(alias_mark(a, v.version, split) for a in v.aliases),
+            ]
+            if args.all:
+                row.append(when(v.deleted_at) or ("yes" if v.deleted else ""))
+            shown.append(row)
+        return table(headers, shown)
+
+    return Result([v.raw for v in versions], rows)
+
+
+def read_version(client: Client, name: str, ref: str) -> tuple[Version, Alias | None]:
+    """The version NAME@REF names, and the alias read on the way when REF is one."""
+    alias = None
+    if ref_kind(ref) is RefKind.ALIAS:
+        # The API reads versions by number, LATEST or content; an alias is read first for its target.
+        alias = client.get_alias(name, ref)
+        ref = str(alias.version)
+    return client.get_version(name, ref), alias
+
+
+def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
+    """What changed between two versions: size, sha256, content type, metadata, tags, attestations."""
+    name_a, ref_a = split_target(args.before)
+    second = f"{name_a}{args.after}" if args.after.startswith("@") else args.after
+    name_b, ref_b = split_target(second)
+    before, _ = read_version(client, name_a, ref_a)
+    after, _ = read_version(client, name_b, ref_b)
+    changes = version_diff(before.raw, after.raw)
+    left, right = f"{name_a}@{ref_a}", f"{name_b}@{ref_b}"
+
+    def shown(field: str, value: Any) -> str:
+        if value is None:
+            return "(none)"
+        if field == "size":
+            return f"{size(value)} ({value} bytes)"
+        if field == "sha256" and not MODE.text:
+            return short(value)
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+    def report() -> str | None:
+        lines = [] if MODE.text else [f"{left} (version {before.version}) -> {right} (version {after.version})"]
+        if not changes:
+            if not MODE.text:
+                lines.append("no differences in size, sha256, content type, metadata, tags or attestations")
+            return "\n".join(lines) or None
+        rows = [[c["field"], shown(c["field"], c["from"]), shown(c["field"], c["to"])] for c in changes]
+        return "\n".join([*lines, table(["FIELD", left, right], rows)])
+
+    return Result({"from": before.raw, "to": after.raw, "changes": changes}, report)
+
+
+def cmd_show(args: argparse.Namespace, client: Client) -> Result:
+    name, ref = split_ref(args.target, default=None)
+    if ref is not None:
+        return _show_version(client, name, ref)
+    summary = client.get_artifact(name)
+    aliases: list[Alias] = list(client.iter_aliases(name)) if summary.counts.aliases else []
+
+    def report() -> str:
+        counts = summary.counts
+        deleted = f" (+{counts.deleted_versions} deleted)" if counts.deleted_versions else ""
+        lines = [
+            fields(
+                [
+                    ("name", summary.name),
+                    ("link to", summary.link),
+                    ("description", summary.description),
+                    ("tags", tags_text(summary.tags)),
+                    ("newest version", summary.newest_version or "none published"),
+                    ("versions", f"{counts.versions}{deleted}"),
+                    ("aliases", counts.aliases),
+                    ("created", summary.created_at),
+                    ("updated", summary.updated_at),
+                ]
+            ),
+            "\nLATEST (working copy)",
+            indent(version_fields(summary.latest, skip_name=True)),
+        ]
+        if aliases:
+            lines += ["", alias_table(aliases)]
+        return "\n".join(lines)
+
+    return Result({**summary.raw, "aliases": [a.raw for a in aliases]}, report)
+
+
+def _show_version(client: Client, name: str, ref: str) -> Result:
+    version, alias = read_version(client, name, ref)
+
+    def report() -> str:
+        lines = []
+        if alias:
+            lines.append(f"{alias.alias} -> {target(alias.version)}{canary(alias)} (revision {alias.revision})")
+        if version.via:
+            lines.append(f"{version.via} is a link to {version.name}")
+        split = canaries(client, name) if version.aliases and isinstance(version.version, int) else {}
+        lines.append(version_fields(version, split=split))
+        return "\n".join(lines)
+
+    return Result({**version.raw, "alias": alias.raw} if alias else version.raw, report)
+
+
+def version_fields(version: Version, *, skip_name: bool = False, split: dict[str, Alias] | None = None) -> str:
+    metadata = ", ".join(f"{k}={v}" for k, v in sorted(version.metadata.items()))
+    aliases = ", ".join(alias_mark(a, version.version, split or {}) for a in version.aliases)
+    return fields(
+        [
+            ("name", None if skip_name else version.name),
+            ("version", None if skip_name else version.version),
+            ("size", None if version.size is None else f"{size(version.size)} ({version.size} bytes)"),
+            ("sha256", version.sha256),
+            ("content type", version.content_type),
+            ("metadata", metadata),
+            ("tags", tags_text(version.tags)),
+            ("attestations", _attestations_text(version.raw.get("attestations"))),
+            ("created", version.created_at),
+            ("updated", version.updated_at),
+            ("aliases", aliases),
+            ("deleted", version.deleted_at if version.deleted else None),
+        ]
+    )
+
+
+def _attestations_text(attestations: Any) -> str | None:
+    """Attestations when the version answer carries them (a list of objects, or of names)."""
+    if not attestations:
+        return None
+    if isinstance(attestations, list):
+        return ", ".join(
+            str(a.get("type") or a.get("name") or json.dumps(a, sort_keys=True)) if isinstance(a, dict) else str(a)
+            for a in attestations
+        )
+    return json.dumps(attestations, sort_keys=True)
+
+
+def cmd_delete(args: argparse.Namespace, client: Client) -> Result:
+    version = client.delete_version(args.name, args.version)
+    return _reported(args, version, "deleted (restore brings it back)")
+
+
+def cmd_restore(args: argparse.Namespace, client: Client) -> Result:
+    version = client.restore_version(args.name, args.version)
+    return _reported(args, version, "restored")
+
+
+def _reported(args: argparse.Namespace, version: Version, what: str) -> Result:
+    return Result(version.raw, f"{args.name}: version {version.version} {what}")
+
+
+def register(commands: Commands) -> None:
+    p = commands.add("versions", cmd_versions, "list the versions of NAME, newest first")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--all", action="store_true", help="include deleted versions")
+    p.add_argument("--asc", action="store_true", help="oldest first")
+    p.add_argument("--limit", type=limit_arg, help="show at most this many (1 or more)")
+    p.add_argument(
+        "--tag",
+        metavar="KEY=VALUE",
+        type=tag_filter_arg,
+        action="append",
+        help="only versions with this tag; repeatable (AND)",
+    )
+    p.add_argument("--sha256", metavar="HEX", type=sha256_arg, help="only versions with this content")
+    p.add_argument("--since", metavar="TIME", type=time_arg, help="only versions created after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", type=time_arg, help="only versions created before TIME (ISO 8601)")
+
+    p = commands.add("show", cmd_show, "summary of NAME, or one version: NAME@REF")
+    p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
+
+    p = commands.add("diff", cmd_diff, "what changed between two versions: NAME@A NAME@B (or NAME@A @B)")
+    p.add_argument("before", metavar="NAME@A", help=REF_HELP)
+    p.add_argument("after", metavar="NAME@B", help="the other version; @B for the same name")
+
+    p = commands.add("delete", cmd_delete, "soft-delete a version (refused while an alias points at it)")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("version", metavar="VERSION", type=version_arg)
+
+    p = commands.add("restore", cmd_restore, "restore a soft-deleted version")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("version", metavar="VERSION", type=version_arg)
