@@ -257,8 +257,11 @@ def world() -> Iterator[World]:
         with mock_aws():
             import boto3
 
+            from local.services import create_signing_key
+
             boto3.client("dynamodb").create_table(**create_table_request(ARCA_TABLE, stream=False))
             boto3.client("s3").create_bucket(Bucket=ARCA_BUCKET)
+            os.environ["ARCA_SIGNING_KEY_ARN"] = create_signing_key(boto3.client("kms"))  # the stage's key, in moto
             wiring.reset()
             try:
                 yield World(ArcaSide(), VersionedSide())

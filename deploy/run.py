@@ -7,9 +7,10 @@
 3. The layer is published, then the project's own `npx cdk bootstrap` and `npx cdk deploy --all`, with
    `-c powertools_layer_arn=<that layer>`.
 4. Every resource of every template in the cloud assembly must have reached CREATE_COMPLETE.
-5. The `arca` CLI drives the deployed API: publish (presigned upload), resolve, download (sha256 verified),
-   an alias move, a rollout to `completed` through the state machine, the event feed; and the events the
-   stream consumer put on the bus reach a queue subscribed to it.
+5. The `arca` CLI drives the deployed API: publish (presigned upload, signed by the stage's KMS key), resolve,
+   download (sha256 verified, then the signature with `--verify`), an attestation, an alias move, a rollout to
+   `completed` through the state machine, the event feed; and the events the stream consumer put on the bus reach
+   a queue subscribed to it.
 
 Every process started here is stopped at the end whatever happened (each command in a process group of its
 own; LocalStack with its whole process tree). Exits non-zero on the first failed check, naming it; the logs of
@@ -473,6 +474,14 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     arca("download", f"{NAME}@2", "-o", str(target), json_output=False)
     expect(target.read_bytes() == second.read_bytes(), "downloaded bytes differ from version 2")
     proved.append("download: version 2, sha256 verified by the client")
+
+    verified = work / "verified.bin"
+    arca("download", f"{NAME}@2", "--verify", "-o", str(verified), json_output=False)
+    expect(verified.read_bytes() == second.read_bytes(), "the verified download differs from version 2")
+    expect(json.loads(v2["manifest"])["sha256"] == v2["sha256"], "version 2's signed manifest names other bytes")
+    attested = arca("attest", f"{NAME}@2", "test-report", "--content", '{"passed": 12}')
+    expect(arca("show", f"{NAME}@2")["attestations"] == ["test-report"], f"attestation not on version 2: {attested}")
+    proved.append("signing: version 2 signed by the stage's KMS key, verified by the client; an attestation added")
 
     arca("alias", "set", NAME, "staging", "1")
     moved = arca("alias", "set", NAME, "staging", "2", "--expect-version", "1", "--reason", "deploy check")

@@ -45,14 +45,15 @@ def _under(prefix: str, method: str, suffixes: tuple[str, ...]) -> Grant:
 
 def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
     """Every read of the names under `prefix` (summary, versions, aliases, history, resolve, content), through
-    links under it too; `/health` and `/openapi.json`; `GET /artifacts` (every name) only with `list_names`."""
+    links under it too; `/health`, `/openapi.json` and `/signing-key` (to verify what it reads); `GET /artifacts`
+    (every name) only with `list_names`."""
     grant = [("GET", f"artifacts/{check_prefix(prefix)}"), ("GET", f"artifacts/{prefix}/*")]
-    grant += [("GET", "health"), ("GET", "openapi.json")]
+    grant += [("GET", "health"), ("GET", "openapi.json"), ("GET", "signing-key")]
     return grant + ([("GET", "artifacts")] if list_names else [])
 
 
 def publisher_paths(prefix: str) -> Grant:
-    """Uploads, LATEST, publishing, tags, version delete/restore, prune and purge under `prefix`.
+    """Uploads, LATEST, publishing, attestations, tags, version delete/restore, prune and purge under `prefix`.
 
     Purge of a name below the prefix is `DELETE artifacts/<prefix>/*`, which IAM cannot tell from the other
     deletes under it: a publisher may also delete aliases and links there (removing, never exposing). It
@@ -61,7 +62,18 @@ def publisher_paths(prefix: str) -> Grant:
     declared, bytes a reader would already need to hold.
     """
     return [
-        *_under(prefix, "POST", ("/uploads", "/uploads/*/complete", "/versions", "/versions/*/restore", "/prune")),
+        *_under(
+            prefix,
+            "POST",
+            (
+                "/uploads",
+                "/uploads/*/complete",
+                "/versions",
+                "/versions/*/restore",
+                "/versions/*/attestations",
+                "/prune",
+            ),
+        ),
         *_under(prefix, "PUT", ("/latest",)),
         # Tags and description: the artifact's own, and its versions' (the only PATCH routes).
         ("PATCH", f"artifacts/{prefix}"),

@@ -71,6 +71,8 @@ class FunctionSpec:
     reserved_concurrency: int | None = None
     # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
     alarm_actions: tuple[str, ...] = ()
+    # Actions on the stage's signing key alone (the key's ARN; the function then gets ARCA_SIGNING_KEY_ARN).
+    key_actions: tuple[str, ...] = ()
     # Served behind the API: a candidate for SnapStart (`Functions(snap_start=True)`), invoked through an alias.
     api: bool = False
 
@@ -146,6 +148,8 @@ SPECS = (
         ),
         # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
         bucket_actions=("s3:ListBucket",),
+        # Publishing signs each version's manifest; no other function can sign.
+        key_actions=("kms:Sign",),
         reserved_concurrency=20,
     ),
     FunctionSpec(
@@ -166,6 +170,8 @@ SPECS = (
         index_actions=("dynamodb:Query",),
         # A presigned GET carries the signer's permissions: resolve may read objects and nothing more.
         object_actions=("s3:GetObject",),
+        # GET /signing-key shows the public half of the stage's key.
+        key_actions=("kms:GetPublicKey",),
         reserved_concurrency=100,
     ),
     # The rollout driver: one step of a rollout per invocation, by the rollout state machine (infra/rollouts.py).
@@ -221,8 +227,10 @@ class Functions(Construct):
         snap_start: bool = False,
         specs: Iterable[FunctionSpec] = SPECS,
         code_dir: Path = ASSET_DIR,
+        signing_key_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        self._signing_key_arn = signing_key_arn
         self._reserve_concurrency = reserve_concurrency
         self._table = table
         self._bucket = bucket
@@ -292,6 +300,9 @@ class Functions(Construct):
             role.add_to_policy(
                 iam.PolicyStatement(actions=list(spec.bucket_actions), resources=[self._bucket.bucket_arn])
             )
+        signing = bool(spec.key_actions and self._signing_key_arn)
+        if signing:
+            role.add_to_policy(iam.PolicyStatement(actions=list(spec.key_actions), resources=[self._signing_key_arn]))
         if spec.alarm_actions:
             stack = Stack.of(self)
             alarms = stack.format_arn(service="cloudwatch", resource="alarm", resource_name="*", arn_format=COLON)
@@ -326,6 +337,7 @@ class Functions(Construct):
                 "ARCA_BUCKET_NAME": self._bucket.bucket_name,
                 "ARCA_DOWNLOAD_URL_TTL": str(URL_TTL_SECONDS),
                 "ARCA_UPLOAD_URL_TTL": str(URL_TTL_SECONDS),
+                **({"ARCA_SIGNING_KEY_ARN": str(self._signing_key_arn)} if signing else {}),
             },
         )
         if self._snap_start and spec.api:

@@ -4,8 +4,8 @@ makes against them; local mode installs no CDK, so it cannot synthesize).
 
 The template's ARNs are CloudFormation expressions; each becomes a string with placeholders that local/iam.py
 resolves to the names it runs with: `${Partition}`, `${Region}`, `${AccountId}`, `${TableName}`, `${BucketName}`,
-`${EventBusArn}`, `${RolloutStateMachineArn}`. Anything else (log groups, the stream, the driver function) becomes
-`${Unresolved:…}`, which matches nothing locally: the functions make no such call themselves.
+`${EventBusArn}`, `${RolloutStateMachineArn}`, `${SigningKeyArn}`. Anything else (log groups, the stream, the driver
+function) becomes `${Unresolved:…}`, which matches nothing locally: the functions make no such call themselves.
 An infra test fails when the committed file is not what the template says now.
 """
 
@@ -96,7 +96,12 @@ def document(template: dict[str, Any]) -> str:
     from infra.storage import StorageParameters
 
     stage = StorageParameters.for_stage("dev")
-    parameters = {stage.table_name: "TableName", stage.bucket_name: "BucketName", stage.stream_arn: "TableStreamArn"}
+    parameters = {
+        stage.table_name: "TableName",
+        stage.bucket_name: "BucketName",
+        stage.stream_arn: "TableStreamArn",
+        stage.signing_key_arn: "SigningKeyArn",
+    }
     body = {
         "generated_by": "make policies (python -m infra.policies) from the dev service stack: do not edit",
         "functions": function_policies(template, parameters),

@@ -126,6 +126,7 @@ class ServiceStack(Stack):
             snap_start=snap_start,
             specs=specs,
             code_dir=code_dir,
+            signing_key_arn=ssm.StringParameter.value_for_string_parameter(self, parameters.signing_key_arn),
         )
         missing = set(FUNCTIONS) - set(self.functions.by_name)
         if missing:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions
@@ -113,6 +114,16 @@ class Storage(Construct):
             lifecycle_rules=_lifecycle_rules(retain),
             removal_policy=removal_policy,
         )
+        # The stage's signing key (docs/decisions.md): versions are signed with it, so it lives and goes with the
+        # data. Asymmetric keys cannot rotate automatically: a new key is a new stage key that clients re-pin.
+        self.signing_key = kms.Key(
+            self,
+            "SigningKey",
+            key_spec=kms.KeySpec.ECC_NIST_P256,
+            key_usage=kms.KeyUsage.SIGN_VERIFY,
+            description="Arca: signs the manifest of every version published (ECDSA SHA-256)",
+            removal_policy=removal_policy,
+        )
         NagSuppressions.add_resource_suppressions(
             self.bucket,
             [
@@ -138,12 +149,16 @@ class StorageParameters:
     table_name: str
     bucket_name: str
     stream_arn: str
+    signing_key_arn: str
 
     @classmethod
     def for_stage(cls, stage: str) -> StorageParameters:
         prefix = f"/arca/{stage}/storage"
         return cls(
-            table_name=f"{prefix}/table-name", bucket_name=f"{prefix}/bucket-name", stream_arn=f"{prefix}/stream-arn"
+            table_name=f"{prefix}/table-name",
+            bucket_name=f"{prefix}/bucket-name",
+            stream_arn=f"{prefix}/stream-arn",
+            signing_key_arn=f"{prefix}/signing-key-arn",
         )
 
     def publish(self, scope: Construct, storage: Storage) -> None:
@@ -152,6 +167,7 @@ class StorageParameters:
             ("TableNameParameter", self.table_name, storage.table.table_name),
             ("BucketNameParameter", self.bucket_name, storage.bucket.bucket_name),
             ("StreamArnParameter", self.stream_arn, str(storage.table.table_stream_arn)),
+            ("SigningKeyArnParameter", self.signing_key_arn, storage.signing_key.key_arn),
         ):
             ssm.StringParameter(
                 scope,

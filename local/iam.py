@@ -158,6 +158,7 @@ class Names:
     account: str = LOCAL_ACCOUNT
     event_bus: str | None = None
     state_machine_arn: str | None = None
+    signing_key_arn: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] = os.environ) -> Names:
@@ -167,6 +168,7 @@ class Names:
             region=environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
             event_bus=environ.get("ARCA_EVENT_BUS_NAME") or None,
             state_machine_arn=environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
+            signing_key_arn=environ.get("ARCA_SIGNING_KEY_ARN") or None,
         )
 
     def placeholders(self) -> dict[str, str]:
@@ -181,6 +183,7 @@ class Names:
             "BucketName": self.bucket,
             "EventBusArn": bus,
             "RolloutStateMachineArn": self.state_machine_arn or missing,
+            "SigningKeyArn": self.signing_key_arn or missing,
         }
 
     def table_arn(self, table: str) -> str:
@@ -372,6 +375,17 @@ def _cloudwatch(operation: str, params: Mapping[str, Any], names: Names) -> list
     return [Request("cloudwatch:DescribeAlarms", prefix + name) for name in params.get("AlarmNames") or ["*"]]
 
 
+_KMS_ACTIONS = frozenset({"Sign", "GetPublicKey"})
+
+
+def _kms(operation: str, params: Mapping[str, Any], names: Names) -> list[Request]:
+    if operation not in _KMS_ACTIONS:
+        raise UnmappedCallError(f"no IAM mapping for KMS {operation}: add one to local/iam.py")
+    key = str(params["KeyId"])
+    arn = key if key.startswith("arn:") else f"arn:aws:kms:{names.region}:{names.account}:key/{key}"
+    return [Request(f"kms:{operation}", arn)]
+
+
 # botocore's service ids (hyphenated) -> the mapping of their calls.
 _SERVICES: dict[str, Callable[[str, Mapping[str, Any], Names], list[Request]]] = {
     "dynamodb": _dynamodb,
@@ -379,6 +393,7 @@ _SERVICES: dict[str, Callable[[str, Mapping[str, Any], Names], list[Request]]] =
     "eventbridge": _events,
     "sfn": _states,
     "cloudwatch": _cloudwatch,
+    "kms": _kms,
 }
 
 

@@ -120,6 +120,7 @@ class Services:
     bucket_name: str
     event_bus_name: str = DEFAULT_EVENT_BUS
     events_queue_name: str = DEFAULT_EVENTS_QUEUE
+    signing_key_arn: str = ""
 
     def env(self) -> dict[str, str]:
         """What the handlers read: arca.settings, boto3's per-service endpoints, Powertools."""
@@ -132,6 +133,9 @@ class Services:
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
             # moto serves every service on one port: the rollout driver reads its alarms from CloudWatch there.
             "AWS_ENDPOINT_URL_CLOUDWATCH": self.s3_endpoint,
+            # The stage's signing key: an ECC_NIST_P256 key in moto's KMS, made once per server (create_signing_key).
+            "AWS_ENDPOINT_URL_KMS": self.s3_endpoint,
+            "ARCA_SIGNING_KEY_ARN": self.signing_key_arn,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **FAKE_CREDENTIALS,
@@ -352,6 +356,18 @@ def create_event_bus(services: Services) -> None:
     events.put_targets(Rule=rule, EventBusName=services.event_bus_name, Targets=[{"Id": "queue", "Arn": queue_arn}])
 
 
+def create_signing_key(kms: Any) -> str:
+    """The stage's signing key, as the storage stack makes it on AWS (an asymmetric ECC_NIST_P256 key); its ARN.
+
+    moto's KMS signs with it as KMS does (ECDSA SHA-256, DER signatures): local mode runs the same code path, and
+    the IAM check sees the same `kms:Sign`. The key lives as long as the server, as the data does.
+    """
+    metadata = kms.create_key(
+        KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY", Description="Arca local: signs published versions"
+    )["KeyMetadata"]
+    return str(metadata["Arn"])
+
+
 @contextlib.contextmanager
 def running_services(
     table_name: str = DEFAULT_TABLE,
@@ -375,7 +391,13 @@ def running_services(
         stack.callback(moto.stop)
         moto.start()
 
-        services = Services(dynamodb_local.endpoint, moto.endpoint, table_name, bucket_name)
+        services = Services(
+            dynamodb_local.endpoint,
+            moto.endpoint,
+            table_name,
+            bucket_name,
+            signing_key_arn=create_signing_key(client("kms", moto.endpoint)),
+        )
         stack.enter_context(patched_environ(services.env(), _UNSET))
         client("s3", services.s3_endpoint).create_bucket(Bucket=bucket_name)
         create_event_bus(services)

@@ -24,6 +24,7 @@ from arca_client import output
 from arca_client._version import __version__
 from arca_client.commands import (
     aliases,
+    attestations,
     completion,
     console,
     events,
@@ -43,6 +44,7 @@ from arca_client.errors import ArcaError, ConflictError, NotFoundError, Precondi
 from arca_client.output import OUTPUTS, table
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
+from arca_client.verify import VerificationError
 
 __all__ = [
     "EXIT_CODES",
@@ -65,6 +67,7 @@ GROUPS: tuple[ModuleType, ...] = (
     links,
     tags,
     events,
+    attestations,
     aliases,
     guards,
     rollouts,
@@ -78,6 +81,7 @@ EXIT_USAGE = 1
 EXIT_NOT_FOUND = 2
 EXIT_CONFLICT = 3
 EXIT_ERROR = 4
+EXIT_UNVERIFIED = 5
 EXIT_INTERRUPTED = 130
 
 # The one exit-code table: `arca --help` prints it, docs/cli.md carries it word for word (a test compares them),
@@ -100,6 +104,11 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (
         EXIT_ERROR,
         "any other error: network, credentials, throttling after retries, server error, checksum mismatch",
+    ),
+    (
+        EXIT_UNVERIFIED,
+        "not verified (download --verify): the stage's signing key is not the one pinned, the signature does not "
+        "verify, or the version is unsigned; nothing was written",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
@@ -264,6 +273,8 @@ def default_client(args: argparse.Namespace) -> Client:
 
 def exit_code(error: ArcaError) -> int:
     """The exit code of an error, as EXIT_TABLE states it: by HTTP status (the error's class)."""
+    if isinstance(error, VerificationError):
+        return EXIT_UNVERIFIED
     if isinstance(error, ValidationError | ConfigError):
         return EXIT_USAGE
     if isinstance(error, NotFoundError):

@@ -19,6 +19,7 @@ from arca_client._version import __version__
 from arca_client.calls.aliases import AliasCalls
 from arca_client.calls.artifacts import UNSET as UNSET
 from arca_client.calls.artifacts import ArtifactCalls
+from arca_client.calls.attestations import AttestationCalls
 from arca_client.calls.events import EventCalls
 from arca_client.calls.guards import GuardCalls
 from arca_client.calls.http import LOCAL_USER_HEADER as LOCAL_USER_HEADER
@@ -41,6 +42,7 @@ LOCAL_USER_ENV = "ARCA_LOCAL_USER"
 
 
 class Client(
+    AttestationCalls,
     TransferCalls,
     UploadCalls,
     ArtifactCalls,

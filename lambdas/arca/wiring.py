@@ -18,7 +18,9 @@ from arca.services.retry import Policy
 from arca.settings import settings
 
 if TYPE_CHECKING:
+    from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
+    from arca.services.attestations import Attesting
     from arca.services.events import Announcer, Events
     from arca.services.guards import Guards
     from arca.services.links import Links
@@ -81,10 +83,25 @@ class Services:
         self.reading = Reading(self.repository, self.blobs)
 
     @cached_property
+    def signer(self) -> Signer | None:
+        """The stage's KMS key; None where none is configured (publishing then refuses to run)."""
+        from arca.adapters.signing import KmsSigner
+
+        arn = settings().signing_key_arn
+        return KmsSigner(lambda: client("kms"), arn) if arn else None
+
+    @cached_property
+    def attesting(self) -> Attesting:
+        from arca.adapters.store.attestations import Attestations
+        from arca.services.attestations import Attesting
+
+        return Attesting(Attestations(self.repository), self.blobs, self.reading, self.policy)
+
+    @cached_property
     def publishing(self) -> Publishing:
         from arca.services.publishing import Publishing
 
-        return Publishing(self.repository, self.blobs, self.reading, self.policy)
+        return Publishing(self.repository, self.blobs, self.reading, self.policy, self.signer)
 
     @cached_property
     def uploads(self) -> Uploads:
@@ -203,6 +220,14 @@ def searching() -> Searching:
 
 def events() -> Events:
     return services().events
+
+
+def attesting() -> Attesting:
+    return services().attesting
+
+
+def signer() -> Signer | None:
+    return services().signer
 
 
 @cache

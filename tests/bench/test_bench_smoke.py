@@ -58,6 +58,11 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
     versioned = outcome.results["publish.big"].versioned
     assert versioned is not None
     assert versioned.count("S3", "CopyObject") == (1, 1)
+    # signing costs one KMS Sign more than the same publish unsigned, and resolve still reads one item
+    signed, unsigned = outcome.results["publish.signed"].arca, outcome.results["publish.unsigned"].arca
+    assert signed is not None and unsigned is not None
+    assert (signed.count("KMS", "Sign"), unsigned.count("KMS", "Sign")) == ((1, 1), (0, 0))
+    assert signed.count("DynamoDB", "TransactWriteItems") == unsigned.count("DynamoDB", "TransactWriteItems") == (1, 1)
     # a read through a link: one call more than the direct one, an alias in two single-item reads
     direct, linked = outcome.results["resolve.alias"].arca, outcome.results["resolve.alias.link"].arca
     assert direct is not None and linked is not None

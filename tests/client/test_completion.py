@@ -91,6 +91,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "tag",
                 "search",
                 "events",
+                "attest",
+                "attestations",
                 "alias",
                 "promote",
                 "approve",

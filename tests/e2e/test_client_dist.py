@@ -77,6 +77,7 @@ def test_the_wheel_carries_every_file_of_the_package(installed: Installed) -> No
     assert [re.split(r"[\s<>=!~;,(]", r.removeprefix("Requires-Dist: "))[0] for r in requires] == [
         "requests",
         "botocore",
+        "cryptography",
     ]
     assert installed.wheel.name.startswith("arca_client-")
 

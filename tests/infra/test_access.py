@@ -65,6 +65,7 @@ def test_reader_grant_is_every_get_under_the_prefix_and_no_registry_wide_route(g
             f"{API}/GET/artifacts/team-a/*",
             f"{API}/GET/health",
             f"{API}/GET/openapi.json",
+            f"{API}/GET/signing-key",
         ]
     )
 
@@ -77,6 +78,7 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
         ("POST", "uploads/*/complete"),
         ("POST", "versions"),
         ("POST", "versions/*/restore"),
+        ("POST", "versions/*/attestations"),
         ("POST", "prune"),
         ("PUT", "latest"),
     ):

@@ -124,11 +124,12 @@ OBJECT_ACTIONS = {
 BUCKET_ACTIONS = {"publish": {"s3:ListBucket"}, "alias": set(), "resolve": set(), "rollout": set()}
 # Beyond the table and the bucket: the alias function starts rollout executions, the driver reads alarms.
 OTHER_ACTIONS: dict[str, set[str]] = {
-    "publish": set(),
+    "publish": {"kms:Sign"},
     "alias": {"states:StartExecution"},
-    "resolve": set(),
+    "resolve": {"kms:GetPublicKey"},
     "rollout": {"cloudwatch:DescribeAlarms"},
 }
+SIGNING_FUNCTIONS = ("publish", "resolve")
 # The functions behind the API, and the rollout driver (invoked by its state machine only).
 ALL_FUNCTIONS = (*FUNCTIONS, "rollout")
 # Added by tracing and by the function's own log group.
@@ -379,7 +380,46 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
         "ARCA_DOWNLOAD_URL_TTL": "900",
         "ARCA_UPLOAD_URL_TTL": "900",
         **({"ARCA_ROLLOUT_STATE_MACHINE_ARN": {"Ref": _state_machine(template)}} if name == "alias" else {}),
+        **({"ARCA_SIGNING_KEY_ARN": {"Ref": _signing_key_ref(template)}} if name in SIGNING_FUNCTIONS else {}),
     }
+
+
+def _signing_key_ref(template: dict[str, Any]) -> str:
+    return _ssm_parameter(template, StorageParameters.for_stage("dev").signing_key_arn)
+
+
+def test_only_publish_signs_and_only_resolve_reads_the_public_key(template: dict[str, Any]) -> None:
+    # Given the dev service template
+    functions = _functions_by_name(template)
+    # When the KMS grants of every function's role are read
+    found = {
+        name: {(action, resource) for action, resource in _grants(template, function_id) if action.startswith("kms:")}
+        for name, function_id in functions.items()
+    }
+    # Then publish may sign and resolve may read the public key, on the stage's signing key alone; nobody else
+    key = json.dumps({"Ref": _signing_key_ref(template)}, sort_keys=True)
+    assert found["publish"] == {("kms:Sign", key)}
+    assert found["resolve"] == {("kms:GetPublicKey", key)}
+    assert all(not grants for name, grants in found.items() if name not in SIGNING_FUNCTIONS)
+
+
+@pytest.mark.parametrize(("stage", "policy"), [("prod", "Retain"), ("dev", "Delete")])
+def test_the_signing_key_is_an_asymmetric_p256_key_kept_with_the_data(stage: str, policy: str) -> None:
+    # Given the storage stack of a stage
+    template = _synth(stage).storage
+    # When its KMS key is read
+    key_id, key = _only(template, "AWS::KMS::Key")
+    # Then it signs and verifies with ECC NIST P-256, goes only with the table and the bucket, and its ARN is
+    # published for the service stack
+    assert key["Properties"]["KeySpec"] == "ECC_NIST_P256"
+    assert key["Properties"]["KeyUsage"] == "SIGN_VERIFY"
+    assert (key["DeletionPolicy"], key["UpdateReplacePolicy"]) == (policy, policy)
+    parameters = [p["Properties"] for p in _resources(template, "AWS::SSM::Parameter").values()]
+    assert {
+        "Type": "String",
+        "Name": f"/arca/{stage}/storage/signing-key-arn",
+        "Value": {"Fn::GetAtt": [key_id, "Arn"]},
+    } in [{k: p[k] for k in ("Type", "Name", "Value")} for p in parameters]
 
 
 def test_powertools_layer_is_the_public_one_of_the_pinned_version(template: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from infra.stack import add_stage, service_stack_name, storage_stack_name
 from infra.storage import StorageParameters
 from tests.infra import stages
 
-DATA_TYPES = {"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::S3::BucketPolicy"}
+DATA_TYPES = {"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::S3::BucketPolicy", "AWS::KMS::Key"}
 # Cross-stack mechanisms that would make the storage stack's update depend on its consumers.
 CROSS_STACK_FUNCTIONS = ("Fn::ImportValue", "Fn::GetStackOutput")
 
@@ -86,6 +86,7 @@ def test_the_service_reads_the_names_the_storage_stack_publishes(stage: str) -> 
     names = StorageParameters.for_stage(stage)
     table_id = next(k for k, v in synthesized.storage["Resources"].items() if v["Type"] == "AWS::DynamoDB::Table")
     bucket_id = next(k for k, v in synthesized.storage["Resources"].items() if v["Type"] == "AWS::S3::Bucket")
+    key_id = next(k for k, v in synthesized.storage["Resources"].items() if v["Type"] == "AWS::KMS::Key")
     # When the storage stack's SSM parameters and the service stack's SSM-typed template parameters are read
     published = {
         parameter["Properties"]["Name"]: parameter["Properties"]["Value"]
@@ -97,11 +98,13 @@ def test_the_service_reads_the_names_the_storage_stack_publishes(stage: str) -> 
         for parameter in synthesized.service["Parameters"].values()
         if parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
     }
-    # Then storage writes the table's and the bucket's names and the stream's ARN, and service reads exactly those
+    # Then storage writes the table's and the bucket's names, the stream's and the signing key's ARNs, and service
+    # reads exactly those
     assert published == {
         names.table_name: {"Ref": table_id},
         names.bucket_name: {"Ref": bucket_id},
         names.stream_arn: {"Fn::GetAtt": [table_id, "StreamArn"]},
+        names.signing_key_arn: {"Fn::GetAtt": [key_id, "Arn"]},
     }
     assert set(published) <= read
     assert all(name.startswith(f"/arca/{stage}/") for name in published)

@@ -13,6 +13,7 @@ from moto import mock_aws
 from arca import wiring
 from infra.schema import create_table_request
 from local import iam, s3_checks
+from local.services import create_signing_key
 from tests.helpers import FAKE_AWS_ENV, HandlerApi
 
 TABLE = "arca-test"
@@ -31,6 +32,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         dynamodb.create_table(**create_table_request(TABLE, stream=False))  # nothing reads moto's stream
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET)
+        monkeypatch.setenv("ARCA_SIGNING_KEY_ARN", create_signing_key(boto3.client("kms")))
         # Every call of the functions' clients is authorised by the calling function's role (local/iam.py).
         with iam.checking() as checker:
             yield SimpleNamespace(dynamodb=dynamodb, s3=s3, table=TABLE, bucket=BUCKET, iam=checker)

@@ -200,6 +200,32 @@ CASES += [
     ("GET", path, None, {**(query or {}), "next_token": token}, 400, "next_token")
     for path, query, token in REFUSED_KEYS
 ]
+# Attestations: a type and either inline content (a JSON object) or a reference to an uploaded blob.
+ATTESTATIONS = "/artifacts/app/versions/1/attestations"
+CASES += [
+    ("POST", ATTESTATIONS, {"content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "Upper", "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "t" * 65, "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": "text"}, None, 400, "content"),
+    ("POST", ATTESTATIONS, {"type": "sbom"}, None, 400, "body"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD}, None, 400, "body"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {}, "sha256": GOOD, "size": 6}, None, 400, "body"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "sha256": "XYZ", "size": 6}, None, 400, "sha256"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD, "size": -1}, None, 400, "size"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD, "size": 6, "media_type": "nope"}, None, 400, "media_type"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {}, "extra": 1}, None, 400, "extra"),
+    ("POST", ATTESTATIONS, "{not json", None, 400, "body"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {"x": "a\ud800"}}, None, 400, "content"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {"\udfff": 1}}, None, 400, "content"),
+    ("POST", ATTESTATIONS, {"type": "sbom", "content": {"x": "a" * 262144}}, None, 413, "content"),
+    ("POST", "/artifacts/app/versions/0/attestations", {"type": "sbom", "content": {}}, None, 400, "version"),
+    ("POST", "/artifacts/Bad/versions/1/attestations", {"type": "sbom", "content": {}}, None, 400, "name"),
+    ("GET", ATTESTATIONS, None, {"type": "Bad Type"}, 400, "type"),
+    ("GET", ATTESTATIONS, None, {"limit": "0"}, 400, "limit"),
+    ("GET", ATTESTATIONS, None, {"next_token": FORGED}, 400, "next_token"),
+    ("GET", f"{ATTESTATIONS}/xyz", None, None, 400, "attestation_id"),
+    ("GET", "/artifacts/app/versions/LATEST/attestations", None, None, 400, "version"),
+]
 # Links: the body's target is a name like any other; the link's own name is a path name. An artifact cannot
 # become a link (409 naming it) and a link cannot point at a missing artifact (404 naming the target).
 CASES += [

@@ -26,6 +26,7 @@ from typing import IO, Any
 import requests
 
 from arca_client import transfer
+from arca_client import verify as signing
 from arca_client.calls.http import artifact_path, iso
 from arca_client.calls.uploads import UploadCalls
 from arca_client.calls.versions import VersionCalls
@@ -193,11 +194,16 @@ class TransferCalls(UploadCalls, VersionCalls):
         progress: ProgressFn | None = None,
         overwrite: bool = True,
         parallel: int = transfer.DEFAULT_PARALLEL,
+        verify: bool = False,
     ) -> Downloaded:
         """Resolve `ref` and download it to `dest`, verifying size and sha256.
 
         Multipart content saved to a path comes down in part-aligned ranges, `parallel` at a time, each part
         checked as it arrives, into a partial file beside `dest` that a rerun resumes.
+
+        With `verify`, the version's signature is checked first against the endpoint's pinned key (pinned on
+        first use) and its signed manifest must name the bytes (`verify_resolution`): a VerificationError, and
+        nothing downloaded, when it does not.
 
         `dest` is a path, a directory or a binary file object; without one (or in a directory) the file is named
         by `download_filename`. A path is written through a temporary file in the same directory and renamed
@@ -208,7 +214,25 @@ class TransferCalls(UploadCalls, VersionCalls):
         if isinstance(dest, str | os.PathLike):
             _check_destination(dest)  # before any request: a typo in a path fails at once
         resolution = self.resolve(name, ref, routing_key=routing_key)
+        if verify:
+            self.verify_resolution(resolution)
         return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite, parallel=parallel)
+
+    def signing_key(self) -> str:
+        """The stage's public key (PEM), as the endpoint answers now (not the pinned one)."""
+        data = self._get("/signing-key")
+        if data.get("algorithm") != signing.ALGORITHM:
+            raise signing.VerificationError(
+                f"unknown signing algorithm {data.get('algorithm')!r}", code="BadSigningKey"
+            )
+        return str(data["public_key_pem"])
+
+    def verify_resolution(self, resolution: Resolution, *, pins: Path | None = None) -> dict[str, Any]:
+        """Check a resolve answer's signature against the endpoint's pinned key (pinning it on first use), and
+        that its manifest names the answer's content; the manifest's fields. Raises UnsignedVersionError,
+        SignatureError or SigningKeyChangedError (all `arca_client.verify.VerificationError`)."""
+        pinned = signing.pin(self.endpoint, self.signing_key(), pins)
+        return signing.check(resolution.raw, pinned)
 
     def download_resolved(
         self,

@@ -74,14 +74,22 @@ def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
     bar = progress(args)
     try:
         downloaded = client.download(
-            name, ref, dest, routing_key=args.key, progress=bar, overwrite=args.force, parallel=args.parallel
+            name,
+            ref,
+            dest,
+            routing_key=args.key,
+            progress=bar,
+            overwrite=args.force,
+            parallel=args.parallel,
+            verify=args.verify,
         )
     finally:
         if bar:
             bar.close()
     resolution = downloaded.resolution
     where = "stdout" if to_stdout else downloaded.path
-    report = f"{name}@{ref}: version {resolution.version} ({size(resolution.size)}, sha256 verified) -> {where}"
+    checked = "signature and sha256 verified" if args.verify else "sha256 verified"
+    report = f"{name}@{ref}: version {resolution.version} ({size(resolution.size)}, {checked}) -> {where}"
     if to_stdout:
         # The bytes are stdout, so the report goes to stderr, whatever the output format.
         sys.stdout.flush()
@@ -189,6 +197,11 @@ def register(commands: Commands) -> None:
         default=transfer.DEFAULT_PARALLEL,
         help=f"parts of multipart content fetched at once (default {transfer.DEFAULT_PARALLEL}); an interrupted "
         "download resumes when run again",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
     )
 
     p = commands.add("resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")

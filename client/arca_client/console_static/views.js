@@ -4,6 +4,7 @@
 import { api, ApiError, apiUrl, artifactPath, get, optional } from "./api.js";
 import { diffTable, versionDiff } from "./diff.js";
 import { protectionSection } from "./guards.js";
+import { provenanceSections } from "./signing.js";
 import {
   ago,
   aliasChip,
@@ -458,6 +459,7 @@ export async function versionView({ name, version }) {
     ],
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
+  const provenance = await provenanceSections(name, v);
   return {
     title: `${name} ${vlabel(v.version)}`,
     crumbs: nameCrumbs(name, [vlabel(v.version), href.version(name, v.version)]),
@@ -481,6 +483,7 @@ export async function versionView({ name, version }) {
             : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
         ),
       ),
+      ...provenance,
       v.deleted ? null : downloadSection(name, v.version, Boolean(v.part_count)),
       section(
         "Compare",

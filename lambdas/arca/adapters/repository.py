@@ -11,7 +11,7 @@ services speak only in entities. Conditions and what their failure means:
 - A link is made under its target's LATEST being live (which no link record ever is: it carries `purged`),
   counted there in `link_count`; a plain purge marks only while that count is zero.
 - Every write's transaction carries its events (Put under `attribute_not_exists(pk)`) and moves LATEST's
-  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (_transact_with_events).
+  `last_event` forwards under `last_event < :id`, so event ids sort in commit order (transact_with_events).
 docs/access-patterns.md lists every access pattern.
 """
 
@@ -47,6 +47,7 @@ from arca.domain.errors import (
 )
 from arca.domain.events import Change, next_ids
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
+from arca.domain.signing import Signed
 
 if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
     from arca.adapters.store.guards import Guard
@@ -116,6 +117,8 @@ def latest_entity(item: Item) -> Latest:
         description=item.get("description"),
         tag_rev=int(item.get("tag_rev", 0)),
         last_event=item.get("last_event"),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
     )
 
 
@@ -132,6 +135,8 @@ def version_entity(item: Item) -> Version:
         tags=item.get("tags") or {},
         tag_rev=int(item.get("tag_rev", 0)),
         attestations=sorted(item.get("attestations") or ()),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
     )
 
 
@@ -206,7 +211,7 @@ class Repository:
 
     def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[Alias], str | None]:
         """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.alias_pk(name),
             f"aliases:{name}",
             limit=limit,
@@ -220,7 +225,7 @@ class Repository:
         self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
     ) -> tuple[list[Version], str | None]:
         scope = f"versions:{name}:{'desc' if newest_first else 'asc'}:{include_deleted}"
-        items, next_token = self._page(
+        items, next_token = self.page(
             name,
             scope,
             limit=limit,
@@ -235,7 +240,7 @@ class Repository:
         self, prefix: str, *, limit: int, token: str | None
     ) -> tuple[list[tuple[str, str | None]], str | None]:
         """(name, link target or None) from the flat `__names` partition, begins_with(prefix)."""
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.NAMES_PK, f"artifacts:{prefix}:None", limit=limit, token=token, keep=lambda i: True, sk_prefix=prefix
         )
         return [(i["sk"], i.get("link")) for i in items], next_token
@@ -249,7 +254,7 @@ class Repository:
         A folder row counts its children and is skipped once they are all purged.
         """
         parent = prefix[: prefix.rfind("/") + 1]
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.dir_pk(parent),
             f"artifacts:{prefix}:/",
             limit=limit,
@@ -262,7 +267,7 @@ class Repository:
     def history_page(
         self, name: str, alias: str, *, limit: int, token: str | None
     ) -> tuple[list[AliasRevision], str | None]:
-        items, next_token = self._page(
+        items, next_token = self.page(
             keys.history_pk(name),
             f"history:{name}:{alias}",
             limit=limit,
@@ -346,7 +351,7 @@ class Repository:
                 high = middle - 1
         return found if found is not None else oldest[0]  # `found` is the record of `low` once it moved
 
-    def _page(
+    def page(
         self, pk: str, scope: str, *, limit: int, token: str | None, keep: Callable[[Item], bool], **query: Any
     ) -> tuple[list[Item], str | None]:
         """Up to `limit` kept items of a partition, and an opaque token for the rest (None at the end).
@@ -377,17 +382,21 @@ class Repository:
         *,
         now: str,
         publish_as: int | None = None,
+        signed: Signed | None = None,
         seal: Seal | None = None,
         by: str | None = None,
     ) -> Latest | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
+
+        `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
+        while its bytes stay the newest version's; a LATEST write of other bytes removes it.
 
         A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
         the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
         Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
         purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
         """
-        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as)
+        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
         version: Item | None = None
         if publish_as is not None:
             version = {
@@ -396,6 +405,7 @@ class Repository:
                 **content.model_dump(),
                 "created_at": now,
                 "deleted": False,
+                **_signed_attributes(signed),
                 **keys.version_index_attributes(name, publish_as, content.sha256, now),
                 **keys.version_key(name, publish_as),
             }
@@ -413,6 +423,7 @@ class Repository:
                     "updated_at": now,
                     "rev": seen.rev + 1,
                     "newest_sha256": seen.newest_sha256,
+                    **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
                 }
             )
         writes = self._sealed(seal, written) + writes
@@ -425,7 +436,7 @@ class Repository:
         if publish_as is not None:
             changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
         try:
-            self._transact_with_events(writes, name, changes, by=by, now=now)
+            self.transact_with_events(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
             _raise_if_key_taken(lost)
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
@@ -436,7 +447,14 @@ class Repository:
         return written
 
     def _latest_writes(
-        self, name: str, seen: Latest | None, content: Content, *, now: str, publish_as: int | None
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None,
+        signed: Signed | None = None,
     ) -> list[Write]:
         fields = content.model_dump()
         if seen is not None and seen.link:
@@ -456,6 +474,7 @@ class Repository:
                 "revision_base": seen.revision_base if seen else 0,
                 "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
+                **(_signed_attributes(signed) if publish_as else {}),
                 **keys.latest_key(name),
             }
             # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
@@ -484,16 +503,25 @@ class Repository:
             sets += [f"#{f} = :{f}" for f in fields]
             names.update({f"#{f}": f for f in fields})
             values.update({f":{f}": v for f, v in fields.items()})
+        removes = []
         if publish_as:
             sets += ["newest = :next", "newest_sha256 = :sha"]
             adds.append("version_count :one")
             values.update({":next": publish_as, ":sha": content.sha256})
+            if signed is not None:
+                sets += ["manifest = :manifest", "signature = :signature"]
+                values.update({":manifest": signed.manifest, ":signature": signed.signature})
+            else:
+                removes = ["manifest", "signature"]
+        elif not _same_bytes(seen, content):
+            removes = ["manifest", "signature"]  # LATEST no longer holds the bytes the manifest names
+        remove = f" REMOVE {', '.join(removes)}" if removes else ""
         return [
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update=f"SET {', '.join(sets)} ADD {', '.join(adds)}",
+                update=f"SET {', '.join(sets)}{remove} ADD {', '.join(adds)}",
                 condition=f"{LIVE_LATEST} AND rev = :rev",
                 names=names,
                 values=values,
@@ -511,7 +539,7 @@ class Repository:
         """
         change = Change("version.deleted" if deleted else "version.restored", number)
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._deletion_writes(name, [number], deleted=deleted, now=now), name, [change], by=by, now=now
             )
         except TransactionCancelled as cancelled:
@@ -551,7 +579,7 @@ class Repository:
         """
         changes = [Change("version.deleted", n, detail={"prune": True}) for n in numbers]
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
                 name,
                 changes,
@@ -718,7 +746,7 @@ class Repository:
                 "link_count = :zero "
                 "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
                 "part_size, parts_sha256, "
-                "tags, description, tag_rev "
+                "tags, description, tag_rev, manifest, signature "
                 "ADD rev :one, purges :one",
                 condition="purging = :token",
                 names={"#size": "size"},
@@ -760,7 +788,7 @@ class Repository:
             return events, keys.encode_token({"pk": last["pk"], "sk": last["sk"]}, scope)
         return events, keys.encode_token(page.last_key, scope) if page.last_key else None
 
-    def _transact_with_events(
+    def transact_with_events(
         self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str
     ) -> list[Event]:
         """Commit `writes` (which must include the artifact's LATEST) with one event item per change.
@@ -792,8 +820,6 @@ class Repository:
             self._raise_floor(name, ids[-1])
             return events
         raise ContentionError(f"events of {name!r} kept being overtaken; retry")
-
-    transact_with_events = _transact_with_events  # for the stores of other aggregates (arca.adapters.store)
 
     def _raise_floor(self, name: str, event: str) -> None:
         if len(self._floors) >= MAX_FLOORS and name not in self._floors:
@@ -885,7 +911,7 @@ class Repository:
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
         writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
-            self._transact_with_events(
+            self.transact_with_events(
                 self._sealed(seal, new) + writes + list(also),
                 name,
                 [_alias_change(new, old, action), *announce],
@@ -1066,7 +1092,7 @@ class Repository:
         detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
         change = Change("link.updated", detail=detail)
         try:
-            self._transact_with_events(writes, target, [change], by=by, now=now)
+            self.transact_with_events(writes, target, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             failed = cancelled.failed("link")
             if failed is not None:
@@ -1095,7 +1121,7 @@ class Repository:
         writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
         change = Change("link.deleted", detail={"link": name, "target": seen.link})
         try:
-            self._transact_with_events(writes, seen.link, [change], by=by, now=now)
+            self.transact_with_events(writes, seen.link, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             if cancelled.failed("link") is not None:
                 raise ContentionError(f"link {name!r} changed concurrently") from None
@@ -1222,7 +1248,7 @@ class Repository:
         self, name: str, writes: list[Write], *, what: str, change: Change, by: str | None, now: str
     ) -> None:
         try:
-            self._transact_with_events(writes, name, [change], by=by, now=now)
+            self.transact_with_events(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             artifact = cancelled.failed("artifact")
             version = cancelled.failed("version")
@@ -1311,7 +1337,7 @@ class Repository:
                 forward=forward,
             )
         else:
-            items, next_token = self._page(
+            items, next_token = self.page(
                 name, scope, limit=limit, token=token, keep=keep, sk_between=VERSIONS, forward=forward
             )
         return [version_entity(i) for i in items], next_token
@@ -1636,7 +1662,17 @@ def target_of(source: Latest | Version) -> Target:
         filename=recorded_filename(source.metadata),
         part_size=source.part_size,
         parts_sha256=source.parts_sha256,
+        manifest=source.manifest,
+        signature=source.signature,
     )
+
+
+def _signed_attributes(signed: Signed | None) -> dict[str, str]:
+    return {} if signed is None else {"manifest": signed.manifest, "signature": signed.signature}
+
+
+def _same_bytes(seen: Latest, content: Content) -> bool:
+    return seen.sha256 == content.sha256 and seen.size == content.size
 
 
 def _listing_rows(name: str, *, link: str | None = None) -> list[Write]:

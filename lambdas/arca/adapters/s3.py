@@ -246,6 +246,36 @@ class Blobs:
             ChecksumAlgorithm="SHA256",
         )
 
+    def put(self, key: str, body: bytes, *, content_type: str) -> None:
+        """Store bytes the service itself holds (an inline attestation), with their SHA-256 checksum."""
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType=content_type,
+                ChecksumSHA256=hex_to_b64(hashlib.sha256(body).hexdigest()),
+            )
+        except ClientError as error:
+            raise _translate(error) from error
+
+    def copy(self, source: str, stat: BlobStat, key: str, *, content_type: str) -> None:
+        """A server-side copy of the verified blob `stat` (only if still that ETag) to `key`, without the upload
+        tag (the copy never expires as an upload) and with its own content type. ConflictError(sha256) when the
+        source is gone or changed since it was verified."""
+        self._call(
+            self.client.copy_object,
+            Bucket=self.bucket,
+            Key=key,
+            CopySource={"Bucket": self.bucket, "Key": source},
+            CopySourceIfMatch=stat.etag,
+            MetadataDirective="REPLACE",
+            ContentType=content_type,
+            TaggingDirective="REPLACE",
+            Tagging="",
+            ChecksumAlgorithm="SHA256",
+        )
+
     def _call(self, operation: Callable[..., Any], **params: Any) -> Any:
         """One S3 call on an object: gone (or changed) since it was verified is ConflictError(sha256)."""
         try:

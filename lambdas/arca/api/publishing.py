@@ -10,8 +10,27 @@ from arca.api.caller import Caller
 from arca.api.idempotency import IdempotencyKey, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
-from arca.domain.entities import Latest, Link, PruneResult, Published, PurgeProgress, Summary, Upload, Version
-from arca.domain.models import ArtifactPatch, Content, LinkBody, PruneBody, PublishBody, UploadBody, VersionPatch
+from arca.domain.entities import (
+    Attestation,
+    Latest,
+    Link,
+    PruneResult,
+    Published,
+    PurgeProgress,
+    Summary,
+    Upload,
+    Version,
+)
+from arca.domain.models import (
+    ArtifactPatch,
+    AttestationBody,
+    Content,
+    LinkBody,
+    PruneBody,
+    PublishBody,
+    UploadBody,
+    VersionPatch,
+)
 from arca.domain.receipts import Receipt
 from arca.observability import metrics
 from arca.services.retry import Budget
@@ -163,6 +182,23 @@ def update_artifact(name: Name, body: Annotated[ArtifactPatch, Body()], caller: 
 def tag_version(name: Name, version: VersionNumber, body: Annotated[VersionPatch, Body()], caller: Caller) -> Version:
     """Merge the version's tags (a null value removes the key); soft-deleted versions too."""
     return wiring.tagging().tag_version(name, version, body.tags, identity=caller)
+
+
+@router.post(
+    "/artifacts/<name>/versions/<version>/attestations",
+    responses=answers(200, 201, 400, 404, 409, 413, 415, 503),
+    tags=["attestations"],
+)
+def attest(
+    name: Name, version: VersionNumber, body: Annotated[AttestationBody, Body()], caller: Caller
+) -> Response[Attestation]:
+    """Attach a document to a live version: `content` (a JSON object of at most 256 KiB) or a blob uploaded through
+    POST …/uploads (`sha256`, `size`, `media_type`). Content-addressed: the same document again is 200 and
+    changes nothing. At most 100 a version."""
+    attestation, created = wiring.attesting().attest(name, version, body, identity=caller)
+    if created:
+        metrics.add_metric(name="AttestationsAdded", unit="Count", value=1)
+    return Response(201 if created else 200, JSON, attestation)
 
 
 # Multipart uploads' own routes (declared on this router; imported last, as they import it).

@@ -3,7 +3,7 @@
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import AfterValidator, AwareDatetime
 
 from arca import wiring
@@ -15,6 +15,7 @@ from arca.api.params import (
     Ref,
     Sha256Filter,
     TagFilter,
+    VersionNumber,
     VersionOrLatest,
     answers,
     in_utc,
@@ -24,6 +25,8 @@ from arca.domain.entities import (
     Alias,
     AliasList,
     ArtifactPage,
+    Attestation,
+    AttestationPage,
     EventPage,
     Health,
     HistoryPage,
@@ -31,11 +34,12 @@ from arca.domain.entities import (
     Latest,
     Resolution,
     Rollout,
+    SigningKey,
     Summary,
     Version,
     VersionPage,
 )
-from arca.domain.errors import ValidationError
+from arca.domain.errors import NotFoundError, ValidationError
 from arca.domain.events import ID_PATTERN
 from arca.observability import count_resolve
 
@@ -47,6 +51,15 @@ JSON = "application/json"
 def health() -> Health:
     """Liveness."""
     return Health()
+
+
+@router.get("/signing-key", responses=answers(200, 503), tags=["reads"])
+def signing_key() -> SigningKey:
+    """The stage's public key: version and resolve answers carry a `manifest` and its `signature` by this key."""
+    signer = wiring.signer()
+    if signer is None:
+        raise NotFoundError("this stage has no signing key")
+    return SigningKey(public_key_pem=signer.public_key_pem())
 
 
 @router.get("/openapi.json", responses=answers(200), tags=["reads"])
@@ -197,3 +210,37 @@ After = Annotated[str | None, Query(pattern=ID_PATTERN, description="an event id
 def list_events(name: Name, after: After = None, limit: Limit = 100, next_token: NextToken = None) -> EventPage:
     """The artifact's events, oldest first, each once: poll with `after` = the last id seen."""
     return wiring.reading().follow(name, lambda n: wiring.events().page(n, after=after, limit=limit, token=next_token))
+
+
+AttestationId = Annotated[
+    str, Path(pattern=r"^[0-9a-f]{64}$", description="the attestation's id (the sha256 of its content)")
+]
+AttestationTypeFilter = Annotated[
+    str | None, Query(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$", description="only attestations of this type")
+]
+
+
+@router.get(
+    "/artifacts/<name>/versions/<version>/attestations", responses=answers(200, 400, 404, 503), tags=["attestations"]
+)
+def list_attestations(
+    name: Name,
+    version: VersionNumber,
+    type: AttestationTypeFilter = None,
+    limit: Limit = 100,
+    next_token: NextToken = None,
+) -> AttestationPage:
+    """A version's attestations (soft-deleted versions' too), in id order; `type` keeps one type."""
+    return wiring.reading().follow(
+        name, lambda n: wiring.attesting().page(n, version, kind=type, limit=limit, token=next_token)
+    )
+
+
+@router.get(
+    "/artifacts/<name>/versions/<version>/attestations/<attestation_id>",
+    responses=answers(200, 400, 404, 503),
+    tags=["attestations"],
+)
+def get_attestation(name: Name, version: VersionNumber, attestation_id: AttestationId) -> Attestation:
+    """One attestation, with a `download_url` of its content (a presigned GET)."""
+    return wiring.attesting().get(name, version, attestation_id)

@@ -19,6 +19,18 @@ def via_field() -> Any:
     return Field(None, description="the link name this read went through", exclude_if=lambda via: via is None)
 
 
+def manifest_field() -> Any:
+    return Field(
+        None,
+        description="the signed manifest: canonical JSON of {name, version, sha256, size, created_at}; null for a "
+        "version published before the stage signed versions",
+    )
+
+
+def signature_field() -> Any:
+    return Field(None, description="base64 of the DER ECDSA SHA-256 signature of `manifest` by the stage's key")
+
+
 class _Entity(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -57,6 +69,9 @@ class Latest(_Entity):
     description: str | None = Field(None, exclude=True)
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
     last_event: str | None = Field(None, exclude=True)  # the newest event id: the next one must sort after it
+    # The signed manifest of the newest version while LATEST holds its bytes (resolving LATEST shows it).
+    manifest: str | None = Field(None, exclude=True)
+    signature: str | None = Field(None, exclude=True)
 
     @property
     def newest(self) -> int:
@@ -90,6 +105,8 @@ class Version(_Entity):
         exclude_if=lambda v: v is None,
     )
     parts_sha256: str | None = Field(None, exclude=True)  # the layout's name (arca.domain.multipart)
+    manifest: str | None = manifest_field()
+    signature: str | None = signature_field()
 
 
 class Published(Version):
@@ -226,6 +243,9 @@ class Target(_Entity):
     # Multipart content: its layout (arca.domain.multipart), which names its object; absent for one PUT.
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
     parts_sha256: str | None = Field(None, exclude_if=lambda layout: layout is None)
+    # The version's signed manifest (absent for versions published before signing, and in older alias items).
+    manifest: str | None = Field(None, exclude_if=lambda manifest: manifest is None)
+    signature: str | None = Field(None, exclude_if=lambda signature: signature is None)
 
 
 class _AliasState(_Entity):
@@ -334,6 +354,15 @@ class Resolution(_Entity):
         exclude_if=lambda size: size is None,
     )
     parts_sha256: str | None = Field(None, exclude=True)
+    manifest: str | None = manifest_field()
+    signature: str | None = signature_field()
+
+
+class SigningKey(_Entity):
+    """The stage's public key: callers pin it and verify the `signature` of version and resolve answers."""
+
+    algorithm: Literal["ECDSA_SHA_256"] = "ECDSA_SHA_256"
+    public_key_pem: str = Field(description="the public key (SubjectPublicKeyInfo, PEM): ECC NIST P-256")
 
 
 class Link(_Entity):
@@ -397,5 +426,28 @@ class Event(_Entity):
 
 class EventPage(_Entity):
     events: list[Event]
+    next_token: str | None
+    via: str | None = via_field()
+
+
+# Attestations: documents about a version (provenance, SBOMs, test reports), immutable and content-addressed.
+
+
+class Attestation(_Entity):
+    id: str = Field(description="the sha256 of the attestation's content")
+    type: str = Field(description="e.g. slsa-provenance, sbom-spdx, test-report")
+    sha256: str
+    size: int
+    media_type: str
+    created_at: str
+    created_by: str | None = None
+    download_url: str | None = Field(
+        None, description="on a single read: a presigned GET of the content", exclude_if=lambda url: url is None
+    )
+    expires_at: str | None = Field(None, exclude_if=lambda at: at is None)
+
+
+class AttestationPage(_Entity):
+    attestations: list[Attestation]
     next_token: str | None
     via: str | None = via_field()

@@ -88,6 +88,10 @@ class AliasLimitError(ConflictError):
     """The artifact has as many aliases as it may have (`details["limit"]`); delete one first."""
 
 
+class AttestationLimitError(ConflictError):
+    """The version has as many attestations as it may have (`details["limit"]`)."""
+
+
 class LinkedNameError(ConflictError):
     """The name is a link: a write must go to its target (named in `target`); a read follows it once."""
 

@@ -242,3 +242,32 @@ class VersionPatch(_TagBody):
     """PATCH …/versions/{version}: the version's tags (merged)."""
 
     tags: TagMap
+
+
+# Attestations: at most this many a version; inline content at most this many bytes (as canonical JSON).
+MAX_ATTESTATIONS = 100
+MAX_INLINE_ATTESTATION = 256 * 1024
+AttestationType = Annotated[
+    StrictStr,
+    Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$", description="e.g. slsa-provenance, sbom-spdx, test-report"),
+]
+
+
+class AttestationBody(_Body):
+    """`{type, content}` (a JSON object, stored by the service) or `{type, sha256, size, media_type}` (a blob
+    uploaded through POST …/uploads)."""
+
+    type: AttestationType
+    content: dict[str, object] | None = None
+    sha256: Sha256 | None = None
+    size: Annotated[StrictInt, Field(ge=0, le=MAX_BLOB_SIZE)] | None = None
+    media_type: ContentType | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AttestationBody:
+        if self.content is not None:
+            if self.sha256 is not None or self.size is not None:
+                raise ValueError("give either content or sha256 and size, not both")
+        elif self.sha256 is None or self.size is None:
+            raise ValueError("give content (a JSON object), or sha256 and size of an uploaded blob")
+        return self

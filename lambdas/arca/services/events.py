@@ -1,5 +1,5 @@
 """The event feed of an artifact: every committed change, oldest first (written by the repository's
-transactions themselves, see Repository._transact_with_events)."""
+transactions themselves, see Repository.transact_with_events)."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from arca.domain.errors import (
 )
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Answer, Receipt, Seal, answer, seal
+from arca.domain.signing import Signed, Signer, manifest
 from arca.domain.versions import MAX_VERSION
 from arca.services.reading import Reading
 from arca.services.retry import Budget, Policy, now_iso
@@ -39,13 +40,16 @@ PRUNE_PAGES = 5
 
 
 class Publishing:
-    def __init__(self, repository: Repository, blobs: Blobs, reading: Reading, policy: Policy) -> None:
+    def __init__(
+        self, repository: Repository, blobs: Blobs, reading: Reading, policy: Policy, signer: Signer | None = None
+    ) -> None:
         self.repository = repository
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
         self.layouts = UploadStore(repository.table)
         self.multipart = Multipart(blobs)
+        self.signer = signer
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -178,8 +182,11 @@ class Publishing:
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
             made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
+            now = self.policy.now()
+            # Signed before the transaction that makes the version: no version ever exists unsigned.
+            signed = self._sign(manifest(name, newest + 1, snapshot.sha256, snapshot.size, now))
             version = self.repository.write_latest(
-                name, latest, snapshot, now=self.policy.now(), publish_as=newest + 1, seal=made, by=identity
+                name, latest, snapshot, now=now, publish_as=newest + 1, signed=signed, seal=made, by=identity
             )
             assert isinstance(version, Version)
             return self._with_parts(Published(**version.model_dump(), deduplicated=False), version)
@@ -192,6 +199,11 @@ class Publishing:
         return (
             published.model_copy(update={"parts": with_parts.parts}) if isinstance(with_parts, Version) else published
         )
+
+    def _sign(self, text: str) -> Signed:
+        if self.signer is None:  # the stack always configures the key: refuse rather than publish unsigned
+            raise RuntimeError("no signing key is configured (ARCA_SIGNING_KEY_ARN)")
+        return Signed(text, self.signer.sign(text.encode()))
 
     def delete_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
         """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it."""

@@ -1,0 +1,108 @@
+"""Attestation items: one per document about a version, in the artifact's partition `__<name>-attestations`.
+
+Item `{pk: __<name>-attestations, sk: %06d#<id>, kind: attestation, name, version, id, type, sha256, size,
+media_type, created_at, created_by}`. The version item keeps the types of its attestations in the String Set
+`attestations` (what version answers show and guarded promotion checks with `contains`) and their number in
+`attestation_count` (the per-version cap). docs/access-patterns.md lists the access patterns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import Item, TransactionCancelled, Write
+from arca.adapters.repository import LIVE_LATEST, Repository
+from arca.domain.entities import Attestation
+from arca.domain.errors import AttestationLimitError, ConflictError, NotFoundError
+from arca.domain.events import Change
+from arca.domain.models import MAX_ATTESTATIONS
+
+FIELDS = ("id", "type", "sha256", "size", "media_type", "created_at", "created_by")
+# The version is live and below the cap; an item written before the counter existed has none.
+VERSION_OPEN = (
+    "attribute_exists(pk) AND deleted = :no AND (attribute_not_exists(attestation_count) OR attestation_count < :max)"
+)
+
+
+def attestation_entity(item: Item) -> Attestation:
+    return Attestation(**{f: item.get(f) for f in FIELDS})
+
+
+class Attestations:
+    """The attestation items over the repository's table; writes go through its event stamping."""
+
+    def __init__(self, repository: Repository) -> None:
+        self.repository = repository
+        self.table = repository.table
+
+    def get(self, name: str, version: int, attestation_id: str) -> Attestation | None:
+        item = self.table.get(keys.attestation_key(name, version, attestation_id))
+        return None if item is None else attestation_entity(item)
+
+    def page(
+        self, name: str, version: int, *, kind: str | None, limit: int, token: str | None
+    ) -> tuple[list[Attestation], str | None]:
+        """A version's attestations in id order, those of type `kind` only when given (bounded pages)."""
+        items, next_token = self.repository.page(
+            keys.attestations_pk(name),
+            f"attestations:{name}:{version}:{kind or ''}",
+            limit=limit,
+            token=token,
+            keep=lambda item: kind is None or item.get("type") == kind,
+            sk_prefix=keys.attestation_prefix(version),
+            consistent=True,
+        )
+        return [attestation_entity(i) for i in items], next_token
+
+    def add(self, name: str, version: int, attestation: Attestation, *, now: str) -> bool:
+        """Put the attestation, add its type to the version and count it, with its `attestation.added` event,
+        in one transaction. Returns False (nothing written) when an attestation with this id exists already.
+
+        Raises NotFoundError (no such version or artifact), ConflictError (the version is deleted, or the
+        artifact being purged), AttestationLimitError (MAX_ATTESTATIONS reached).
+        """
+        key = keys.attestation_key(name, version, attestation.id)
+        item: dict[str, Any] = {
+            "kind": "attestation",
+            "name": name,
+            "version": version,
+            **attestation.model_dump(include=set(FIELDS)),
+        }
+        writes = [
+            Write("attestation", "Put", key, item=item, condition="attribute_not_exists(pk)"),
+            Write(
+                "version",
+                "Update",
+                keys.version_key(name, version),
+                update="ADD attestations :types, attestation_count :one",
+                condition=VERSION_OPEN,
+                values={":types": {attestation.type}, ":one": 1, ":no": False, ":max": MAX_ATTESTATIONS},
+            ),
+            Write("latest", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
+        ]
+        detail = {"id": attestation.id, "type": attestation.type, "sha256": attestation.sha256}
+        change = Change("attestation.added", version, detail=detail)
+        try:
+            self.repository.transact_with_events(writes, name, [change], by=attestation.created_by, now=now)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("attestation") is not None:
+                return False
+            refused = cancelled.failed("version")
+            if refused is not None:
+                raise _version_refusal(refused.item, name, version) from None
+            if cancelled.failed("latest") is not None:
+                raise ConflictError(f"artifact {name!r} does not exist or is being purged", field="name") from None
+            raise
+        return True
+
+
+def _version_refusal(item: Item | None, name: str, version: int) -> Exception:
+    if item is None:
+        return NotFoundError(f"artifact {name!r} has no version {version}")
+    if item.get("deleted"):
+        return ConflictError(f"version {version} of {name!r} is deleted; restore it first", field="version")
+    return AttestationLimitError(
+        f"version {version} of {name!r} has {MAX_ATTESTATIONS} attestations, the most it may have",
+        details={"limit": MAX_ATTESTATIONS},
+    )

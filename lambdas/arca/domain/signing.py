@@ -1,0 +1,37 @@
+"""What a stage signs when it publishes a version: its manifest, a canonical JSON text.
+
+The manifest names the version and its bytes (`{name, version, sha256, size, created_at}`, sorted keys, no
+spaces), so a client that checks the signature against its pinned key and the bytes against the manifest knows
+the registry published exactly these bytes as this version, whatever was changed in the table or the bucket since.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Protocol
+
+ALGORITHM = "ECDSA_SHA_256"
+
+
+def manifest(name: str, version: int, sha256: str, size: int, created_at: str) -> str:
+    fields = {"name": name, "version": version, "sha256": sha256, "size": size, "created_at": created_at}
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A manifest and its signature (base64 of the DER-encoded ECDSA signature)."""
+
+    manifest: str
+    signature: str
+
+
+class Signer(Protocol):
+    """The stage's signing key: signs with ECDSA SHA-256, shows its public key (PEM)."""
+
+    def sign(self, message: bytes) -> str:
+        """The base64 of the DER signature of `message`."""
+        ...
+
+    def public_key_pem(self) -> str: ...
