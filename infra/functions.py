@@ -136,6 +136,8 @@ SPECS = (
         ),
         # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
         bucket_actions=("s3:ListBucket",),
+        # Retention's expiry looks up, in the content index, versions published before blob counts existed.
+        index_actions=("dynamodb:Query",),
         reserved_concurrency=20,
     ),
     FunctionSpec(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from arca.services.events import Announcer, Events
     from arca.services.links import Links
     from arca.services.publishing import Publishing
+    from arca.services.retention import Retention
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
 
@@ -126,6 +127,14 @@ class Services:
         return Searching(self.repository, self.reading)
 
     @cached_property
+    def retention(self) -> Retention:
+        from arca.adapters.store.retention import RetentionStore
+        from arca.services.retention import Retention
+
+        store = RetentionStore(self.repository.table, self.repository)
+        return Retention(self.repository, store, self.blobs, self.reading, self.policy)
+
+    @cached_property
     def events(self) -> Events:
         from arca.services.events import Events
 
@@ -172,6 +181,10 @@ def searching() -> Searching:
 
 def events() -> Events:
     return services().events
+
+
+def retention() -> Retention:
+    return services().retention
 
 
 @cache

@@ -319,3 +319,42 @@ def attestation_blob_prefix(name: str, version: int) -> str:
 
 def attestation_blob_key(name: str, version: int, attestation_id: str) -> str:
     return f"{attestation_blob_prefix(name, version)}{attestation_id}"
+
+
+# Retention (docs/access-patterns.md, "Retention").
+#
+# An artifact's policy is one item in its partition `__<name>-retention`, sort key `policy`, carrying the search
+# index's keys `retention` / `<name>`: the sweep finds every artifact with a policy by one Query of that sparse
+# index partition. The same partition holds one `expired#%06d` marker per expired version whose clean-up
+# (attestations, bytes) is not finished yet, so a crash after the expiry's commit is finished by the next run.
+# Each distinct content of an artifact has a reference count in `__<name>-blobs`, sort key its sha256.
+
+RETENTION_SK = "policy"
+RETENTION_INDEX_PK = "retention"
+EXPIRED_PREFIX = "expired#"
+
+
+def retention_pk(name: str) -> str:
+    return f"__{name}-retention"
+
+
+def retention_policy_key(name: str) -> Key:
+    return {"pk": retention_pk(name), "sk": RETENTION_SK}
+
+
+def retention_index_attributes(name: str) -> dict[str, str]:
+    """The sparse index entry of a policy: partition `retention`, sort key the artifact's name."""
+    return {"gsi1pk": RETENTION_INDEX_PK, "gsi1sk": name}
+
+
+def expired_marker_key(name: str, version: int) -> Key:
+    return {"pk": retention_pk(name), "sk": f"{EXPIRED_PREFIX}{encode_version(version)}"}
+
+
+def blobs_pk(name: str) -> str:
+    return f"__{name}-blobs"
+
+
+def blob_count_key(name: str, sha256: str) -> Key:
+    """The reference count of one content of `name`: how many version items and LATEST hold that sha256."""
+    return {"pk": blobs_pk(name), "sk": sha256}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 VersionRef = int | Literal["LATEST"]
 
@@ -41,6 +41,8 @@ class Latest(_Entity):
     created_at: str | None = Field(None, exclude=True)
     rev: int = Field(0, exclude=True)  # compare-and-set counter advanced by every LATEST write
     newest_sha256: str | None = Field(None, exclude=True)
+    # The content whose reference LATEST holds in the artifact's blob counts (absent: written before counts).
+    counted_sha256: str | None = Field(None, exclude=True)
     version_count: int = Field(0, exclude=True)
     deleted_count: int = Field(0, exclude=True)
     alias_count: int = Field(0, exclude=True)  # live aliases, kept by the alias transactions
@@ -76,6 +78,16 @@ class Version(_Entity):
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
     tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
     attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
+    expired: bool = Field(
+        False, description="expired by retention: only the number is left", exclude_if=lambda e: not e
+    )
+
+    @model_serializer(mode="wrap")
+    def _tombstone(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An expired version answers `{version, expired: true}` alone: its content is gone for good."""
+        if self.expired:
+            return {"version": self.version, "expired": True}
+        return handler(self)
 
 
 class Published(Version):

@@ -1,0 +1,1 @@
+"""One store per aggregate over the registry's table."""
