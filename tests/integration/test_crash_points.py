@@ -25,7 +25,7 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 18, "rollback": 5, "tag": 2}
+CALLS = {"alias": 6, "prune": 4, "publish": 7, "purge": 21, "rollback": 5, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 
@@ -147,6 +147,13 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
     tagged = {f"v#{n:06d}#{k}": value for n, v in versions.items() for k, value in (v.get("tags") or {}).items()}
     tagged.update({f"a#{k}": value for k, value in (latest.get("tags") or {}).items()})
     assert rows == tagged
+    # Blob counts: each content counts the versions that hold it and LATEST, in the transactions that change them
+    expected_refs: dict[str, int] = {}
+    for holder in (*(v["sha256"] for v in versions.values() if v.get("counted")), latest.get("counted_sha256")):
+        if holder:
+            expected_refs[holder] = expected_refs.get(holder, 0) + 1
+    counts = {sk: int(i.get("refs", 0)) for sk, i in by_pk.get(f"__{NAME}-blobs", {}).items()}
+    assert {k: v for k, v in counts.items() if v} == expected_refs
     # Listing rows exist for a live artifact
     assert ("__names", NAME) in {(i["pk"], i["sk"]) for i in items}
     return {
