@@ -25,9 +25,7 @@ def test_retention_never_deletes_what_an_alias_came_to_point_at(arca: ArcaHttp, 
     contents = [f"{name} v{i}".encode() for i in range(8)]
     arca.put(f"/artifacts/{name}/aliases/prod", json={"version": 1})
     arca.put(f"/artifacts/{name}/aliases/beta", json={"version": 2, "secondary_version": 3})
-    acting("publish", build().retention).put(
-        name, RetentionBody(keep_last=1, rollback_window=0, expire_after_days=0)
-    )
+    acting("publish", build().retention).put(name, RetentionBody(keep_last=1, rollback_window=0, expire_after_days=0))
 
     # When appliers, alias movers, restorers and publishers of old content interleave freely
     def worker(t: int) -> dict[str, int]:

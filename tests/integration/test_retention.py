@@ -263,3 +263,45 @@ def test_apply_and_preview_are_bounded_and_go_on_with_a_token(api: HandlerApi, c
     # And a forged token is a 400
     assert api.call("GET", f"{POLICY}/preview", query={"next_token": "nope"}).status == 400
     assert api.call("POST", f"{POLICY}/apply", {"next_token": "nope"}).status == 400
+
+
+def test_the_scheduled_sweep_applies_every_policy_once_a_pass_and_goes_on_across_invocations(
+    api: HandlerApi, aws: SimpleNamespace, clock: Clock
+) -> None:
+    from arca.handlers.retention import handler
+    from arca.services.retry import Budget
+    from local.events import invoke, lambda_context
+    from local.iam import acting_as
+
+    # Given three artifacts with 3 versions each, two of them with a policy keeping the newest one
+    for name in ("a/one", "b/two", "c/three"):
+        for index in range(3):
+            assert api.publish(name, f"{name} {index}".encode()).status == 201
+    for name in ("a/one", "c/three"):
+        assert api.call("PUT", f"/artifacts/{name}/retention", {"keep_last": 1}).status == 200
+
+    def sweep() -> dict[str, Any]:
+        with acting_as("retention"):
+            return dict(invoke(handler, {"every_seconds": 3600}, lambda_context("retention")))
+
+    def live(name: str) -> list[int]:
+        return [v["version"] for v in api.call("GET", f"/artifacts/{name}/versions").body["versions"]]
+
+    # When the schedule invokes the function
+    first = sweep()
+    # Then both policies were applied (found through the index), the artifact without one untouched
+    assert first["complete"] and first["artifacts"] == 2 and first["deleted"] == 4
+    assert live("a/one") == [3] and live("c/three") == [3] and live("b/two") == [3, 2, 1]
+    # And the next invocation within the period is idle; one after it starts a new pass
+    assert sweep()["idle"] is True
+    clock.advance(seconds=3601)
+    assert sweep()["idle"] is False
+    # And a pass over budget stops and hands on where it stopped (the first artifact done, then the index Query)
+    for index in range(2):
+        assert api.publish("c/three", f"more {index}".encode()).status == 201
+    service = wiring.services().retention
+    with acting_as("retention"):
+        stopped = service.sweep(start=None, budget=Budget(calls=2))
+        assert stopped.artifacts == 1 and stopped.next_token is not None
+        rest = service.sweep(start=stopped.next_token, budget=Budget())
+    assert rest.artifacts == 1 and rest.next_token is None and rest.deleted == 2

@@ -358,3 +358,9 @@ def blobs_pk(name: str) -> str:
 def blob_count_key(name: str, sha256: str) -> Key:
     """The reference count of one content of `name`: how many version items and LATEST hold that sha256."""
     return {"pk": blobs_pk(name), "sk": sha256}
+
+
+def sweep_key() -> Key:
+    """The scheduled sweep's progress: one item (where the current pass goes on, when it started). `__retention-`
+    with the suffix `-sweep` is no artifact's partition (names never start with `_`)."""
+    return {"pk": "__retention-sweep", "sk": "cursor"}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from arca.adapters import keys
 from arca.adapters.repository import DELETE_BATCH, Repository
@@ -253,6 +254,27 @@ class Retention:
                 return SweepProgress(artifacts, deleted, expired, None)
             start = last
         return SweepProgress(artifacts, deleted, expired, start)
+
+    def scheduled(self, *, every_seconds: int, budget: Budget) -> dict[str, Any]:
+        """One invocation of the scheduled sweep: go on with the current pass, or start one when the last one
+        started `every_seconds` ago or more; idle otherwise. Progress is kept in the sweep's item, so a pass
+        longer than one invocation continues in the next."""
+        cursor, started_at = self.store.sweep_state()
+        now = self.policy.clock()
+        if cursor is None or started_at is None:
+            if started_at is not None and started_at > now_iso(now - timedelta(seconds=every_seconds)):
+                return {"idle": True, "pass_started_at": started_at}
+            started_at = now_iso(now)
+        progress = self.sweep(start=cursor, budget=budget)
+        self.store.save_sweep(progress.next_token, started_at)
+        return {
+            "idle": False,
+            "pass_started_at": started_at,
+            "artifacts": progress.artifacts,
+            "deleted": progress.deleted,
+            "expired": progress.expired,
+            "complete": progress.next_token is None,
+        }
 
 
 def _scope(kind: str, name: str) -> str:

@@ -88,6 +88,16 @@ class RetentionStore:
         """The sparse index key of `name`'s policy, to go on after it (`policies_page`'s `start`)."""
         return {**keys.retention_policy_key(name), **keys.retention_index_attributes(name)}
 
+    def sweep_state(self) -> tuple[dict[str, str] | None, str | None]:
+        """Where the scheduled sweep's current pass goes on (None: between passes) and when that pass started."""
+        item = self.table.get(keys.sweep_key()) or {}
+        return item.get("resume_at"), item.get("started_at")
+
+    def save_sweep(self, cursor: dict[str, str] | None, started_at: str) -> None:
+        update = "SET started_at = :at" + (", resume_at = :cursor" if cursor else " REMOVE resume_at")
+        values: dict[str, object] = {":at": started_at, **({":cursor": cursor} if cursor else {})}
+        self.table.update(keys.sweep_key(), update, values=values)
+
     # The roots' reads: the alias partition, the rollouts, each live alias's last revisions.
 
     def running_rollouts(self, name: str) -> list[tuple[str, int]]:
