@@ -18,6 +18,7 @@ from typing import Any, NoReturn, TextIO
 
 from arca_client import config, console
 from arca_client._version import __version__
+from arca_client.commands import retention as retention_commands
 from arca_client.completion import SHELLS, completion_script
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
 from arca_client.diff import version_diff
@@ -1369,6 +1370,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--if-revision", type=_count_arg, metavar="N", help="only if the alias is at revision N now")
+
+    retention_commands.register(commands, command, common)
 
     rollout_parser = commands.add_parser(
         "rollout",

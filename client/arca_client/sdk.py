@@ -33,6 +33,7 @@ from botocore.exceptions import ProfileNotFound
 from botocore.session import Session as BotocoreSession
 
 from arca_client._version import __version__
+from arca_client.calls.retention import RetentionCalls
 from arca_client.config import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT  # re-exported: it was defined here
 from arca_client.config import resolve_endpoint
 from arca_client.errors import (
@@ -94,7 +95,7 @@ LOCAL_USER_HEADER = "X-Arca-Local-User"
 LOCAL_USER_ENV = "ARCA_LOCAL_USER"
 
 
-class Client:
+class Client(RetentionCalls):
     """A client of one Arca API.
 
     `endpoint` is a URL or the name of an endpoint in arca's config file; it defaults to $ARCA_ENDPOINT

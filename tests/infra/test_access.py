@@ -77,7 +77,9 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
         ("POST", "versions"),
         ("POST", "versions/*/restore"),
         ("POST", "prune"),
+        ("POST", "retention/apply"),
         ("PUT", "latest"),
+        ("PUT", "retention"),
     ):
         expected += [f"{API}/{method}/artifacts/team-a/{suffix}", f"{API}/{method}/artifacts/team-a/*/{suffix}"]
     assert granted["Team1"] == sorted(expected)

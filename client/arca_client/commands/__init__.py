@@ -1,0 +1,1 @@
+"""CLI commands, one module per feature, each with a `register` that adds its sub-parsers."""
