@@ -99,8 +99,8 @@ class Retention:
     def preview(self, name: str, *, limit: int, token: str | None) -> Preview:
         """What applying the policy now would do to the next `limit` versions, newest first (one Query of them,
         expired ones left out), and the token for the rest."""
-        latest, policy = self.reading.live_latest(name), self.get(name)
         start, state = self.repository.resume_from(name, _scope("preview", name), token) if token else (None, {})
+        latest, policy = self.reading.live_latest(name), self.get(name)
         roots, now = self.roots(name, latest, policy), self.policy.clock()
         versions, last = self.repository.versions_chunk(name, start=start, size=limit)
         live = state.get("live", 0)
@@ -141,9 +141,9 @@ class Retention:
         Soft deletes go in batches of one transaction (`version.deleted`, `by` retention); a batch refused
         because a version was pinned meanwhile is retried one by one, skipping the pinned ones.
         """
-        latest, policy = self.reading.live_latest(name), self.get(name)
         scope = _scope("apply", name)
         start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        latest, policy = self.reading.live_latest(name), self.get(name)
         live = state.get("live", 0)
         expired = self.finish(name)
         roots, now = self.roots(name, latest, policy), self.policy.clock()
