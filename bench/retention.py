@@ -19,6 +19,7 @@ from bench.world import World, blob
 
 NAME = "bench/retained"
 KEEP_LAST = 10
+APPLY_REQUESTS = 1
 
 
 @dataclass
@@ -45,10 +46,13 @@ def tallied(client: Any) -> Iterator[Tally]:
         client.meta.events.unregister("after-call.dynamodb.*", after)
 
 
-def _requests(step: Callable[[str | None], dict[str, Any]], client: Any) -> tuple[list[Tally], list[dict[str, Any]]]:
-    """Call `step` with each `next_token` until there is none; the tally and answer of each request."""
+def _requests(
+    step: Callable[[str | None], dict[str, Any]], client: Any, most: int = 10_000
+) -> tuple[list[Tally], list[dict[str, Any]]]:
+    """Call `step` with each `next_token` until there is none (or `most` requests); each request's tally and
+    answer."""
     tallies, answers, token = [], [], None
-    while True:
+    while len(tallies) < most:
         with tallied(client) as tally:
             answer = step(token)
         tallies.append(tally)
@@ -56,8 +60,7 @@ def _requests(step: Callable[[str | None], dict[str, Any]], client: Any) -> tupl
         token = answer.get("next_token")
         if token is None:
             return tallies, answers
-        if len(tallies) > 10_000:
-            raise BenchFailure("retention kept answering a next_token")
+    return tallies, answers
 
 
 def section(w: World, versions: int, revisions: int) -> str:
@@ -71,11 +74,14 @@ def section(w: World, versions: int, revisions: int) -> str:
     a.put_latest(NAME, blob(1024, 77_002))  # copies hold version 1's content: LATEST moves off it, or it keeps all
     a.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": versions}, expect=201)
     clone_revisions(client, table_name, NAME, "prod", revisions - 1)
-    a.call("PUT", f"/artifacts/{NAME}/retention", {"keep_last": KEEP_LAST, "rollback_window": 100})
+    policy = {"keep_last": KEEP_LAST, "rollback_window": 100, "expire_after_days": 3650}
+    a.call("PUT", f"/artifacts/{NAME}/retention", policy)
     path = f"/artifacts/{NAME}/retention"
 
     def preview(token: str | None) -> dict[str, Any]:
-        return dict(a.call("GET", f"{path}/preview", query={"limit": "100", **({"next_token": token} if token else {})}))
+        return dict(
+            a.call("GET", f"{path}/preview", query={"limit": "100", **({"next_token": token} if token else {})})
+        )
 
     def apply(token: str | None) -> dict[str, Any]:
         return dict(a.call("POST", f"{path}/apply", {"next_token": token} if token else None))
@@ -84,14 +90,20 @@ def section(w: World, versions: int, revisions: int) -> str:
     shown = sum(len(p["versions"]) for p in pages)
     if shown != versions:
         raise BenchFailure(f"the preview listed {shown} versions, expected {versions}")
-    applies, answers = _requests(apply, client)
+    # Apply's first requests: each soft-deletes up to 196 versions (moto copies the table for every item of every
+    # transaction, so applying all 5,000 here would take many minutes; every request does the same bounded work).
+    applies, answers = _requests(apply, client, most=APPLY_REQUESTS)
     deleted = sum(len(x["deleted"]) for x in answers)
-    if deleted != versions - KEEP_LAST:
-        raise BenchFailure(f"apply deleted {deleted} versions, expected {versions - KEEP_LAST}")
+    expected = min(versions, APPLY_REQUESTS * 4 * 49) - KEEP_LAST  # the newest are read and kept
+    if deleted != expected:
+        raise BenchFailure(f"apply deleted {deleted} versions, expected {expected}")
+    rest = versions - KEEP_LAST - deleted
+    if rest:  # the rest soft-deleted directly, so that the sweep below finds nothing to do (its steady state)
+        clone_versions(client, table_name, NAME, range(1, rest + 1), deleted=True)
     with tallied(client) as sweep:
         progress = a.services.retention.sweep(start=None, budget=_unbounded())
-    if progress.artifacts < 1 or progress.next_token is not None:
-        raise BenchFailure(f"the sweep did not complete: {progress}")
+    if progress.artifacts < 1 or progress.next_token is not None or progress.deleted:
+        raise BenchFailure(f"the sweep did not complete, or found work: {progress}")
 
     def row(label: str, tallies: list[Tally]) -> list[str]:
         return [
@@ -105,7 +117,7 @@ def section(w: World, versions: int, revisions: int) -> str:
     headers = ["operation", "requests", "max calls / request", "max items read / request", "mean calls / request"]
     rows = [
         row("preview, limit=100, every page", previews),
-        row(f"apply until done ({deleted:,} soft-deleted)", applies),
+        row(f"apply, the first {len(applies)} requests ({deleted:,} soft-deleted)", applies),
         row("sweep, steady state (nothing to do), per artifact", [sweep]),
     ]
     note = (
