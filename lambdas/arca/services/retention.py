@@ -11,6 +11,7 @@ rollout came to point at after the roots were read is never touched.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -255,10 +256,12 @@ class Retention:
             start = last
         return SweepProgress(artifacts, deleted, expired, start)
 
-    def scheduled(self, *, every_seconds: int, budget: Budget) -> dict[str, Any]:
+    def scheduled(self, *, every_seconds: int, time_left: Callable[[], float], reserve: float) -> dict[str, Any]:
         """One invocation of the scheduled sweep: go on with the current pass, or start one when the last one
-        started `every_seconds` ago or more; idle otherwise. Progress is kept in the sweep's item, so a pass
-        longer than one invocation continues in the next."""
+        started `every_seconds` ago or more; idle otherwise. Work stops while `reserve` seconds of `time_left`
+        remain; progress is kept in the sweep's item, so a pass longer than one invocation continues in the
+        next."""
+        budget = Budget(time_left=time_left, reserve=reserve)
         cursor, started_at = self.store.sweep_state()
         now = self.policy.clock()
         if cursor is None or started_at is None:
