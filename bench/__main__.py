@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from bench import cases, coldstart, events
+from bench import cases, coldstart, events, retention
 from bench.cases import RATIOS, SIZES, Config
 from bench.harness import S3_WRITES, BenchFailure, Group, Measurement, Result, Runner
 from bench.report import DASH, group_table, ms, notes, ratio, table
@@ -65,6 +65,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
         sections.append(_overhead_section(cfg, overhead))
         if cfg.cold_start_runs:
             sections.append(coldstart.section(cfg.cold_start_runs)[0])
+        if cfg.retention_versions:
+            with world() as w:
+                sections.append(retention.section(w, cfg.retention_versions, cfg.retention_revisions))
         if cfg.events_publishes:
             sections.append(events.section(cfg.events_publishes, cfg.events_idle_seconds))
     except BenchFailure as failure:

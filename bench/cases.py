@@ -62,6 +62,8 @@ class Config:
     search_artifacts: int = 100  # the artifacts they are spread over
     events_publishes: int = 200  # publishes timed from commit to the bus, in local mode (0: skip the section)
     events_idle_seconds: float = 10.0  # idle CPU of the local stack measured over this long, paced and at 20 ms
+    retention_versions: int = 5_000  # versions of the artifact retention previews and applies (written directly)
+    retention_revisions: int = 100  # revisions of its alias (written directly)
 
     @property
     def small_label(self) -> str:

@@ -451,7 +451,8 @@ def expect(condition: bool, message: str) -> None:
 
 
 def drive_api(arca: Arca, queue_url: str) -> list[str]:
-    """Publish, resolve, download, alias move, rollout, feed, bus; returns the lines of what it proved."""
+    """Publish, resolve, download, alias move, rollout, feed, retention sweep, bus; returns the lines of what it
+    proved."""
     proved: list[str] = []
     work = RUN / "files"
     work.mkdir()
@@ -499,6 +500,16 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     for wanted in ("version.published", "alias.updated", "rollout.started", "rollout.completed"):
         expect(wanted in feed, f"the feed lacks {wanted}: {feed}")
     proved.append(f"event feed: {len(feed)} events")
+
+    arca("retention", "set", NAME, "--keep-last", "1", "--rollback-window", "0")
+    lambda_ = client("lambda")
+    sweepers = [f["FunctionName"] for f in lambda_.list_functions()["Functions"] if "Retention" in f["FunctionName"]]
+    expect(len(sweepers) == 1, f"retention functions: {sweepers}")
+    # As the schedule invokes it (a pass now): version 1 has no alias left and not LATEST's content
+    reply = lambda_.invoke(FunctionName=sweepers[0], Payload=json.dumps({"every_seconds": 0}).encode())
+    swept = json.loads(reply["Payload"].read())
+    expect("FunctionError" not in reply and swept.get("deleted") == 1, f"the retention sweep answered {swept}")
+    proved.append(f"retention: the scheduled function applied {swept['artifacts']} policy, soft-deleting version 1")
 
     sqs = client("sqs")
 

@@ -53,7 +53,8 @@ def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
 
 
 def publisher_paths(prefix: str) -> Grant:
-    """Uploads, LATEST, publishing, attestations, tags, version delete/restore, prune and purge under `prefix`.
+    """Uploads, LATEST, publishing, attestations, tags, version delete/restore, prune, retention and purge under
+    `prefix`.
 
     Purge of a name below the prefix is `DELETE artifacts/<prefix>/*`, which IAM cannot tell from the other
     deletes under it: a publisher may also delete aliases and links there (removing, never exposing). It
@@ -72,9 +73,10 @@ def publisher_paths(prefix: str) -> Grant:
                 "/versions/*/restore",
                 "/versions/*/attestations",
                 "/prune",
+                "/retention/apply",
             ),
         ),
-        *_under(prefix, "PUT", ("/latest",)),
+        *_under(prefix, "PUT", ("/latest", "/retention")),
         # Tags and description: the artifact's own, and its versions' (the only PATCH routes).
         ("PATCH", f"artifacts/{prefix}"),
         ("PATCH", f"artifacts/{prefix}/*"),

@@ -75,6 +75,8 @@ class FunctionSpec:
     key_actions: tuple[str, ...] = ()
     # Served behind the API: a candidate for SnapStart (`Functions(snap_start=True)`), invoked through an alias.
     api: bool = False
+    # A function behind no API may run longer than API Gateway waits (TIMEOUT).
+    timeout_seconds: int | None = None
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -150,6 +152,8 @@ SPECS = (
         bucket_actions=("s3:ListBucket",),
         # Publishing signs each version's manifest; no other function can sign.
         key_actions=("kms:Sign",),
+        # Retention's expiry looks up, in the content index, versions published before blob counts existed.
+        index_actions=("dynamodb:Query",),
         reserved_concurrency=20,
     ),
     FunctionSpec(
@@ -184,6 +188,28 @@ SPECS = (
         scoped_table_actions=alias_writes(receipts=False),
         alarm_actions=("cloudwatch:DescribeAlarms",),
         reserved_concurrency=5,
+    ),
+    # The retention sweep (infra/retention.py runs it on a schedule): what an apply does (soft deletes and
+    # expiries in transactions, attestation items removed in batches, the sweep's own progress item), the
+    # sparse index of policies and the content index, and deleting objects. It never reads or writes content.
+    FunctionSpec(
+        name="retention",
+        handler="arca.handlers.retention.handler",
+        table_actions=(
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:BatchWriteItem",
+        ),
+        index_actions=("dynamodb:Query",),
+        # DeleteObject: expired bytes and attestations; ListBucket: the listing of a version's attestations.
+        object_actions=("s3:DeleteObject",),
+        bucket_actions=("s3:ListBucket",),
+        reserved_concurrency=1,
+        timeout_seconds=300,
     ),
 )
 
@@ -318,7 +344,7 @@ class Functions(Construct):
             code=self._code,
             layers=[self._layer],
             memory_size=MEMORY_MB,
-            timeout=TIMEOUT,
+            timeout=Duration.seconds(spec.timeout_seconds) if spec.timeout_seconds else TIMEOUT,
             # A stage's own ceiling: its functions never run more at once than reserved, whatever other
             # stages or applications of the account do, and never starve them either.
             reserved_concurrent_executions=spec.reserved_concurrency if self._reserve_concurrency else None,

@@ -27,6 +27,7 @@ from infra.api import Api
 from infra.events import EventDelivery
 from infra.functions import ASSET_DIR, SPECS, Functions, FunctionSpec
 from infra.monitoring import Monitoring
+from infra.retention import RetentionSchedule
 from infra.rollouts import RolloutDriver
 from infra.storage import Storage, StorageParameters
 
@@ -138,6 +139,7 @@ class ServiceStack(Stack):
             starter=self.functions.by_name["alias"],
             removal_policy=removal_policy,
         )
+        self.retention = RetentionSchedule(self, "Retention", function=self.functions.by_name["retention"])
         self.api = Api(
             self,
             "Api",

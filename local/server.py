@@ -38,6 +38,7 @@ from arca.domain.names import reserved_word
 from arca_client import loopback
 from local import docs, iam
 from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
+from local.retention import DEFAULT_INTERVAL, LocalSweeper
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 from local.stream import consuming_stream
@@ -93,7 +94,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in (*routes().FUNCTIONS, "rollout"):
+    for function in (*routes().FUNCTIONS, "rollout", "retention"):
         load(function)
 
 
@@ -174,12 +175,16 @@ class ArcaServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, port: int = 0, load: HandlerLoader = load_handler) -> None:
+    def __init__(
+        self, port: int = 0, load: HandlerLoader = load_handler, *, retention_interval: float = DEFAULT_INTERVAL
+    ) -> None:
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
         self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
         # The rollout state machine of AWS: the rollouts this server starts, it drives.
         self.rollouts = LocalDriver(lambda: load("rollout"))
+        # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
+        self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
 
     @property
     def port(self) -> int:
@@ -408,6 +413,7 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
     """Serve in a background thread until exit; then stop accepting, finish, and close the socket."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
+    server.retention.start()
     try:
         yield server
     finally:
@@ -415,13 +421,16 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
         server.server_close()
         thread.join()
         server.rollouts.stop()
+        server.retention.stop()
 
 
 @contextlib.contextmanager
-def running_arca(port: int = 0, load: HandlerLoader = load_handler) -> Iterator[str]:
+def running_arca(
+    port: int = 0, load: HandlerLoader = load_handler, *, retention_interval: float = DEFAULT_INTERVAL
+) -> Iterator[str]:
     """The whole local stack (services, environment, HTTP server); yields the base URL."""
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(ArcaServer(port, load))
+        server = stack.enter_context(ArcaServer(port, load, retention_interval=retention_interval))
         stack.callback(reset_lambda_state)
         stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
@@ -461,7 +470,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also the handlers' own logs and metrics (EMF) on stdout"
     )
+    parser.add_argument(
+        "--retention-interval",
+        type=float,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help=f"apply every retention policy this often (default: {DEFAULT_INTERVAL:.0f})",
+    )
     args = parser.parse_args(argv)
+    if args.retention_interval <= 0:
+        parser.error("--retention-interval must be more than 0")
     if not args.verbose:  # one line per request: the handlers' INFO logs and metrics only on request
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
         sys.stdout = _WithoutMetrics(sys.stdout)
@@ -472,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     started = time.perf_counter()
     try:
-        server = ArcaServer(args.port)
+        server = ArcaServer(args.port, retention_interval=args.retention_interval)
     except OSError as error:
         log.error(
             "cannot listen on %s:%d: %s (choose another with --port or PORT)", HOST, args.port, error.strerror or error

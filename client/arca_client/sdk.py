@@ -23,6 +23,7 @@ from arca_client.calls.attestations import AttestationCalls
 from arca_client.calls.events import EventCalls
 from arca_client.calls.guards import GuardCalls
 from arca_client.calls.http import LOCAL_USER_HEADER as LOCAL_USER_HEADER
+from arca_client.calls.retention import RetentionCalls
 from arca_client.calls.rollouts import RolloutCalls
 from arca_client.calls.tags import TagCalls
 from arca_client.calls.transfers import CHUNK as CHUNK
@@ -52,6 +53,7 @@ class Client(
     EventCalls,
     RolloutCalls,
     GuardCalls,
+    RetentionCalls,
 ):
     """A client of one Arca API.
 

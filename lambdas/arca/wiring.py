@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from arca.services.links import Links
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
+    from arca.services.retention import Retention
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
     from arca.services.uploads import Uploads
@@ -162,6 +163,14 @@ class Services:
         return Searching(self.repository, self.reading)
 
     @cached_property
+    def retention(self) -> Retention:
+        from arca.adapters.store.retention import RetentionStore
+        from arca.services.retention import Retention
+
+        store = RetentionStore(self.repository.table, self.repository)
+        return Retention(self.repository, store, self.blobs, self.reading, self.policy)
+
+    @cached_property
     def events(self) -> Events:
         from arca.services.events import Events
 
@@ -228,6 +237,10 @@ def attesting() -> Attesting:
 
 def signer() -> Signer | None:
     return services().signer
+
+
+def retention() -> Retention:
+    return services().retention
 
 
 @cache

@@ -30,6 +30,8 @@ TINY = Config(
     search_artifacts=3,
     events_publishes=3,  # the local stack starts and the section runs; three delays say little
     events_idle_seconds=0.5,
+    retention_versions=60,
+    retention_revisions=12,
 )
 
 
@@ -48,6 +50,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Tags",
         "Handler overhead",
         "Events",
+        "Retention",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text

@@ -259,3 +259,27 @@ def test_local_server_serves_the_console_files(arca_url: str) -> None:
     assert request("GET", "/console/%2e%2e/server.py").status == 404
     assert request("GET", "/console/missing.js").status == 404
     assert request("POST", "/console/").status == 405
+
+
+def test_the_retention_card_shows_the_policy_and_why_each_version_stays(
+    page: Page, arca: ArcaHttp, arca_url: str, registry: Registry, screenshot: Screenshot
+) -> None:
+    # Given an artifact without a policy, its page says so
+    open_console(page, arca_url, f"/a/{registry.api}")
+    card = page.get_by_role("region", name="Retention")
+    expect(card).to_contain_text("No retention policy")
+    # When a policy keeping only the newest version (and no rollback window) is set and the page opened again
+    body = {"keep_last": 1, "rollback_window": 0}
+    assert arca.put(f"/artifacts/{registry.api}/retention", json=body).status_code == 200
+    page.reload()
+    # Then the card lists each version with what applying the policy would do, and why the others stay
+    card = page.get_by_role("region", name="Retention")
+    expect(card).to_contain_text("Applying it now: 1 to delete, 0 to expire, 2 kept")
+    rows = card.locator("table.retention tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("alias:prod:secondary")
+    expect(rows.nth(0)).to_contain_text("alias:staging")
+    expect(rows.nth(0)).to_contain_text("newest:1")
+    expect(rows.nth(1)).to_contain_text("alias:prod")
+    expect(rows.nth(2)).to_contain_text("delete")
+    screenshot(page, "retention")

@@ -80,7 +80,9 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
         ("POST", "versions/*/restore"),
         ("POST", "versions/*/attestations"),
         ("POST", "prune"),
+        ("POST", "retention/apply"),
         ("PUT", "latest"),
+        ("PUT", "retention"),
     ):
         expected += [f"{API}/{method}/artifacts/team-a/{suffix}", f"{API}/{method}/artifacts/team-a/*/{suffix}"]
     assert granted["Team1"] == sorted(expected)

@@ -92,7 +92,11 @@ def test_the_events_role_may_only_read_the_stream_put_on_its_bus_and_send_dead_l
         "sqs:GetQueueAttributes",
         "sqs:GetQueueUrl",
     }
-    assert not _resources(template, "AWS::Events::Rule")  # no rule of its own: consumers add theirs
+    # no rule on its bus: consumers add theirs (the one rule of the stack is the retention schedule's, on the default
+    # bus, with no pattern)
+    rules = _resources(template, "AWS::Events::Rule").values()
+    assert [r["Properties"].get("ScheduleExpression") for r in rules] == ["rate(1 hour)"]
+    assert not any("EventPattern" in r["Properties"] or "EventBusName" in r["Properties"] for r in rules)
 
 
 def test_no_role_of_the_stage_but_the_events_functions_may_put_events(template: dict[str, Any]) -> None:

@@ -12,7 +12,14 @@ from aws_cdk.assertions import Match
 from arca.adapters import s3 as blobs
 from tests.infra import stages
 
-RESERVED = {"arca-publish": 20, "arca-alias": 10, "arca-resolve": 100, "arca-rollout": 5, "arca-events": 5}
+RESERVED = {
+    "arca-publish": 20,
+    "arca-alias": 10,
+    "arca-resolve": 100,
+    "arca-rollout": 5,
+    "arca-retention": 1,
+    "arca-events": 5,
+}
 
 
 _synth = stages.synth
@@ -125,7 +132,7 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     (api,) = by_metric["5XXError"]
     assert {"Name": "Stage", "Value": {"Ref": stage_id}} in api["Dimensions"]
     # the three API functions, the rollout driver and the events function
-    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 5
+    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 6
     (undelivered,) = by_metric["ApproximateNumberOfMessagesVisible"]
     assert undelivered["Namespace"] == "AWS/SQS" and undelivered["Threshold"] == 1
     assert all(a["Namespace"] == "AWS/Lambda" for a in by_metric["Errors"] + by_metric["Throttles"])
@@ -139,7 +146,7 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
         assert alarm["TreatMissingData"] == "notBreaching"
     (failed_rollouts,) = by_metric["ExecutionsFailed"]
     assert failed_rollouts["Namespace"] == "AWS/States"
-    assert len(alarms) == 14  # 5xx, errors and throttles of 5 functions, system errors, dead letters, failed rollouts
+    assert len(alarms) == 16  # 5xx, errors and throttles of 6 functions, system errors, dead letters, failed rollouts
 
 
 def test_the_alarm_topic_is_an_output_refuses_plain_http_and_a_dashboard_exists() -> None:

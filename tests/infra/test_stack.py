@@ -44,9 +44,25 @@ TABLE_ACTIONS = {
     "alias": {"dynamodb:GetItem", "dynamodb:Query"},
     "resolve": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
     "rollout": {"dynamodb:GetItem", "dynamodb:Query"},
+    "retention": {
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:BatchWriteItem",
+    },
 }
-# Actions on the table's secondary indexes (search and `sha256:` references are reads).
-INDEX_ACTIONS = {"publish": set(), "alias": set(), "resolve": {"dynamodb:Query"}, "rollout": set()}
+# Actions on the table's secondary indexes (search and `sha256:` references are reads; retention's expiry looks
+# up content, its sweep lists the policies).
+INDEX_ACTIONS = {
+    "publish": {"dynamodb:Query"},
+    "alias": set(),
+    "resolve": {"dynamodb:Query"},
+    "rollout": set(),
+    "retention": {"dynamodb:Query"},
+}
 # The alias and rollout roles update LATEST and versions (outside the registry's `__` partitions) naming only the
 # pins, LATEST's alias count and event order, and the attributes of their conditions.
 PINS_AND_COUNT = {
@@ -105,6 +121,7 @@ SCOPED_TABLE_ACTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("dynamodb:UpdateItem", PINS_AND_COUNT),
         ("dynamodb:ConditionCheckItem", PINS_AND_COUNT),
     ],
+    "retention": [],
 }
 OBJECT_ACTIONS = {
     "publish": {
@@ -120,18 +137,27 @@ OBJECT_ACTIONS = {
     "alias": set(),
     "resolve": {"s3:GetObject"},
     "rollout": set(),
+    "retention": {"s3:DeleteObject"},
 }
-BUCKET_ACTIONS = {"publish": {"s3:ListBucket"}, "alias": set(), "resolve": set(), "rollout": set()}
+BUCKET_ACTIONS = {
+    "publish": {"s3:ListBucket"},
+    "alias": set(),
+    "resolve": set(),
+    "rollout": set(),
+    "retention": {"s3:ListBucket"},
+}
 # Beyond the table and the bucket: the alias function starts rollout executions, the driver reads alarms.
 OTHER_ACTIONS: dict[str, set[str]] = {
     "publish": {"kms:Sign"},
     "alias": {"states:StartExecution"},
     "resolve": {"kms:GetPublicKey"},
     "rollout": {"cloudwatch:DescribeAlarms"},
+    "retention": set(),
 }
 SIGNING_FUNCTIONS = ("publish", "resolve")
-# The functions behind the API, and the rollout driver (invoked by its state machine only).
-ALL_FUNCTIONS = (*FUNCTIONS, "rollout")
+# The functions behind the API, the rollout driver (invoked by its state machine only) and the retention sweep
+# (invoked by its schedule).
+ALL_FUNCTIONS = (*FUNCTIONS, "rollout", "retention")
 # Added by tracing and by the function's own log group.
 PLUMBING_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
 WRITE_ACTIONS = {
@@ -368,7 +394,8 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
     assert properties["Handler"] == f"arca.handlers.{name}.handler"
     assert properties["Runtime"] == "python3.12"
     assert properties["Architectures"] == ["x86_64"]
-    assert (properties["MemorySize"], properties["Timeout"]) == (512, 29)
+    # API Gateway waits 29 s; the retention sweep, behind no API, runs for up to five minutes an invocation
+    assert (properties["MemorySize"], properties["Timeout"]) == (512, 300 if name == "retention" else 29)
     assert properties["TracingConfig"] == {"Mode": "Active"}
     assert "FunctionName" not in properties
     assert properties["Environment"]["Variables"] == {
@@ -574,6 +601,7 @@ def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[s
     rest_api_id, _ = _only(template, "AWS::ApiGateway::RestApi")
     # When the Lambda permissions are read
     permissions = [p["Properties"] for p in _resources(template, "AWS::Lambda::Permission").values()]
+    permissions = [p for p in permissions if p["Principal"] != "events.amazonaws.com"]  # the retention schedule's
     # Then there is one per function that serves routes, for API Gateway, limited to this API
     by_name = _functions_by_name(template)
     assert sorted(p["FunctionName"]["Fn::GetAtt"][0] for p in permissions) == sorted(by_name[n] for n in FUNCTIONS)
@@ -657,7 +685,7 @@ def test_routes_cost_no_cloudformation_resources_and_every_prod_stack_stays_at_2
     api_types = {"AWS::ApiGateway::RestApi", "AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
     service = synthesized.service["Resources"].values()
     assert sorted(r["Type"] for r in service if r["Type"].startswith("AWS::ApiGateway::")) == sorted(api_types)
-    assert len([r for r in service if r["Type"] == "AWS::Lambda::Permission"]) == len(FUNCTIONS)
+    assert len([r for r in service if r["Type"] == "AWS::Lambda::Permission"]) == len(FUNCTIONS) + 1  # + schedule
 
 
 @pytest.mark.parametrize("stage", ["dev", "prod"])

@@ -26,8 +26,9 @@ KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
 # publish: one Query more than a single PUT needs, for a multipart layout of the content (none here); purge: one
-# Query more, of the (empty) uploads partition; alias and rollback: the policy's GetItem.
-CALLS = {"alias": 7, "prune": 4, "publish": 8, "purge": 19, "rollback": 6, "tag": 2}
+# Query more, of the (empty) uploads partition, and two more for the retention policy and the blob counts; alias
+# and rollback: the policy's GetItem.
+CALLS = {"alias": 7, "prune": 4, "publish": 8, "purge": 22, "rollback": 6, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 
@@ -149,6 +150,13 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
     tagged = {f"v#{n:06d}#{k}": value for n, v in versions.items() for k, value in (v.get("tags") or {}).items()}
     tagged.update({f"a#{k}": value for k, value in (latest.get("tags") or {}).items()})
     assert rows == tagged
+    # Blob counts: each content counts the versions that hold it and LATEST, in the transactions that change them
+    expected_refs: dict[str, int] = {}
+    for holder in (*(v["sha256"] for v in versions.values() if v.get("counted")), latest.get("counted_sha256")):
+        if holder:
+            expected_refs[holder] = expected_refs.get(holder, 0) + 1
+    counts = {sk: int(i.get("refs", 0)) for sk, i in by_pk.get(f"__{NAME}-blobs", {}).items()}
+    assert {k: v for k, v in counts.items() if v} == expected_refs
     # Listing rows exist for a live artifact
     assert ("__names", NAME) in {(i["pk"], i["sk"]) for i in items}
     return {

@@ -199,9 +199,9 @@ def test_purge_over_budget_answers_202_and_the_same_delete_continues(
             break
         assert reply.body["status"] == "purging"
         assert api.publish("app", b"new").status == 409
-    # Then each request did one call's worth (25, 25 and 10 events, 25 and 5 versions, then the blobs), the
-    # last one finished, and publishes meanwhile were refused
-    assert answers == [202, 202, 202, 202, 202, 204]
+    # Then each request did one call's worth (25 and 5 blob counts, 25, 25 and 10 events, 25 and 5 versions, then
+    # the blobs), the last one finished, and publishes meanwhile were refused
+    assert answers == [202, 202, 202, 202, 202, 202, 202, 204]
     assert stored(aws, "app") == {"app": ["LATEST"]}
     assert aws.s3.list_objects_v2(Bucket=aws.bucket).get("KeyCount") == 0
 

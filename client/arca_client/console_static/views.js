@@ -5,6 +5,7 @@ import { api, ApiError, apiUrl, artifactPath, get, optional } from "./api.js";
 import { diffTable, versionDiff } from "./diff.js";
 import { protectionSection } from "./guards.js";
 import { provenanceSections } from "./signing.js";
+import { retentionSection } from "./retention.js";
 import {
   ago,
   aliasChip,
@@ -133,13 +134,14 @@ export async function treeView({ prefix }) {
 
 export async function artifactView({ name }) {
   const aliasRead = get(artifactPath(name, "aliases"));
-  const [summary, aliasList, versions, events] = await Promise.all([
+  const [summary, aliasList, versions, events, retention] = await Promise.all([
     get(artifactPath(name)),
     aliasRead,
     aliasRead.then((list) => versionsSection(name, list.aliases ?? [])),
     optional(artifactPath(name, "events"), (data) => Array.isArray(data?.events)).then((first) =>
       first ? newestEvents(name, first) : null,
     ),
+    retentionSection(name),
   ]);
   const { latest = {}, counts = {} } = summary;
   const aliases = aliasList.aliases ?? [];
@@ -185,6 +187,7 @@ export async function artifactView({ name }) {
       summary.description ? h("p", { class: "lede" }, summary.description) : null,
       h("div", { class: "grid" }, section("Summary", facts), section("Aliases", cards)),
       versions,
+      retention,
       events ? eventsSection(name, events) : null,
     ],
   };

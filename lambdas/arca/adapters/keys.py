@@ -386,3 +386,48 @@ def _is_hex64(value: str) -> bool:
 def multipart_blob_key(name: str, sha256: str, parts_sha256: str) -> str:
     """Under the artifact's blob prefix (purge removes it with the rest)."""
     return f"{blob_prefix(name)}{upload_id(sha256, parts_sha256)}"
+
+
+# Retention (docs/access-patterns.md, "Retention").
+#
+# An artifact's policy is one item in its partition `__<name>-retention`, sort key `policy`, carrying the search
+# index's keys `retention` / `<name>`: the sweep finds every artifact with a policy by one Query of that sparse
+# index partition. The same partition holds one `expired#%06d` marker per expired version whose clean-up
+# (attestations, bytes) is not finished yet, so a crash after the expiry's commit is finished by the next run.
+# Each distinct content of an artifact has a reference count in `__<name>-blobs`, sort key its sha256.
+
+RETENTION_SK = "policy"
+RETENTION_INDEX_PK = "retention"
+EXPIRED_PREFIX = "expired#"
+
+
+def retention_pk(name: str) -> str:
+    return f"__{name}-retention"
+
+
+def retention_policy_key(name: str) -> Key:
+    return {"pk": retention_pk(name), "sk": RETENTION_SK}
+
+
+def retention_index_attributes(name: str) -> dict[str, str]:
+    """The sparse index entry of a policy: partition `retention`, sort key the artifact's name."""
+    return {"gsi1pk": RETENTION_INDEX_PK, "gsi1sk": name}
+
+
+def expired_marker_key(name: str, version: int) -> Key:
+    return {"pk": retention_pk(name), "sk": f"{EXPIRED_PREFIX}{encode_version(version)}"}
+
+
+def blobs_pk(name: str) -> str:
+    return f"__{name}-blobs"
+
+
+def blob_count_key(name: str, sha256: str) -> Key:
+    """The reference count of one content of `name`: how many version items and LATEST hold that sha256."""
+    return {"pk": blobs_pk(name), "sk": sha256}
+
+
+def sweep_key() -> Key:
+    """The scheduled sweep's progress: one item (where the current pass goes on, when it started). `__retention-`
+    with the suffix `-sweep` is no artifact's partition (names never start with `_`)."""
+    return {"pk": "__retention-sweep", "sk": "cursor"}

@@ -98,7 +98,7 @@ MAX_ALIASES = 100
 
 
 def latest_entity(item: Item) -> Latest:
-    fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256")}
+    fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256", "counted_sha256")}
     return Latest(
         name=item["name"],
         **fields,
@@ -137,6 +137,7 @@ def version_entity(item: Item) -> Version:
         attestations=sorted(item.get("attestations") or ()),
         manifest=item.get("manifest"),
         signature=item.get("signature"),
+        expired=bool(item.get("expired")),
     )
 
 
@@ -397,6 +398,7 @@ class Repository:
         purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
         """
         writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
+        writes += blob_count_writes(name, seen, content.sha256, published=publish_as is not None)
         version: Item | None = None
         if publish_as is not None:
             version = {
@@ -406,6 +408,7 @@ class Repository:
                 "created_at": now,
                 "deleted": False,
                 **_signed_attributes(signed),
+                "counted": True,  # its reference is in the blob count (versions published before counts lack it)
                 **keys.version_index_attributes(name, publish_as, content.sha256, now),
                 **keys.version_key(name, publish_as),
             }
@@ -439,6 +442,10 @@ class Repository:
             self.transact_with_events(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
             _raise_if_key_taken(lost)
+            if any(n.startswith("blob") and lost.failed(n) for n in lost.reasons):
+                raise ConflictError(
+                    f"the content {content.sha256} is being removed by retention; upload it again", field="sha256"
+                ) from None
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
             # exists. DynamoDB Local reports both reasons; moto stops at the first.
             if lost.failed("latest") is None:
@@ -475,6 +482,7 @@ class Repository:
                 "alias_count": 0,
                 **({"newest_sha256": content.sha256} if publish_as else {}),
                 **(_signed_attributes(signed) if publish_as else {}),
+                "counted_sha256": content.sha256,
                 **keys.latest_key(name),
             }
             # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
@@ -503,6 +511,8 @@ class Repository:
             sets += [f"#{f} = :{f}" for f in fields]
             names.update({f"#{f}": f for f in fields})
             values.update({f":{f}": v for f, v in fields.items()})
+            if fields["sha256"] != seen.sha256:  # LATEST's reference moves in the blob counts (blob_count_writes)
+                sets.append("counted_sha256 = :sha256")
         removes = []
         if publish_as:
             sets += ["newest = :next", "newest_sha256 = :sha"]
@@ -550,6 +560,8 @@ class Repository:
                     raise NotFoundError(f"artifact {name!r} has no version {number}") from None
                 if bool(failed.item.get("deleted")) == deleted:
                     return version_entity(failed.item)
+                if failed.item.get("expired"):
+                    raise ConflictError(f"version {number} expired; it cannot be restored", field="version") from None
                 aliases = sorted(failed.item.get("pinned_by") or ())
                 raise VersionPinnedError(
                     f"version {number} is the target of alias(es) {', '.join(aliases)}",
@@ -570,14 +582,21 @@ class Repository:
             raise LinkedNameError(name, latest.link)
 
     def delete_versions(
-        self, name: str, numbers: list[int], *, now: str, seal: Seal | None = None, by: str | None = None
+        self,
+        name: str,
+        numbers: list[int],
+        *,
+        now: str,
+        seal: Seal | None = None,
+        by: str | None = None,
+        detail: dict[str, Any] | None = None,
     ) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
 
         With `seal`, its idempotency record is written in the same transaction (its answer rendered from
         `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
         """
-        changes = [Change("version.deleted", n, detail={"prune": True}) for n in numbers]
+        changes = [Change("version.deleted", n, detail={"prune": True} if detail is None else detail) for n in numbers]
         try:
             self.transact_with_events(
                 self._sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
@@ -598,7 +617,7 @@ class Repository:
             condition = "attribute_exists(pk) AND deleted = :no AND attribute_not_exists(pinned_by)"
         else:
             update = "SET deleted = :no REMOVE deleted_at"
-            condition = "attribute_exists(pk) AND deleted = :yes"
+            condition = "attribute_exists(pk) AND deleted = :yes AND attribute_not_exists(expired)"
         values = {":yes": True, ":no": False, **({":at": now} if deleted else {})}
         writes = [
             Write(f"v{n}", "Update", keys.version_key(name, n), update=update, condition=condition, values=values)
@@ -689,6 +708,8 @@ class Repository:
         # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
         partitions = (
             (keys.uploads_pk(name), None),
+            (keys.retention_pk(name), None),
+            (keys.blobs_pk(name), None),
             (keys.rollout_pk(name), None),
             (keys.events_pk(name), None),
             (keys.tags_pk(name), None),
@@ -1843,3 +1864,29 @@ def _alias_refusal(cancelled: TransactionCancelled, name: str, alias: str) -> Re
         )
     number = next(int(n[1:]) for n in cancelled.reasons if n.startswith("v"))
     return ConflictError(f"version {number} was deleted or removed meanwhile", field="version")
+
+
+def blob_count_writes(name: str, seen: Latest | None, sha256: str, *, published: bool) -> list[Write]:
+    """The blob counts' part of a LATEST write (keys.blob_count_key): +1 for a published version, and LATEST's
+    reference moved from its counted content to `sha256` when that changes, netted per content (one action per
+    item). A new reference holds only while no collection of that content is under way (`collecting`), so
+    retention never removes bytes that a reference committed after it decided to."""
+    deltas: dict[str, int] = {sha256: int(published)}
+    if seen is None or seen.purged:
+        deltas[sha256] += 1
+    elif seen.sha256 != sha256:
+        deltas[sha256] += 1
+        if seen.counted_sha256 is not None:
+            deltas[seen.counted_sha256] = deltas.get(seen.counted_sha256, 0) - 1
+    return [
+        Write(
+            f"blob{index}",
+            "Update",
+            keys.blob_count_key(name, sha),
+            update="ADD refs :delta",
+            condition="attribute_not_exists(collecting)" if delta > 0 else None,
+            values={":delta": delta},
+        )
+        for index, (sha, delta) in enumerate(sorted(deltas.items()))
+        if delta
+    ]

@@ -301,6 +301,13 @@ class Blobs:
             digest.update(chunk)
         return digest.hexdigest()
 
+    def delete(self, key: str) -> None:
+        """Delete one object; deleting a missing one succeeds (safe to repeat)."""
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=key)
+        except ClientError as error:
+            raise _translate(error) from error
+
     def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
         """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat.
 

@@ -7,7 +7,12 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from arca.api import aliases, publishing, reads
+from arca.api import (
+    aliases,
+    publishing,
+    reads,
+    retention,  # noqa: F401  (declares its routes on the publish router)
+)
 from arca.api.routing import Router
 
 ROUTERS: tuple[Router, ...] = (publishing.router, aliases.router, reads.router)

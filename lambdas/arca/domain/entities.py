@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 VersionRef = int | Literal["LATEST"]
 
@@ -53,6 +53,8 @@ class Latest(_Entity):
     created_at: str | None = Field(None, exclude=True)
     rev: int = Field(0, exclude=True)  # compare-and-set counter advanced by every LATEST write
     newest_sha256: str | None = Field(None, exclude=True)
+    # The content whose reference LATEST holds in the artifact's blob counts (absent: written before counts).
+    counted_sha256: str | None = Field(None, exclude=True)
     version_count: int = Field(0, exclude=True)
     deleted_count: int = Field(0, exclude=True)
     alias_count: int = Field(0, exclude=True)  # live aliases, kept by the alias transactions
@@ -107,6 +109,16 @@ class Version(_Entity):
     parts_sha256: str | None = Field(None, exclude=True)  # the layout's name (arca.domain.multipart)
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
+    expired: bool = Field(
+        False, description="expired by retention: only the number is left", exclude_if=lambda e: not e
+    )
+
+    @model_serializer(mode="wrap")
+    def _tombstone(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An expired version answers `{version, expired: true}` alone: its content is gone for good."""
+        if self.expired:
+            return {"version": self.version, "expired": True}
+        return handler(self)
 
 
 class Published(Version):

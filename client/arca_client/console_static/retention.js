@@ -1,0 +1,54 @@
+// The retention card of an artifact's page: its policy and the preview of what applying it now would do,
+// with every reason a version stays.
+import { artifactPath, optional } from "./api.js";
+import { chip, fields, h, muted, section, table, versionLink } from "./ui.js";
+
+const ACTION_CLASS = { keep: "ok", delete: "warn", expire: "danger" };
+
+/** The card, or a short note when the artifact has no policy (or the API has no retention routes). */
+export async function retentionSection(name) {
+  const policy = await optional(artifactPath(name, "retention"), (data) => typeof data?.keep_last === "number");
+  if (!policy) {
+    return section(
+      "Retention",
+      h(
+        "p",
+        { class: "muted" },
+        "No retention policy: every version is kept. Set one with ",
+        h("code", {}, "arca retention set"),
+        ".",
+      ),
+    );
+  }
+  const isPreview = (data) => Array.isArray(data?.versions);
+  const preview = await optional(artifactPath(name, "retention", "preview"), isPreview, { limit: 100 });
+  const rows = preview?.versions ?? [];
+  const count = (action) => rows.filter((row) => row.action === action).length;
+  const rules = fields([
+    ["keep newest", String(policy.keep_last)],
+    ["keep younger than", policy.keep_days === null || policy.keep_days === undefined ? null : `${policy.keep_days} d`],
+    ["keep tagged", (policy.keep_tags ?? []).length ? policy.keep_tags.join(", ") : null],
+    ["rollback window", `${policy.rollback_window} revisions`],
+    ["expire deleted after", `${policy.expire_after_days} days`],
+  ]);
+  const summary = h(
+    "p",
+    { class: "retention-summary" },
+    `Applying it now: ${count("delete")} to delete, ${count("expire")} to expire, ${count("keep")} kept`,
+    preview?.next_token ? muted(" (the newest 100 versions shown)") : null,
+  );
+  const body = h(
+    "tbody",
+    {},
+    rows.map((row) =>
+      h(
+        "tr",
+        {},
+        h("td", {}, versionLink(name, row.version), row.deleted ? chip("deleted", "warn") : null),
+        h("td", {}, chip(row.action, ACTION_CLASS[row.action] ?? "")),
+        h("td", {}, row.reasons.length ? row.reasons.map((reason) => chip(reason)) : muted("–")),
+      ),
+    ),
+  );
+  return section("Retention", rules, summary, table("retention", ["Version", "Action", "Why it stays"], body));
+}

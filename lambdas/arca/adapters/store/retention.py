@@ -1,0 +1,254 @@
+"""Retention's items (docs/access-patterns.md, "Retention"): the policy, the expiry transaction, the expired
+markers and the blob counts' collection. The only code that knows their shapes and conditions.
+
+- The policy item `__<name>-retention` / `policy` carries the search index keys `retention` / `<name>`, so the
+  sweep lists every artifact with a policy by one Query of that sparse index partition; it is written only while
+  the artifact's LATEST is live.
+- An expiry is one transaction: the version becomes a tombstone (`expired`) only while it is soft-deleted since
+  before the cutoff and unpinned; its blob count loses its reference; an `expired#%06d` marker records the
+  clean-up still to do; LATEST announces `version.expired`.
+- Collection of a content whose count reached zero: mark the count item `collecting` (only while no reference
+  holds it: every new reference is added under `attribute_not_exists(collecting)`), delete the object, then
+  delete the count and the marker together. A crash between any two of these leaves the marker, and the next
+  run finishes from wherever it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from arca.adapters import keys
+from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
+from arca.adapters.repository import LIVE_LATEST, MAX_ALIASES, Repository
+from arca.domain.entities import Version
+from arca.domain.errors import LinkedNameError, NotFoundError
+from arca.domain.events import Change
+from arca.domain.retention import RetentionPolicy
+from arca.domain.versions import encode_version
+
+# Content-index hits a collection reads to find versions published before blob counts existed.
+LEGACY_HOLDERS = 10
+
+
+class RetentionStore:
+    """Retention's items over the registry's table, with the repository for the shared transaction plumbing."""
+
+    def __init__(self, table: Table, repository: Repository) -> None:
+        self.table = table
+        self.repository = repository
+
+    # The policy.
+
+    def policy(self, name: str) -> RetentionPolicy | None:
+        item = self.table.get(keys.retention_policy_key(name))
+        return None if item is None else RetentionPolicy.model_validate(item)
+
+    def put_policy(self, policy: RetentionPolicy) -> RetentionPolicy:
+        """Store the policy while the artifact is live (NotFoundError / LinkedNameError otherwise)."""
+        item = {
+            "kind": "retention-policy",
+            **policy.model_dump(exclude_none=True),
+            **keys.retention_index_attributes(policy.name),
+        }
+        writes = [
+            Write("policy", "Put", keys.retention_policy_key(policy.name), item=item),
+            Write("latest", "ConditionCheck", keys.latest_key(policy.name), condition=LIVE_LATEST),
+        ]
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as cancelled:
+            self._refuse(policy.name, cancelled)
+        return policy
+
+    def delete_policy(self, name: str) -> bool:
+        """True when a policy was removed."""
+        try:
+            self.table.transact(
+                [Write("policy", "Delete", keys.retention_policy_key(name), condition="attribute_exists(pk)")]
+            )
+        except TransactionCancelled:
+            return False
+        return True
+
+    def _refuse(self, name: str, cancelled: TransactionCancelled) -> None:
+        latest = cancelled.failed("latest")
+        if latest is not None and latest.item is not None and latest.item.get("link"):
+            raise LinkedNameError(name, latest.item["link"]) from None
+        raise NotFoundError(f"artifact {name!r} does not exist") from None
+
+    def policies_page(self, *, start: dict[str, str] | None, limit: int) -> tuple[list[str], dict[str, str] | None]:
+        """Names of artifacts with a policy, in name order, from the sparse index (one Query)."""
+        page = self.table.query_index(
+            keys.SEARCH_INDEX, keys.INDEX_KEYS[keys.SEARCH_INDEX], keys.RETENTION_INDEX_PK, start=start, limit=limit
+        )
+        return [str(i["gsi1sk"]) for i in page.items], page.last_key
+
+    @staticmethod
+    def index_key(name: str) -> dict[str, str]:
+        """The sparse index key of `name`'s policy, to go on after it (`policies_page`'s `start`)."""
+        return {**keys.retention_policy_key(name), **keys.retention_index_attributes(name)}
+
+    def sweep_state(self) -> tuple[dict[str, str] | None, str | None]:
+        """Where the scheduled sweep's current pass goes on (None: between passes) and when that pass started."""
+        item = self.table.get(keys.sweep_key()) or {}
+        return item.get("resume_at"), item.get("started_at")
+
+    def save_sweep(self, cursor: dict[str, str] | None, started_at: str) -> None:
+        update = "SET started_at = :at" + (", resume_at = :cursor" if cursor else " REMOVE resume_at")
+        values: dict[str, object] = {":at": started_at, **({":cursor": cursor} if cursor else {})}
+        self.table.update(keys.sweep_key(), update, values=values)
+
+    # The roots' reads: the alias partition, the rollouts, each live alias's last revisions.
+
+    def running_rollouts(self, name: str) -> list[tuple[str, int]]:
+        """(alias, version) of every running rollout (one Query: one item per alias)."""
+        page = self.table.query(keys.rollout_pk(name), consistent=True, limit=MAX_ALIASES)
+        return [(str(i["alias"]), int(i["version"])) for i in page.items if i.get("state") == "running"]
+
+    def recent_targets(self, name: str, alias: str, window: int) -> list[int]:
+        """The versions the alias's last `window` revisions pointed at (one Query of `window` records)."""
+        if window == 0:
+            return []
+        page = self.table.query(
+            keys.history_pk(name),
+            sk_prefix=keys.history_prefix(alias),
+            forward=False,
+            limit=window,
+            consistent=True,
+            projection="version, secondary_version",
+        )
+        found: list[int] = []
+        for item in page.items:
+            found += [int(v) for f in ("version", "secondary_version") if isinstance(v := item.get(f), int | float)]
+        return found
+
+    # Expiry.
+
+    def expire(self, version: Version, *, cutoff: str, now: str, by: str) -> bool:
+        """Turn a soft-deleted version into a tombstone, in one transaction; False when its state changed since it
+        was read (restored, pinned, already expired): then nothing was written.
+
+        The version keeps its number (the item stays, `expired`), leaves the content index, and its reference
+        leaves its blob count; the marker `expired#%06d` holds what `finish` still has to clean up.
+        """
+        name, number = version.name, version.version
+        item = self.table.get(keys.version_key(name, number))
+        if item is None:
+            return False
+        writes = [
+            Write(
+                "version",
+                "Update",
+                keys.version_key(name, number),
+                update="SET expired = :yes, expired_at = :now REMOVE gsi1pk, gsi1sk",
+                condition=(
+                    "deleted = :yes AND deleted_at <= :cutoff AND attribute_not_exists(expired)"
+                    " AND attribute_not_exists(pinned_by)"
+                ),
+                values={":yes": True, ":now": now, ":cutoff": cutoff},
+            ),
+            Write(
+                "marker",
+                "Put",
+                keys.expired_marker_key(name, number),
+                item={"kind": "retention-expired", "version": number, "sha256": version.sha256, "at": now},
+            ),
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update="SET updated_at = :now",
+                condition=LIVE_LATEST,
+                values={":now": now},
+            ),
+        ]
+        if item.get("counted"):
+            writes.append(
+                Write(
+                    "blob",
+                    "Update",
+                    keys.blob_count_key(name, version.sha256),
+                    update="ADD refs :minus",
+                    values={":minus": -1},
+                )
+            )
+        try:
+            self.repository.transact_with_events(
+                writes, name, [Change("version.expired", number, detail={"retention": True})], by=by, now=now
+            )
+        except TransactionCancelled:
+            return False
+        return True
+
+    def markers(self, name: str, *, limit: int) -> list[tuple[int, str]]:
+        """(version, sha256) of expiries whose clean-up is unfinished, oldest first (one Query)."""
+        page = self.table.query(keys.retention_pk(name), sk_prefix=keys.EXPIRED_PREFIX, consistent=True, limit=limit)
+        return [(int(i["version"]), str(i["sha256"])) for i in page.items]
+
+    def attestation_keys(self, name: str, version: int) -> list[dict[str, str]]:
+        """The keys of a version's attestation items (one Query of up to 100: a version has at most that many)."""
+        page = self.table.query(
+            keys.attestations_pk(name),
+            sk_prefix=keys.attestation_prefix(version),
+            consistent=True,
+            limit=100,
+            projection="pk, sk",
+        )
+        return [{"pk": i["pk"], "sk": i["sk"]} for i in page.items]
+
+    def layout_keys(self, name: str, sha256: str) -> list[dict[str, str]]:
+        """The keys of the content's multipart layouts (`__<name>-uploads`, sort keys `<sha256>.<parts_sha256>`)."""
+        items = self.table.query_all(
+            keys.uploads_pk(name), sk_prefix=keys.upload_prefix(sha256), consistent=True, projection="pk, sk"
+        )
+        return [{"pk": i["pk"], "sk": i["sk"]} for i in items]
+
+    def delete_items(self, item_keys: list[dict[str, str]]) -> None:
+        if item_keys:
+            self.table.batch_delete(item_keys)
+
+    def blob_count(self, name: str, sha256: str) -> Item | None:
+        return self.table.get(keys.blob_count_key(name, sha256))
+
+    def legacy_holder(self, name: str, sha256: str, *, expiring: int) -> bool:
+        """Whether a version other than `expiring` that is not expired holds the content: the content index
+        (versions published before blob counts existed are counted nowhere else), each hit confirmed by a
+        consistent read, since the index lags."""
+        page = self.table.query_index(
+            keys.SEARCH_INDEX,
+            keys.INDEX_KEYS[keys.SEARCH_INDEX],
+            keys.content_search_pk(sha256),
+            sk_prefix=keys.search_prefix(name),
+            limit=LEGACY_HOLDERS,
+        )
+        for hit in page.items:
+            if hit["sk"] == encode_version(expiring):
+                continue
+            item = self.table.get({"pk": hit["pk"], "sk": hit["sk"]})
+            if item is not None and not item.get("expired"):
+                return True
+        return len(page.items) == LEGACY_HOLDERS and page.last_key is not None
+
+    def claim(self, name: str, sha256: str, token: str) -> bool:
+        """Mark the content's count `collecting` while nothing references it (a count of zero or none); True when
+        the mark is ours or an earlier, interrupted collection's. After it, no new reference can be added."""
+        try:
+            self.table.update(
+                keys.blob_count_key(name, sha256),
+                "SET collecting = :token",
+                condition="attribute_not_exists(refs) OR refs <= :zero",
+                values={":token": token, ":zero": 0},
+            )
+        except ConditionFailed as failed:
+            return bool(failed.item and failed.item.get("collecting"))
+        return True
+
+    def release(self, name: str, version: int, sha256: str, *, collected: bool) -> None:
+        """Finish an expiry's clean-up: delete its marker, and the content's count when it was `collected`."""
+        writes = [Write("marker", "Delete", keys.expired_marker_key(name, version))]
+        if collected:
+            writes.append(
+                Write("blob", "Delete", keys.blob_count_key(name, sha256), condition="attribute_exists(collecting)")
+            )
+        with contextlib.suppress(TransactionCancelled):
+            self.table.transact(writes)

@@ -1,0 +1,291 @@
+"""Retention: policies, the preview, apply (soft delete, expiry, collection of unreferenced bytes) and the sweep.
+
+Preview and apply read the same roots and run every version through the same `decide`
+(arca.domain.retention), so what the preview says is what apply does. Both read the versions newest first in
+bounded pages and hand back a `next_token` (carrying the count of live versions seen, for `keep_last`) while
+versions remain. Every deletion is conditioned as a user's delete is (live and unpinned), and every expiry on
+the version being soft-deleted since before the cutoff and unpinned, so a version an alias, a canary or a
+rollout came to point at after the roots were read is never touched.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from arca.adapters import keys
+from arca.adapters.repository import DELETE_BATCH, Repository
+from arca.adapters.s3 import Blobs
+from arca.adapters.store.retention import RetentionStore
+from arca.domain.entities import Latest, Version
+from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
+from arca.domain.retention import (
+    Applied,
+    Facts,
+    Planned,
+    Preview,
+    RetentionBody,
+    RetentionPolicy,
+    Roots,
+    decide,
+    roots_of,
+)
+from arca.services.reading import Reading
+from arca.services.retry import Budget, Policy, now_iso
+
+BY = "retention"
+# Pages of DELETE_BATCH versions one apply request reads; and the expiries (each a transaction and its clean-up)
+# and unfinished clean-ups it takes on. Together they bound one request's calls whatever the artifact's size.
+APPLY_PAGES = 4
+EXPIRIES = 10
+MARKERS = 10
+# Policies the sweep reads per index Query.
+SWEEP_PAGE = 25
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    artifacts: int
+    deleted: int
+    expired: int
+    next_token: dict[str, str] | None
+
+
+class Retention:
+    def __init__(
+        self, repository: Repository, store: RetentionStore, blobs: Blobs, reading: Reading, policy: Policy
+    ) -> None:
+        self.repository = repository
+        self.store = store
+        self.blobs = blobs
+        self.reading = reading
+        self.policy = policy
+
+    # Policies.
+
+    def put(self, name: str, body: RetentionBody, *, identity: str | None = None) -> RetentionPolicy:
+        """Store the artifact's policy (replacing any); NotFoundError / LinkedNameError as any write."""
+        self.reading.live_latest(name)
+        policy = RetentionPolicy(**body.model_dump(), name=name, updated_at=self.policy.now(), updated_by=identity)
+        return self.store.put_policy(policy)
+
+    def get(self, name: str) -> RetentionPolicy:
+        self.reading.live_latest(name)
+        found = self.store.policy(name)
+        if found is None:
+            raise NotFoundError(f"artifact {name!r} has no retention policy")
+        return found
+
+    def delete(self, name: str) -> None:
+        self.reading.live_latest(name)
+        if not self.store.delete_policy(name):
+            raise NotFoundError(f"artifact {name!r} has no retention policy")
+
+    # Preview and apply.
+
+    def roots(self, name: str, latest: Latest, policy: RetentionPolicy) -> Roots:
+        """The protected roots: live aliases (one listing), running rollouts (one Query) and each live alias's
+        last `rollback_window` revisions (one Query each: at most MAX_ALIASES)."""
+        aliases = self.repository.live_aliases(name)
+        return roots_of(
+            aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in aliases],
+            rollouts=self.store.running_rollouts(name),
+            history=[(a.alias, self.store.recent_targets(name, a.alias, policy.rollback_window)) for a in aliases],
+            latest_sha256=latest.sha256,
+        )
+
+    def preview(self, name: str, *, limit: int, token: str | None) -> Preview:
+        """What applying the policy now would do to the next `limit` versions, newest first (one Query of them,
+        expired ones left out), and the token for the rest."""
+        start, state = self.repository.resume_from(name, _scope("preview", name), token) if token else (None, {})
+        latest, policy = self.reading.live_latest(name), self.get(name)
+        roots, now = self.roots(name, latest, policy), self.policy.clock()
+        versions, last = self.repository.versions_chunk(name, start=start, size=limit)
+        live = state.get("live", 0)
+        rows: list[Planned] = []
+        for version in versions:
+            planned, live = self._decide(version, live, policy, roots, now)
+            if planned is not None:
+                rows.append(planned)
+        next_token = (
+            None if last is None else self.repository.resume_token(name, _scope("preview", name), last, {"live": live})
+        )
+        return Preview(name=name, versions=rows, next_token=next_token)
+
+    @staticmethod
+    def _decide(
+        version: Version, live: int, policy: RetentionPolicy, roots: Roots, now: datetime
+    ) -> tuple[Planned | None, int]:
+        """`decide` for one version read newest first, and the live count after it (expired ones: None)."""
+        if version.expired:
+            return None, live
+        if not version.deleted:
+            live += 1
+        facts = Facts(
+            version=version.version,
+            sha256=version.sha256,
+            created_at=version.created_at,
+            deleted=version.deleted,
+            deleted_at=version.deleted_at,
+            tags=version.tags,
+            aliases=tuple(version.aliases),
+        )
+        return decide(facts, live_rank=None if version.deleted else live, policy=policy, roots=roots, now=now), live
+
+    def apply(self, name: str, *, token: str | None = None) -> Applied:
+        """Apply the policy to the next versions: at most APPLY_PAGES Queries of DELETE_BATCH versions, EXPIRIES
+        expiries and MARKERS unfinished clean-ups per request; `next_token` goes on from there.
+
+        Soft deletes go in batches of one transaction (`version.deleted`, `by` retention); a batch refused
+        because a version was pinned meanwhile is retried one by one, skipping the pinned ones.
+        """
+        scope = _scope("apply", name)
+        start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        latest, policy = self.reading.live_latest(name), self.get(name)
+        live = state.get("live", 0)
+        expired = self.finish(name)
+        roots, now = self.roots(name, latest, policy), self.policy.clock()
+        cutoff = now_iso(now - timedelta(days=policy.expire_after_days))
+        deleted: list[int] = []
+        expiries = 0
+        next_token: str | None = None
+        for page in range(APPLY_PAGES):
+            versions, last = self.repository.versions_chunk(name, start=start, size=DELETE_BATCH)
+            doomed: list[int] = []
+            for index, version in enumerate(versions):
+                planned, live = self._decide(version, live, policy, roots, now)
+                if planned is None or planned.action == "keep":
+                    continue
+                if planned.action == "delete":
+                    doomed.append(version.version)
+                    continue
+                if self.store.expire(version, cutoff=cutoff, now=self.policy.now(), by=BY):
+                    expiries += 1
+                    expired.append(version.version)
+                    self._finish_one(name, version.version, version.sha256)
+                if expiries == EXPIRIES and index < len(versions) - 1:
+                    last = dict(keys.version_key(name, version.version))
+                    break
+            deleted += self._delete(name, doomed)
+            if last is None:
+                break
+            start = last
+            if expiries == EXPIRIES or page == APPLY_PAGES - 1:
+                next_token = self.repository.resume_token(name, scope, last, {"live": live})
+                break
+        return Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
+
+    def _delete(self, name: str, doomed: list[int]) -> list[int]:
+        if not doomed:
+            return []
+        now = self.policy.now()
+        if self.repository.delete_versions(name, doomed, now=now, by=BY, detail={"retention": True}):
+            return doomed
+        done = []
+        for number in doomed:
+            try:
+                if self.repository.set_deleted(name, number, deleted=True, now=now, by=BY) is None:
+                    done.append(number)
+            except (VersionPinnedError, ConflictError, NotFoundError):
+                continue  # pinned (or changed) since it was read: the alias wins
+        return done
+
+    # Clean-up after an expiry.
+
+    def finish(self, name: str) -> list[int]:
+        """Finish the clean-up of up to MARKERS earlier expiries (interrupted after their commit); returns their
+        versions."""
+        markers = self.store.markers(name, limit=MARKERS)
+        for version, sha256 in markers:
+            self._finish_one(name, version, sha256)
+        return [version for version, _ in markers]
+
+    def _finish_one(self, name: str, version: int, sha256: str) -> None:
+        """An expiry's clean-up: the version's attestation items and objects, then its bytes when no version and
+        not LATEST hold that content, then its marker. Every step is safe to repeat."""
+        self.store.delete_items(self.store.attestation_keys(name, version))
+        self.blobs.delete_prefix(keys.attestation_blob_prefix(name, version))
+        collected = self._collect(name, version, sha256)
+        self.store.release(name, version, sha256, collected=collected)
+
+    def _collect(self, name: str, version: int, sha256: str) -> bool:
+        """Remove the content's object if nothing references it; True when it was removed (or was being)."""
+        count = self.store.blob_count(name, sha256)
+        if count is None or not count.get("collecting"):
+            if count is not None and int(count.get("refs", 0)) > 0:
+                return False
+            latest = self.repository.latest(name)
+            if latest is not None and latest.sha256 == sha256:
+                return False  # LATEST holds it (LATEST written before blob counts existed)
+            if self.store.legacy_holder(name, sha256, expiring=version):
+                return False
+        if not self.store.claim(name, sha256, uuid.uuid4().hex):
+            return False
+        # Every object of the content: its single PUT (`<sha256>`) and its multipart layouts (`<sha256>.<parts>`),
+        # whose records go first, so that no upload finds a layout without its object.
+        self.store.delete_items(self.store.layout_keys(name, sha256))
+        self.blobs.delete_prefix(keys.blob_key(name, sha256))
+        return True
+
+    # The sweep.
+
+    def sweep(self, *, start: dict[str, str] | None, budget: Budget) -> SweepProgress:
+        """Apply every policy (artifacts found through the sparse index), artifact after artifact, while the
+        budget lasts (one unit per index Query and per apply request); `next_token` is the index key the next
+        invocation goes on after (None: the pass is complete). An artifact left unfinished is started again."""
+        artifacts = deleted = expired = 0
+        while budget.spend():
+            names, last = self.store.policies_page(start=start, limit=SWEEP_PAGE)
+            for name in names:
+                token: str | None = None
+                while True:
+                    if not budget.spend():
+                        return SweepProgress(artifacts, deleted, expired, start)
+                    try:
+                        done = self.apply(name, token=token)
+                    except NotFoundError:
+                        break  # purged, or its policy removed meanwhile
+                    deleted, expired = deleted + len(done.deleted), expired + len(done.expired)
+                    token = done.next_token
+                    if token is None:
+                        break
+                artifacts += 1
+                start = self.store.index_key(name)
+            if last is None:
+                return SweepProgress(artifacts, deleted, expired, None)
+            start = last
+        return SweepProgress(artifacts, deleted, expired, start)
+
+    def scheduled(self, *, every_seconds: int, time_left: Callable[[], float], reserve: float) -> dict[str, Any]:
+        """One invocation of the scheduled sweep: go on with the current pass, or start one when the last one
+        started `every_seconds` ago or more; idle otherwise. Work stops while `reserve` seconds of `time_left`
+        remain; progress is kept in the sweep's item, so a pass longer than one invocation continues in the
+        next."""
+        budget = Budget(time_left=time_left, reserve=reserve)
+        cursor, started_at = self.store.sweep_state()
+        now = self.policy.clock()
+        if cursor is None or started_at is None:
+            if started_at is not None and started_at > now_iso(now - timedelta(seconds=every_seconds)):
+                return {"idle": True, "pass_started_at": started_at}
+            started_at = now_iso(now)
+        progress = self.sweep(start=cursor, budget=budget)
+        self.store.save_sweep(progress.next_token, started_at)
+        return {
+            "idle": False,
+            "pass_started_at": started_at,
+            "artifacts": progress.artifacts,
+            "deleted": progress.deleted,
+            "expired": progress.expired,
+            "complete": progress.next_token is None,
+        }
+
+
+def _scope(kind: str, name: str) -> str:
+    return f"retention-{kind}:{name}"
+
+
+def _number(version: object) -> int | None:
+    return version if isinstance(version, int) else None
