@@ -71,6 +71,7 @@ class StorageStack(Stack):
             construct_id,
             description=f"Arca artifact registry ({stage}): table and bucket",
             termination_protection=retain,
+            suppress_template_indentation=True,
             **kwargs,
         )
         # The construct id "Storage" keeps the logical ids the resources had in the single-stack layout.
@@ -98,8 +99,14 @@ class ServiceStack(Stack):
         code_dir: Path = ASSET_DIR,
         **kwargs: Any,
     ) -> None:
+        # Without indentation: the API's OpenAPI definition is inline, and CloudFormation reads at most 1 MB of a
+        # template (tests/infra keeps it well under).
         super().__init__(
-            scope, construct_id, description=f"Arca artifact registry ({stage}): API and functions", **kwargs
+            scope,
+            construct_id,
+            description=f"Arca artifact registry ({stage}): API and functions",
+            suppress_template_indentation=True,
+            **kwargs,
         )
         removal_policy = RemovalPolicy.DESTROY if stage in DISPOSABLE_STAGES else RemovalPolicy.RETAIN
         reserve = _flag(self, "reserve_concurrency", default=stage not in DISPOSABLE_STAGES)

@@ -176,3 +176,11 @@ def test_a_configuration_is_synthesized_once_per_process(request: pytest.Fixture
     # that keeps them on one worker
     assert again is first and other is not first
     assert request.node.get_closest_marker("xdist_group").args == ("infra",)
+
+
+def test_the_templates_stay_far_below_what_cloudformation_reads(baseline: tuple[bytes, bytes]) -> None:
+    # Given the dev templates as `cdk synth` writes them (the service one carries the API's OpenAPI definition
+    # inline, which grows with every route)
+    # Then each is under half of the 1,000,000 bytes CloudFormation reads of a template (from S3)
+    sizes = [len(template) for template in baseline]
+    assert max(sizes) < 500_000, sizes
