@@ -248,6 +248,27 @@ def test_a_blob_deleted_between_its_check_and_keeping_it_is_a_conflict_naming_th
     assert gone.value.field == "sha256"
 
 
+def test_a_blob_collected_between_its_head_and_its_hashing_is_a_conflict_naming_the_content(
+    aws: SimpleNamespace,
+) -> None:
+    # Given S3 answering HeadObject without a checksum (hash the bytes), then NoSuchKey: retention collected it
+    import boto3
+    from botocore.stub import Stubber
+
+    from arca.adapters.s3 import Blobs
+    from arca.domain.errors import ConflictError
+
+    client = boto3.client("s3")
+    blobs = Blobs(client, aws.bucket, clock=wiring.services().policy.clock)
+    stub = Stubber(client)
+    stub.add_response("head_object", {"ContentLength": 1, "ETag": '"e"'})
+    stub.add_client_error("get_object", "NoSuchKey", http_status_code=404)
+    # When / Then: a conflict naming the content, as if it had never been uploaded (never a 500)
+    with stub, pytest.raises(ConflictError) as gone:
+        blobs.verify(keys.blob_key("app", sha256(b"x")), sha256(b"x"), 1)
+    assert gone.value.field == "sha256"
+
+
 def _days_later(days: float) -> None:
     blobs = wiring.services().blobs
     now = blobs.clock()

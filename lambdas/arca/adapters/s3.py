@@ -293,10 +293,8 @@ class Blobs:
 
     def _hash(self, key: str) -> str:
         digest = hashlib.sha256()
-        try:
-            body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
-        except ClientError as error:
-            raise _translate(error) from error
+        # Gone since its HeadObject (retention collected it meanwhile): ConflictError, as if never uploaded.
+        body = self._call(self.client.get_object, Bucket=self.bucket, Key=key)["Body"]
         for chunk in iter(lambda: body.read(_CHUNK), b""):
             digest.update(chunk)
         return digest.hexdigest()
