@@ -18,8 +18,9 @@ from tests.integration.test_crash_points import crash_after_call, stored
 
 NAME = "team/app"
 POLICY = f"/artifacts/{NAME}/retention"
-# The AWS calls of the swept apply (three expiries, one of them with an attestation); a test checks the count.
-CALLS = 35
+# The AWS calls of the swept apply (three expiries, one of them with an attestation, two contents collected: each
+# a Query of its multipart layouts, then a listing and a DeleteObjects of its objects); a test checks the count.
+CALLS = 39
 
 
 def given_three_versions_due_to_expire(api: HandlerApi, aws: SimpleNamespace) -> None:

@@ -7,7 +7,13 @@ const ACTION_CLASS = { keep: "ok", delete: "warn", expire: "danger" };
 
 /** The card, or a short note when the artifact has no policy (or the API has no retention routes). */
 export async function retentionSection(name) {
-  const policy = await optional(artifactPath(name, "retention"), (data) => typeof data?.keep_last === "number");
+  let policy;
+  try {
+    policy = await optional(artifactPath(name, "retention"), (data) => typeof data?.keep_last === "number");
+  } catch (error) {
+    if (error.status === 409) return null; // a link: the policy is its target's, shown on the target's page
+    throw error;
+  }
   if (!policy) {
     return section(
       "Retention",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 VersionRef = int | Literal["LATEST"]
 
@@ -119,6 +121,12 @@ class Version(_Entity):
         if self.expired:
             return {"version": self.version, "expired": True}
         return handler(self)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The contract of a version answer is its fields: the tombstone's serializer returns "any" to pydantic,
+        which would leave the schema empty. (An expired version answers only `version` and `expired`.)"""
+        return handler({k: v for k, v in schema.items() if k != "serialization"})
 
 
 class Published(Version):
