@@ -233,18 +233,7 @@ class Blobs:
     def _rewrite(self, key: str, stat: BlobStat) -> None:
         """Copy the object onto itself: the same bytes (only if still the ETag verified), no tag, no header
         nobody signed, a SHA-256 checksum kept by S3, and a new modification date."""
-        self._call(
-            self.client.copy_object,
-            Bucket=self.bucket,
-            Key=key,
-            CopySource={"Bucket": self.bucket, "Key": key},
-            CopySourceIfMatch=stat.etag,
-            MetadataDirective="REPLACE",
-            ContentType=UPLOAD_CONTENT_TYPE,
-            TaggingDirective="REPLACE",
-            Tagging="",
-            ChecksumAlgorithm="SHA256",
-        )
+        self.copy(key, stat, key, content_type=UPLOAD_CONTENT_TYPE)
 
     def put(self, key: str, body: bytes, *, content_type: str) -> None:
         """Store bytes the service itself holds (an inline attestation), with their SHA-256 checksum."""
