@@ -17,6 +17,10 @@ Multipart uploads, where moto falls short of S3 too: moto's ListParts lists no p
 CompleteMultipartUpload ignores the checksums the request lists. Here each part's SHA-256 (as its UploadPart
 named it) is remembered, ListParts answers it as S3 does (`ChecksumSHA256` of each part), and a
 CompleteMultipartUpload that lists another checksum for a part is refused with 400 InvalidPart, as S3 refuses it.
+
+Tags of a missing object: moto's DeleteObjectTagging of a key that is not there fails with a 500 (an
+AttributeError inside moto), where S3 answers 404 NoSuchKey; here it answers NoSuchKey, so a blob collected by
+retention while a publish keeps it is the conflict it is on AWS.
 """
 
 from __future__ import annotations
@@ -100,6 +104,21 @@ def _completion_checked(parse: Callable[[Any, bytes], Any]) -> Callable[[Any, by
     return parse_checked
 
 
+def _tags_of_missing_key(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """DeleteObjectTagging of a missing key: S3's 404 NoSuchKey instead of moto's 500."""
+
+    def delete_object_tagging(response: Any) -> Any:
+        from moto.s3.exceptions import MissingKey
+
+        key_name = response.parse_key_name()
+        if response.backend.get_object(response.bucket_name, key_name) is None:
+            raise MissingKey(key=key_name)
+        return handler(response)
+
+    delete_object_tagging.__wrapped__ = handler  # type: ignore[attr-defined]
+    return delete_object_tagging
+
+
 def install() -> None:
     """Refuse, in this process's moto, a PutObject or UploadPart whose body does not match its SHA-256 header, and
     check multipart uploads as the module docstring says. Idempotent."""
@@ -112,6 +131,9 @@ def install() -> None:
         for name in ("put_object", "upload_part"):
             setattr(S3Response, name, _checked(getattr(S3Response, name)))
         S3Response.list_parts = _listed_with_checksums(S3Response.list_parts)  # type: ignore[method-assign]
+        S3Response.delete_object_tagging = _tags_of_missing_key(  # type: ignore[method-assign]
+            S3Response.delete_object_tagging
+        )
         S3Response._complete_multipart_body = _completion_checked(  # type: ignore[method-assign]
             S3Response._complete_multipart_body
         )

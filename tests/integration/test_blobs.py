@@ -335,3 +335,13 @@ def test_an_upload_leaving_out_a_signed_header_is_refused(api: HandlerApi, aws: 
     # Then S3 refuses the request as it would a wrong signature, and nothing is stored
     assert (put.status_code, "<Code>SignatureDoesNotMatch</Code>" in put.text) == (403, True), put.text
     assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=_blob_key("app", data))
+
+
+def test_local_s3_answers_the_tags_of_a_missing_object_with_no_such_key_as_s3_does(aws: SimpleNamespace) -> None:
+    # Given no object at a key (moto alone fails this call with a 500)
+    from botocore.exceptions import ClientError
+
+    # When its tags are removed / Then S3's 404 NoSuchKey, which publishing reads as "collected meanwhile"
+    with pytest.raises(ClientError) as missing:
+        aws.s3.delete_object_tagging(Bucket=aws.bucket, Key=keys.blob_key("app", sha256(b"gone")))
+    assert missing.value.response["Error"]["Code"] == "NoSuchKey"

@@ -344,3 +344,27 @@ def test_the_same_step_run_twice_at_once_is_written_once(app: HandlerApi, monkey
     assert app.call("GET", ROLLOUT).body["state"] == "running"  # not mistaken for another writer
     reasons = [r["reason"] for r in history(app)]
     assert reasons.count("rollout step 2/2: 50%") == 1
+
+
+def test_a_step_committed_between_the_status_reads_is_shown_as_the_step_not_superseded(
+    app: HandlerApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a running rollout whose status read its rollout item just before the next step committed (the step
+    # writes the alias and the rollout in one transaction; the status reads them one after the other)
+    started = start(app).body
+    rollouts = wiring.services().rollouts
+    with iam.acting_as("alias"):
+        before_the_step = rollouts._rollout("team/app", "prod")
+    assert step(started)["done"] is False
+    read_rollout = rollouts._rollout
+    reads: list[Any] = []
+
+    def first_read_before_the_step(name: str, alias: str) -> Any:
+        reads.append(alias)
+        return before_the_step if len(reads) == 1 else read_rollout(name, alias)
+
+    monkeypatch.setattr(rollouts, "_rollout", first_read_before_the_step)
+    # When the status is read
+    shown = app.call("GET", ROLLOUT).body
+    # Then it is the rollout after that step (running at its second weight), never "superseded"
+    assert len(reads) == 2 and shown["state"] == "running" and shown["weight"] == 50, shown

@@ -147,6 +147,11 @@ class Rollouts:
             return seen
         current = self.repository.alias(name, alias)
         if current is None or current.deleted or current.revision != seen.alias_revision:
+            # The two reads are not one snapshot: a step of this rollout may have committed between them (it
+            # writes the alias and the rollout together). Read the rollout again: moved on, it is the answer.
+            again = self._rollout(name, alias)
+            if again != seen:
+                return again
             return self._superseded(seen, current)
         return seen
 
