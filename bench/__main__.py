@@ -66,7 +66,7 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
         if cfg.cold_start_runs:
             sections.append(coldstart.section(cfg.cold_start_runs)[0])
         if cfg.retention_versions:
-            with world() as w:
+            with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
                 sections.append(retention.section(w, cfg.retention_versions, cfg.retention_revisions))
         if cfg.events_publishes:
             sections.append(events.section(cfg.events_publishes, cfg.events_idle_seconds))
