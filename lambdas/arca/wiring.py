@@ -165,10 +165,12 @@ class Services:
     @cached_property
     def retention(self) -> Retention:
         from arca.adapters.store.retention import RetentionStore
+        from arca.adapters.store.uploads import Uploads as UploadStore
         from arca.services.retention import Retention
 
         store = RetentionStore(self.repository.table, self.repository)
-        return Retention(self.repository, store, self.blobs, self.reading, self.policy)
+        layouts = UploadStore(self.repository.table)
+        return Retention(self.repository, store, layouts, self.blobs, self.reading, self.policy)
 
     @cached_property
     def events(self) -> Events:

@@ -20,6 +20,7 @@ from arca.adapters import keys
 from arca.adapters.repository import DELETE_BATCH, Repository
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.retention import RetentionStore
+from arca.adapters.store.uploads import Uploads
 from arca.domain.entities import Latest, Version
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.retention import (
@@ -56,10 +57,17 @@ class SweepProgress:
 
 class Retention:
     def __init__(
-        self, repository: Repository, store: RetentionStore, blobs: Blobs, reading: Reading, policy: Policy
+        self,
+        repository: Repository,
+        store: RetentionStore,
+        layouts: Uploads,
+        blobs: Blobs,
+        reading: Reading,
+        policy: Policy,
     ) -> None:
         self.repository = repository
         self.store = store
+        self.layouts = layouts
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
@@ -226,7 +234,7 @@ class Retention:
             return False
         # Every object of the content: its single PUT (`<sha256>`) and its multipart layouts (`<sha256>.<parts>`),
         # whose records go first, so that no upload finds a layout without its object.
-        self.store.delete_items(self.store.layout_keys(name, sha256))
+        self.store.delete_items(self.layouts.layout_keys(name, sha256))
         self.blobs.delete_prefix(keys.blob_key(name, sha256))
         return True
 

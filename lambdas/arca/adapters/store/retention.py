@@ -196,13 +196,6 @@ class RetentionStore:
         )
         return [{"pk": i["pk"], "sk": i["sk"]} for i in page.items]
 
-    def layout_keys(self, name: str, sha256: str) -> list[dict[str, str]]:
-        """The keys of the content's multipart layouts (`__<name>-uploads`, sort keys `<sha256>.<parts_sha256>`)."""
-        items = self.table.query_all(
-            keys.uploads_pk(name), sk_prefix=keys.upload_prefix(sha256), consistent=True, projection="pk, sk"
-        )
-        return [{"pk": i["pk"], "sk": i["sk"]} for i in items]
-
     def delete_items(self, item_keys: list[dict[str, str]]) -> None:
         if item_keys:
             self.table.batch_delete(item_keys)

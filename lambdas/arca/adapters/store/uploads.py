@@ -93,6 +93,13 @@ class Uploads:
         newest = max(done, key=lambda item: str(item.get("completed_at", "")))
         return Layout(part_size=int(newest["part_size"]), parts_sha256=keys.parse_upload_id(newest["sk"])[1])
 
+    def layout_keys(self, name: str, sha256: str) -> list[dict[str, str]]:
+        """The keys of every layout of this content in `name` (sessions and completed ones), for its collection."""
+        items = self.table.query_all(
+            keys.uploads_pk(name), sk_prefix=keys.upload_prefix(sha256), consistent=True, projection="pk, sk"
+        )
+        return [{"pk": i["pk"], "sk": i["sk"]} for i in items]
+
     def start(self, session: UploadSession, *, ttl: int, replacing: str | None = None) -> UploadSession | None:
         """Record a new session; None when another one got there first (then read it). With `replacing`, take
         the place of the item of that S3 upload (one S3 has aborted, or a completed object that expired
