@@ -561,7 +561,7 @@ def at_check(counted: Counter[Call]) -> str | None:
 
 def query_budget_check(counted: Counter[Call]) -> str | None:
     """A listing or prune request makes at most QUERY_BUDGET Queries, however much it skips."""
-    from arca.adapters.repository import QUERY_BUDGET
+    from arca.adapters.store.pages import QUERY_BUDGET
 
     queries = counted[("DynamoDB", "Query")]
     return f"made {queries} Queries, over the budget of {QUERY_BUDGET}" if queries > QUERY_BUDGET else None
@@ -575,7 +575,7 @@ def bounded_group(w: World, cfg: Config) -> Group:
 
     a = w.arca
     small = pair(cfg.small_size)
-    client, table = a.services.repository.table.client, a.services.repository.table.name
+    client, table = a.services.stores.table.client, a.services.stores.table.name
     a.create(A_DELETED, small[0], versions=1)
     clone_versions(client, table, A_DELETED, range(2, cfg.deleted_versions + 2), deleted=True)
     a.create(A_HISTORY, small[0], versions=1)
@@ -668,7 +668,7 @@ def search_group(w: World, cfg: Config) -> Group:
     a.create(A_SEARCH, small[0], versions=1)
     a.call("PATCH", f"/artifacts/{A_SEARCH}/versions/1", {"tags": {"release": "bench", "team": "core"}})
     per = cfg.search_versions // cfg.search_artifacts
-    client, table = a.services.repository.table.client, a.services.repository.table.name
+    client, table = a.services.stores.table.client, a.services.stores.table.name
     targets = [(f"bench/search/a{i:03d}", n) for i in range(cfg.search_artifacts) for n in range(1, per + 1)]
     clone_tagged_versions(client, table, A_SEARCH, targets[: cfg.search_versions - 1])
     digest = small[0].sha256

@@ -140,7 +140,7 @@ def section(publishes: int = 200, idle_seconds: float = 10.0) -> str:
     # function's, the alias writes the alias function's.
     with running_arca(port=0, load=load), iam.acting_as("publish"):
         services = wiring.build()
-        client, table_name = services.repository.table.client, services.repository.table.name
+        client, table_name = services.stores.table.client, services.stores.table.name
         name, data = "bench/events", b"bench events"
         digest = hashlib.sha256(data).hexdigest()
         # The blob is put straight into the bucket: the upload is not what is measured.
@@ -223,5 +223,5 @@ def section(publishes: int = 200, idle_seconds: float = 10.0) -> str:
 
 def _newest_event(services: Any, name: str) -> str:
     """The id of the artifact's newest event: LATEST's `last_event`."""
-    latest = services.repository.latest(name)
+    latest = services.stores.artifacts.latest(name)
     return str(latest.last_event)

@@ -67,7 +67,7 @@ def section(w: World, versions: int, revisions: int) -> str:
     from local.seed import clone_revisions, clone_versions
 
     a = w.arca
-    client, table_name = a.services.repository.table.client, a.services.repository.table.name
+    client, table_name = a.services.stores.table.client, a.services.stores.table.name
     a.create(NAME, blob(1024, 77_001), versions=1)
     clone_versions(client, table_name, NAME, range(2, versions + 1), deleted=False)
     a.ensure_uploaded(NAME, blob(1024, 77_002))

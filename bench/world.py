@@ -80,7 +80,7 @@ class ArcaSide:
         self.deleted: set[tuple[str, int]] = set()
         self._stored: set[tuple[str, str]] = set()
         self.counter = install()
-        self.counter.attach(self.services.repository.table.client)
+        self.counter.attach(self.services.stores.table.client)
         self.counter.attach(self.services.blobs.client)
 
     def call(
@@ -158,7 +158,7 @@ class ArcaSide:
 
     def bare_get_item(self, name: str) -> Any:
         """One GetItem through Arca's own client, without the handler: the floor of any read."""
-        client = self.services.repository.table.client
+        client = self.services.stores.table.client
         return client.get_item(
             TableName=ARCA_TABLE, Key={"pk": {"S": name}, "sk": {"S": "LATEST"}}, ConsistentRead=True
         )
@@ -166,7 +166,7 @@ class ArcaSide:
     def bare_probe(self, pk: str, sk: str) -> Any:
         """The point read of a version or an alias as Arca makes it (a consistent Query `sk >= :sk`, Limit 1:
         one item read, which also shows a link), through Arca's own client, without the handler."""
-        client = self.services.repository.table.client
+        client = self.services.stores.table.client
         return client.query(
             TableName=ARCA_TABLE,
             KeyConditionExpression="pk = :pk AND sk >= :sk",
@@ -177,7 +177,7 @@ class ArcaSide:
 
     def bare_transaction(self, index: int) -> Any:
         """One TransactWriteItems of two unconditional Puts through Arca's client: moto's cost of a transaction."""
-        client = self.services.repository.table.client
+        client = self.services.stores.table.client
         items = [
             {"Put": {"TableName": ARCA_TABLE, "Item": {"pk": {"S": "__bench-scratch"}, "sk": {"S": sk}}}}
             for sk in ("a", "b")

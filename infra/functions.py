@@ -18,7 +18,7 @@ from aws_cdk import aws_ssm as ssm
 from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
-from arca.adapters.repository import ALIAS_ITEM_ATTRIBUTES
+from arca.adapters.store.aliases import ALIAS_ITEM_ATTRIBUTES
 from infra.schema import INDEXES
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"

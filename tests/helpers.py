@@ -23,7 +23,7 @@ T = TypeVar("T")
 def hooked(event: str, hook: Callable[..., Any]) -> Iterator[None]:
     """`hook` on botocore's `event` (such as `before-call.*.*`) of the services' DynamoDB and S3 clients, meanwhile."""
     built = wiring.services()
-    clients = (built.repository.table.client, built.blobs.client)
+    clients = (built.stores.table.client, built.blobs.client)
     for client in clients:
         client.meta.events.register(event, hook)
     try:

@@ -11,13 +11,26 @@ import boto3
 from botocore.config import Config
 
 from arca.adapters.dynamo import Table
-from arca.adapters.repository import Repository
 from arca.adapters.s3 import Blobs
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.feed import Feed
+from arca.adapters.store.history import HistoryStore
+from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.versions import VersionStore
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 from arca.settings import settings
 
 if TYPE_CHECKING:
+    from arca.adapters.store.attestations import AttestationStore
+    from arca.adapters.store.guards import GuardStore
+    from arca.adapters.store.links import LinkStore
+    from arca.adapters.store.purge import PurgeStore
+    from arca.adapters.store.receipts import ReceiptStore
+    from arca.adapters.store.retention import RetentionStore
+    from arca.adapters.store.rollouts import RolloutStore
+    from arca.adapters.store.tags import TagStore
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
@@ -63,8 +76,71 @@ def s3_config(environ: Mapping[str, str]) -> Config:
     return Config(signature_version="s3v4", s3=s3, retries=_S3_RETRIES)
 
 
+class Stores:
+    """One store per aggregate over one table (arca.adapters.store), sharing one event feed. The stores only the
+    writing services use are built on first use, so the resolve function never loads them."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.feed = Feed(table)
+        self.artifacts = ArtifactStore(table, self.feed)
+        self.versions = VersionStore(table, self.feed)
+        self.aliases = AliasStore(table, self.feed)
+        self.history = HistoryStore(table, self.aliases)
+        self.uploads = UploadStore(table)
+
+    @cached_property
+    def receipts(self) -> ReceiptStore:
+        from arca.adapters.store.receipts import ReceiptStore
+
+        return ReceiptStore(self.table)
+
+    @cached_property
+    def rollouts(self) -> RolloutStore:
+        from arca.adapters.store.rollouts import RolloutStore
+
+        return RolloutStore(self.table, self.aliases)
+
+    @cached_property
+    def links(self) -> LinkStore:
+        from arca.adapters.store.links import LinkStore
+
+        return LinkStore(self.table, self.feed)
+
+    @cached_property
+    def tags(self) -> TagStore:
+        from arca.adapters.store.tags import TagStore
+
+        return TagStore(self.table, self.feed)
+
+    @cached_property
+    def purge(self) -> PurgeStore:
+        from arca.adapters.store.purge import PurgeStore
+
+        return PurgeStore(self.table, self.aliases, self.links)
+
+    @cached_property
+    def guards(self) -> GuardStore:
+        from arca.adapters.store.guards import GuardStore
+
+        return GuardStore(self.table, self.feed)
+
+    @cached_property
+    def attestations(self) -> AttestationStore:
+        from arca.adapters.store.attestations import AttestationStore
+
+        return AttestationStore(self.table, self.feed)
+
+    @cached_property
+    def retention(self) -> RetentionStore:
+        from arca.adapters.store.retention import RetentionStore
+
+        return RetentionStore(self.table, self.feed)
+
+
 class Services:
-    """The use-case services over one repository and one bucket, with clients of their own.
+    """The use-case services over the stores and one bucket, with clients of their own; each service is given
+    only the stores it uses.
 
     The writing services (and the request models they import) are built on first use, so the resolve
     function, which only reads, never loads them.
@@ -73,7 +149,7 @@ class Services:
     def __init__(self, policy: Policy | None = None) -> None:
         config = settings()
         self.policy = policy or Policy()
-        self.repository = Repository(Table(client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
+        self.stores = Stores(Table(client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
         self.blobs = Blobs(
             client("s3", config=s3_config(os.environ)),
             config.bucket_name,
@@ -81,7 +157,10 @@ class Services:
             upload_ttl=config.upload_url_ttl,
             download_ttl=config.download_url_ttl,
         )
-        self.reading = Reading(self.repository, self.blobs)
+        stores = self.stores
+        self.reading = Reading(
+            stores.artifacts, stores.versions, stores.aliases, stores.history, stores.uploads, self.blobs
+        )
 
     @cached_property
     def signer(self) -> Signer | None:
@@ -93,32 +172,31 @@ class Services:
 
     @cached_property
     def attesting(self) -> Attesting:
-        from arca.adapters.store.attestations import Attestations
         from arca.services.attestations import Attesting
 
-        return Attesting(Attestations(self.repository), self.blobs, self.reading, self.policy)
+        return Attesting(self.stores.attestations, self.blobs, self.reading, self.policy)
 
     @cached_property
     def publishing(self) -> Publishing:
-        from arca.services.publishing import Publishing
+        from arca.services.publishing import Publishing, PublishingStores
 
-        return Publishing(self.repository, self.blobs, self.reading, self.policy, self.signer)
+        s = self.stores
+        stores = PublishingStores(s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads)
+        return Publishing(stores, self.blobs, self.reading, self.policy, self.signer)
 
     @cached_property
     def uploads(self) -> Uploads:
         from arca.adapters.multipart import Multipart
-        from arca.adapters.store.uploads import Uploads as UploadStore
         from arca.services.uploads import Uploads
 
-        return Uploads(
-            self.repository, UploadStore(self.repository.table), self.blobs, Multipart(self.blobs), self.policy
-        )
+        return Uploads(self.stores.artifacts, self.stores.uploads, self.blobs, Multipart(self.blobs), self.policy)
 
     @cached_property
     def aliases(self) -> Aliases:
         from arca.services.aliases import Aliases
 
-        return Aliases(self.repository, self.reading, self.policy)
+        s = self.stores
+        return Aliases(s.aliases, s.history, s.versions, s.guards, self.reading, self.policy)
 
     @cached_property
     def rollouts(self) -> Rollouts:
@@ -130,7 +208,8 @@ class Services:
         if arn is not None:
             driver = StepFunctionsDriver(lambda: client("stepfunctions"), arn)
         return Rollouts(
-            self.repository,
+            self.stores.rollouts,
+            self.stores.aliases,
             self.reading,
             self.policy,
             aliases=lambda: self.aliases,
@@ -148,35 +227,34 @@ class Services:
     def links(self) -> Links:
         from arca.services.links import Links
 
-        return Links(self.repository, self.policy)
+        return Links(self.stores.links, self.stores.artifacts, self.policy)
 
     @cached_property
     def tagging(self) -> Tagging:
         from arca.services.tags import Tagging
 
-        return Tagging(self.repository, self.reading, self.policy)
+        return Tagging(self.stores.tags, self.reading, self.policy)
 
     @cached_property
     def searching(self) -> Searching:
         from arca.services.tags import Searching
 
-        return Searching(self.repository, self.reading)
+        return Searching(self.stores.tags, self.stores.versions, self.reading)
 
     @cached_property
     def retention(self) -> Retention:
-        from arca.adapters.store.retention import RetentionStore
-        from arca.adapters.store.uploads import Uploads as UploadStore
         from arca.services.retention import Retention
 
-        store = RetentionStore(self.repository.table, self.repository)
-        layouts = UploadStore(self.repository.table)
-        return Retention(self.repository, store, layouts, self.blobs, self.reading, self.policy)
+        s = self.stores
+        return Retention(
+            s.retention, s.versions, s.aliases, s.artifacts, s.uploads, self.blobs, self.reading, self.policy
+        )
 
     @cached_property
     def events(self) -> Events:
         from arca.services.events import Events
 
-        return Events(self.repository, self.reading)
+        return Events(self.stores.feed, self.reading)
 
 
 def build(policy: Policy | None = None) -> Services:

@@ -22,7 +22,7 @@ from tests.helpers import acting
 
 def interfering(services: Any, meddle: Callable[[], None]) -> list[bool]:
     """Make the first guarded alias transaction of `services` wait for `meddle`, run in another thread."""
-    table = services.repository.table
+    table = services.stores.table
     original = table.transact
     done: list[bool] = []
 

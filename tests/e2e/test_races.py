@@ -169,7 +169,7 @@ def test_concurrent_alias_creations_never_pass_the_cap(
     arca: ArcaHttp, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given an artifact that may have 5 aliases
-    monkeypatch.setattr("arca.adapters.repository.MAX_ALIASES", 5)
+    monkeypatch.setattr("arca.adapters.store.aliases.MAX_ALIASES", 5)
     name = f"{unique}/capped"
     assert arca.set_latest(name, b"one").status_code == 200
     assert arca.post(f"/artifacts/{name}/versions").status_code == 201

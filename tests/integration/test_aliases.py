@@ -300,8 +300,8 @@ def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: Handle
     # Given versions 1..3, and prune's plan made before an alias pins version 1
     from arca import wiring
 
-    table = wiring.services().repository.table
-    planned = wiring.services().repository._deletion_writes("team/app", [1, 2], deleted=True, now="2026-01-01")
+    table = wiring.services().stores.table
+    planned = wiring.services().stores.versions._deletion_writes("team/app", [1, 2], deleted=True, now="2026-01-01")
     put_alias(app, "prod", version=1)
     # When the planned batch is tried, and prune runs for real
     from arca.adapters.dynamo import TransactionCancelled
@@ -321,7 +321,7 @@ def test_prune_falls_back_to_one_by_one_when_an_alias_pins_a_version_mid_prune(
     # Given an alias write that lands between prune's plan and its batch
     from arca import wiring
 
-    table = wiring.services().repository.table
+    table = wiring.services().stores.table
     original = table.transact
     raced: list[bool] = []
 
@@ -373,7 +373,7 @@ def test_aliases_are_capped_per_artifact_and_a_deletion_frees_a_place(
     app: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given an artifact at its cap of aliases
-    monkeypatch.setattr("arca.adapters.repository.MAX_ALIASES", 3)
+    monkeypatch.setattr("arca.adapters.store.aliases.MAX_ALIASES", 3)
     for alias in ("a", "b", "c"):
         assert put_alias(app, alias, version=1).status == 201
     before = snapshot(aws)

@@ -170,8 +170,7 @@ def test_alias_write_rejected_for_item_size_is_a_logged_500_not_a_conflict(
     # Given a version, and a table that rejects every transaction for an item's size (its last item: the event)
     assert api.publish("app", b"one").status == 201
     monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
-    repository = wiring.services().repository
-    monkeypatch.setattr(repository, "table", Table(OversizeTransactions(aws.dynamodb), aws.table))
+    monkeypatch.setattr(wiring.services().stores.table, "client", OversizeTransactions(aws.dynamodb))
     # When
     reply = api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
     # Then
@@ -220,12 +219,13 @@ def test_throttling_reaches_the_caller_as_503_with_the_error_shape(
     api: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a registry whose DynamoDB always throttles
-    repository = wiring.services().repository
+    table = wiring.services().stores.table
     client = boto3.client("dynamodb")
     stub = Stubber(client)
-    for _ in range(repository.table.max_attempts):
+    for _ in range(table.max_attempts):
         stub.add_client_error("get_item", "ThrottlingException", http_status_code=400)
-    monkeypatch.setattr(repository, "table", Table(client, aws.table, sleep=lambda _: None))
+    monkeypatch.setattr(table, "client", client)
+    monkeypatch.setattr(table, "_sleep", lambda _: None)
     # When
     with stub:
         reply = api.call("GET", "/artifacts/app")

@@ -14,7 +14,8 @@ import pytest
 from arca import wiring
 from arca.adapters import keys
 from arca.adapters.dynamo import serialize
-from arca.adapters.repository import DELETE_BATCH, QUERY_BUDGET
+from arca.adapters.store.pages import QUERY_BUDGET
+from arca.adapters.store.versions import DELETE_BATCH
 from arca.services.publishing import PRUNE_PAGES
 from local.seed import clone_revisions, clone_versions
 from tests.helpers import HandlerApi
@@ -28,7 +29,7 @@ def calls(api: HandlerApi) -> Iterator[Counter[str]]:
     def count(event_name: str, **_: Any) -> None:
         counted[event_name.split(".")[-1]] += 1
 
-    client = wiring.services().repository.table.client
+    client = wiring.services().stores.table.client
     client.meta.events.register("before-call.dynamodb.*", count, unique_id="test-call-counter")
     yield counted
     client.meta.events.unregister("before-call.dynamodb.*", unique_id="test-call-counter")

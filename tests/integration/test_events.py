@@ -11,7 +11,7 @@ import pytest
 
 from arca import wiring
 from arca.adapters import keys
-from arca.adapters.repository import Repository
+from arca.adapters.store.feed import Feed
 from arca.domain.events import Change, event_id
 from local import iam
 from local.events import api_event, lambda_context
@@ -141,7 +141,7 @@ def test_a_failed_transaction_writes_no_event(api: HandlerApi, aws: SimpleNamesp
     # Given an artifact whose purge has begun (its mark set), so the next publish's transaction is cancelled
     api.publish("app", b"one")
     with iam.acting_as("publish"):
-        wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+        wiring.services().stores.purge.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
     digest = api.upload("app", b"two")
     before = snapshot(aws)
     # When
@@ -211,9 +211,9 @@ def test_a_writer_whose_clock_is_behind_goes_after_the_newest_event(api: Handler
         UpdateExpression="SET last_event = :e",
         ExpressionAttributeValues={":e": {"S": ahead}},
     )
-    services.repository = behind = Repository(services.repository.table, micros=lambda: 1)
-    services.reading.repository = behind
-    services.publishing.repository = behind
+    services.stores.feed = behind = Feed(services.stores.table, micros=lambda: 1)
+    for store in (services.stores.versions, services.stores.artifacts):
+        store.feed = behind
     # When it deletes a version (a write with no compare-and-set loop of its own)
     assert api.call("DELETE", "/artifacts/app/versions/1").status == 200
     # Then its event sorts after the newest, and LATEST now names it

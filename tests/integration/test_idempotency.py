@@ -118,7 +118,7 @@ def test_concurrent_requests_with_one_key_make_one_change(api: HandlerApi, aws: 
     # between its record check and its transaction
     blob = {"sha256": api.upload("app", b"one"), "size": 3, "force": True}
     api.publish("app", b"zero")
-    repository = wiring.services().repository
+    repository = wiring.services().stores.artifacts
     write_latest = repository.write_latest
     inner: list[Reply] = []
 

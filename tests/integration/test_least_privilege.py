@@ -51,7 +51,7 @@ def test_a_call_outside_the_role_is_refused_with_access_denied_and_writes_nothin
     # When the alias function's role is used to change LATEST's content (an attribute it may not name)
     write = Write("latest", "Update", keys.latest_key("team/app"), update="SET sha256 = :x", values={":x": "0" * 64})
     with iam.acting_as("alias"), pytest.raises(ClientError) as refused:
-        services.repository.table.client.transact_write_items(TransactItems=[write.request(aws.table)])
+        services.stores.table.client.transact_write_items(TransactItems=[write.request(aws.table)])
     # Then DynamoDB's own error comes back, naming the request, and LATEST is unchanged
     assert refused.value.response["Error"]["Code"] == "AccessDeniedException"
     assert "dynamodb:UpdateItem" in str(refused.value) and "sha256" in str(refused.value)
@@ -99,7 +99,7 @@ def test_only_the_events_function_may_put_on_the_bus(aws: SimpleNamespace, monke
 
 def test_a_call_with_no_function_set_is_an_error(aws: SimpleNamespace) -> None:
     # Given a function's client, used outside any invocation
-    client = wiring.services().repository.table.client
+    client = wiring.services().stores.table.client
     # When it calls, Then nothing is sent: every invocation path must say which role authorises it
     with pytest.raises(iam.UnattributedCallError):
         client.get_item(TableName=aws.table, Key={"pk": {"S": "a"}, "sk": {"S": "LATEST"}})

@@ -281,7 +281,7 @@ def test_a_link_cannot_be_made_to_a_target_a_purge_has_marked(api: HandlerApi, a
     # request for the target run whole
     api.publish("team/app", b"a")
     purger, links = acting("publish", wiring.build().publishing), acting("publish", wiring.build().links)
-    delete_rows = purger.repository.delete_rows
+    delete_rows = purger.purging.delete_rows
     outcome: dict[str, Any] = {}
 
     def link_after_the_mark(*args: Any, **kwargs: Any) -> bool:
@@ -291,7 +291,7 @@ def test_a_link_cannot_be_made_to_a_target_a_purge_has_marked(api: HandlerApi, a
             outcome["link"] = refused
         return delete_rows(*args, **kwargs)
 
-    purger.repository.delete_rows = link_after_the_mark  # type: ignore[method-assign]
+    purger.purging.delete_rows = link_after_the_mark  # type: ignore[method-assign]
     # When the purge runs
     assert purger.purge("team/app", force=False)
     # Then the link was refused (the target was marked), and no link row outlives the purge
@@ -306,13 +306,13 @@ def test_a_plain_purge_is_refused_when_a_link_is_made_before_its_mark(api: Handl
     # Given a plain purge that read the target, and a link made just before it sets its mark
     api.publish("team/app", b"a")
     purger, links = acting("publish", wiring.build().publishing), acting("publish", wiring.build().links)
-    mark = purger.repository.mark_purging
+    mark = purger.purging.mark_purging
 
     def link_first(*args: Any, **kwargs: Any) -> None:
         links.link("app", "team/app")
         mark(*args, **kwargs)
 
-    purger.repository.mark_purging = link_first  # type: ignore[method-assign]
+    purger.purging.mark_purging = link_first  # type: ignore[method-assign]
     # When it runs
     with pytest.raises(ConflictError) as refused:
         purger.purge("team/app", force=False)

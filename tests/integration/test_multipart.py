@@ -279,7 +279,7 @@ def test_two_clients_starting_one_upload_keep_one_session(
 ) -> None:
     # Given a first client's upload, and a second client that read no session before the first recorded it
     first = start(api, "app", DATA)
-    from arca.adapters.store.uploads import Uploads as Store
+    from arca.adapters.store.uploads import UploadStore as Store
 
     real, reads = Store.get, []
 
@@ -316,15 +316,15 @@ def test_publishing_ten_thousand_parts_again_with_an_idempotency_key_is_deduplic
 ) -> None:
     # Given a version of content in 10,000 parts (their hex hashes alone are 650 KB; an item holds 400 KB),
     # assembled by hand as S3 would have (moto keeps parts in memory: one byte a part stands for each)
-    from arca.adapters.store.uploads import Uploads as Store
     from arca.adapters.store.uploads import UploadSession
+    from arca.adapters.store.uploads import UploadStore as Store
 
     parts = [f"{n:064x}" for n in range(10_000)]
     session = UploadSession("app", "ab" * 32, 10_000 * PART, PART, parts, "s3-upload", "2026-01-01T00:00:00.000Z")
     key = keys.multipart_blob_key("app", session.sha256, session.parts_sha256)
     aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=b"")
     with iam.acting_as("publish"):
-        store = Store(wiring.services().repository.table)
+        store = Store(wiring.services().stores.table)
         assert store.start(session, ttl=0) is not None
         store.finish(session, now="2026-01-01T00:00:01.000Z")
         stat = wiring.services().blobs.stat(key)

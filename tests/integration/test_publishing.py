@@ -278,7 +278,7 @@ def test_purge_is_safe_to_rerun_after_a_crash_midway(api: HandlerApi, aws: Simpl
     api.publish("team/app", b"a")
     services = wiring.services()
     with iam.acting_as("publish"):
-        services.repository.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
+        services.stores.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
         services.blobs.delete_prefix("artifacts/team/app/_blobs/")
     blocked = api.publish("team/app", b"b")
     # When it runs again

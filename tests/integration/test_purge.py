@@ -42,14 +42,14 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
     )
     forced_marked, plain_done = threading.Event(), threading.Event()
     outcome: dict[str, Any] = {}
-    delete_rows = forced.repository.delete_rows
+    delete_rows = forced.purging.delete_rows
 
     def forced_pauses_after_marking(*args: Any, **kwargs: Any) -> bool:
         forced_marked.set()
         plain_done.wait(10)
         return delete_rows(*args, **kwargs)
 
-    forced.repository.delete_rows = forced_pauses_after_marking  # type: ignore[method-assign]
+    forced.purging.delete_rows = forced_pauses_after_marking  # type: ignore[method-assign]
 
     def run_forced() -> None:
         try:
@@ -58,7 +58,7 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
             outcome["forced"] = error
 
     thread = threading.Thread(target=run_forced)
-    mark = plain.repository.mark_purging
+    mark = plain.purging.mark_purging
 
     def alias_then_forced_purge_first(*args: Any, **kwargs: Any) -> None:
         aliases.set("app", "prod", AliasBody(version=1))
@@ -66,7 +66,7 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
         assert forced_marked.wait(10)
         mark(*args, **kwargs)
 
-    plain.repository.mark_purging = alias_then_forced_purge_first  # type: ignore[method-assign]
+    plain.purging.mark_purging = alias_then_forced_purge_first  # type: ignore[method-assign]
     # When both run
     with pytest.raises(ConflictError) as refused:
         plain.purge("app", force=False)
@@ -83,13 +83,13 @@ def test_plain_purge_is_refused_when_an_alias_is_made_before_its_mark(api: Handl
     # Given a plain purge whose alias check passed, then an alias made before it marks LATEST
     api.publish("app", b"a")
     plain, aliases = acting("publish", wiring.build().publishing), acting("alias", wiring.build().aliases)
-    mark = plain.repository.mark_purging
+    mark = plain.purging.mark_purging
 
     def alias_first(*args: Any, **kwargs: Any) -> None:
         aliases.set("app", "prod", AliasBody(version=1))
         mark(*args, **kwargs)
 
-    plain.repository.mark_purging = alias_first  # type: ignore[method-assign]
+    plain.purging.mark_purging = alias_first  # type: ignore[method-assign]
     # When it runs
     with pytest.raises(ConflictError) as refused:
         plain.purge("app", force=False)
@@ -128,13 +128,13 @@ def test_publish_that_read_latest_before_the_mark_fails_its_condition(api: Handl
     api.publish("app", b"a")
     digest = api.upload("app", b"b")
     publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().publishing)
-    write_latest = publisher.repository.write_latest
+    write_latest = publisher.artifacts.write_latest
 
     def purge_marks_first(*args: Any, **kwargs: Any) -> Any:
         assert not purger.purge("app", force=False, budget=Budget(calls=0))
         return write_latest(*args, **kwargs)
 
-    publisher.repository.write_latest = purge_marks_first  # type: ignore[method-assign]
+    publisher.artifacts.write_latest = purge_marks_first  # type: ignore[method-assign]
     # When the publish commits
     with pytest.raises(ConflictError):
         publisher.publish("app", Content(sha256=digest, size=1))
@@ -147,10 +147,10 @@ def test_alias_writes_are_refused_once_a_purge_has_marked_the_artifact(api: Hand
     api.publish("app", b"a")
     api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
     purger, aliases = acting("publish", wiring.build().publishing), acting("alias", wiring.build().aliases)
-    delete_rows = purger.repository.delete_rows
+    delete_rows = purger.purging.delete_rows
     attempts: dict[str, Any] = {}
     reads: list[dict[str, Any]] = []
-    query = purger.repository.table.query
+    query = purger.purging.table.query
 
     def recorded_query(*args: Any, **kwargs: Any) -> Any:
         reads.append(kwargs)
@@ -166,10 +166,10 @@ def test_alias_writes_are_refused_once_a_purge_has_marked_the_artifact(api: Hand
                 attempts[label] = "written"
             except ConflictError:
                 attempts[label] = "refused"
-        purger.repository.table.query = recorded_query  # type: ignore[method-assign]
+        purger.purging.table.query = recorded_query  # type: ignore[method-assign]
         return delete_rows(*args, **kwargs)
 
-    purger.repository.delete_rows = alias_writes_first  # type: ignore[method-assign]
+    purger.purging.delete_rows = alias_writes_first  # type: ignore[method-assign]
     # When the purge runs
     assert purger.purge("app", force=True)
     # Then both alias writes were refused, the purge read every partition consistently, and no row survived

@@ -128,7 +128,7 @@ def test_tag_patch_is_one_transaction_with_its_index_rows(api: HandlerApi, aws: 
     # Given a version
     api.publish("app", b"one")
     calls: list[str] = []
-    client = wiring.services().repository.table.client
+    client = wiring.services().stores.table.client
     original = client._make_api_call
 
     def spy(operation: str, params: dict[str, Any]) -> Any:
@@ -150,7 +150,7 @@ def test_tag_patch_is_one_transaction_with_its_index_rows(api: HandlerApi, aws: 
 def test_a_tag_patch_that_loses_a_race_merges_again_and_keeps_the_winners_keys(api: HandlerApi) -> None:
     # Given a version, and a second writer that tags it right after the first one has read it
     api.publish("app", b"one")
-    repository = wiring.services().repository
+    repository = wiring.services().stores.versions
     read = repository.version
     rival = wiring.build()
     raced: list[int] = []
@@ -396,7 +396,7 @@ def test_tag_write_on_a_purging_artifact_is_a_409(api: HandlerApi, aws: SimpleNa
     # Given an artifact marked by a purge
     api.publish("app", b"one")
     with iam.acting_as("publish"):
-        wiring.services().repository.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+        wiring.services().stores.purge.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
     before = snapshot(aws)
     # Then tag patches are refused and write nothing
     assert tag(api, "app", 1, {"a": "b"}).status == 409
@@ -428,7 +428,7 @@ def test_content_reference_confirms_the_index_with_a_consistent_read(
     api.publish("app", b"same")
     api.publish("app", b"same", force=True)
     ref = f"sha256:{sha256(b'same')}"
-    table = wiring.services().repository.table
+    table = wiring.services().stores.table
     query_index = table.query_index
     seen: list[Any] = []
     monkeypatch.setattr(table, "query_index", lambda *a, **kw: seen.append(query_index(*a, **kw)) or seen[-1])

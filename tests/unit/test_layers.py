@@ -52,14 +52,10 @@ def test_each_room_imports_only_rooms_further_in(room: str) -> None:
         assert not outward, f"{file.relative_to(PACKAGE)} imports {sorted(outward)}"
 
 
-def test_only_the_repository_and_the_table_spell_dynamodb_expressions() -> None:
+def test_only_the_stores_and_the_table_spell_dynamodb_expressions() -> None:
     spelled = {
         str(file.relative_to(PACKAGE))
         for file in PACKAGE.rglob("*.py")
         if any(word in file.read_text() for word in EXPRESSION_WORDS)
     }
-    # The stores of aggregates (adapters/store/) are the repository's own modules.
-    assert {s for s in spelled if not s.startswith("adapters/store/")} <= {
-        "adapters/repository.py",
-        "adapters/dynamo.py",
-    }
+    assert {s for s in spelled if not s.startswith("adapters/store/")} <= {"adapters/dynamo.py"}

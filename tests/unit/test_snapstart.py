@@ -45,7 +45,7 @@ def test_before_the_snapshot_the_services_and_their_clients_are_built_without_an
     snapstart.before_snapshot()
     # Then the snapshot holds them, and no connection was opened to hold
     assert wiring.services() is wiring.services()
-    assert wiring.services().repository.table.client.meta.service_model.service_name == "dynamodb"
+    assert wiring.services().stores.table.client.meta.service_model.service_name == "dynamodb"
     assert calls == []
 
 
@@ -66,7 +66,7 @@ def test_after_a_restore_randomness_credentials_and_clients_are_new(environment:
         # Then each copy's clients are new and sign with the credentials of the restored environment
         restored = wiring.services()
         assert restored is not captured
-        credentials = restored.repository.table.client._request_signer._credentials
+        credentials = restored.stores.table.client._request_signer._credentials
         assert credentials.access_key == key
         assert restored.blobs.client._request_signer._credentials.access_key == key
         # while the service models loaded before the snapshot are kept

@@ -14,6 +14,7 @@ Every AWS error from DynamoDB passes through `Table._call`, the one place where 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -149,22 +150,43 @@ class TransactionCancelled(Exception):
         return reason if reason is not None and reason.code == CONDITION_FAILED else None
 
 
+@dataclass(frozen=True)
+class Update:
+    """An UpdateExpression by clause (`SET a = :a`, `ADD n :one`, ...), so that a write is extended by adding
+    clauses (the event feed's `last_event`) rather than by editing its text."""
+
+    set: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    add: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+    def also(self, *, set: tuple[str, ...] = ()) -> Update:
+        return dataclasses.replace(self, set=(*self.set, *set))
+
+    def __str__(self) -> str:
+        clauses = (("SET", self.set), ("REMOVE", self.remove), ("ADD", self.add), ("DELETE", self.delete))
+        return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts)
+
+
 @dataclass
 class Write:
     """One named item of a TransactWriteItems call.
 
     `kind` is Put, Update, Delete or ConditionCheck. `names`/`values` are the expression attribute
-    names and (plain Python) values; the name is only ours, used to read cancellation reasons.
+    names and (plain Python) values; the name is only ours, used to read cancellation reasons. `compare` names
+    the attributes the condition compares with the values read (a compare-and-set: `{"rev": 7}`; None for one
+    that must be absent), so a cancellation can say whether what was read moved.
     """
 
     name: str
     kind: str
     key: Mapping[str, str]
     item: Mapping[str, Any] | None = None
-    update: str | None = None
+    update: str | Update | None = None
     condition: str | None = None
     names: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
+    compare: dict[str, Any] = field(default_factory=dict)
 
     def request(self, table_name: str) -> dict[str, Any]:
         body: dict[str, Any] = {"TableName": table_name, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
@@ -174,7 +196,7 @@ class Write:
         else:
             body["Key"] = serialize(self.key)
         if self.update:
-            body["UpdateExpression"] = self.update
+            body["UpdateExpression"] = str(self.update)
         if self.condition:
             body["ConditionExpression"] = self.condition
         if self.names:

@@ -53,12 +53,12 @@ def idempotent(
     # Keys are scoped by caller, so two callers' keys never meet.
     scope = caller.user_arn or caller.caller or caller.cognito_identity_id or "anonymous"
     receipt = Receipt(scope, key, _fingerprint(router), int(services.policy.clock().timestamp()))
-    stored = services.repository.receipt(receipt.scope, key, now=receipt.now)
+    stored = services.stores.receipts.receipt(receipt.scope, key, now=receipt.now)
     if stored is None:
         try:
             return run(receipt)
         except IdempotencyKeyTakenError:
-            stored = services.repository.receipt(receipt.scope, key, now=receipt.now)
+            stored = services.stores.receipts.receipt(receipt.scope, key, now=receipt.now)
             if stored is None:
                 raise
     if stored.fingerprint != receipt.fingerprint:

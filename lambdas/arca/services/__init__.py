@@ -1,1 +1,1 @@
-"""Use cases, as siblings over the repository: publishing, reading (and resolving), aliases."""
+"""Use cases, as siblings over the stores (arca.adapters.store): publishing, reading (and resolving), aliases."""

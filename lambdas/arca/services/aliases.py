@@ -1,7 +1,7 @@
-"""Aliases: set (with canary), delete, rollback. Each write is one transaction (Repository.write_alias).
+"""Aliases: set (with canary), delete, rollback. Each write is one transaction (AliasStore.write_alias).
 
 A version is deleted only while no alias pins it, and an alias write pins its targets only while they are
-live (both conditions on the version item, in the repository), so the two serialise on that item: no
+live (both conditions on the version item, in the stores), so the two serialise on that item: no
 interleaving leaves an alias on a deleted version. The alias item carries its targets' content, so an alias
 resolves with one item read.
 """
@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from arca.adapters.repository import Repository, target_of
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.guards import GuardStore
+from arca.adapters.store.history import HistoryStore
+from arca.adapters.store.records import target_of
+from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import Alias, AliasRevision, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
 from arca.domain.guards import Via
@@ -32,11 +36,21 @@ def _require_revision(alias: str, old: Alias | None, if_match: int | None) -> No
 
 
 class Aliases:
-    def __init__(self, repository: Repository, reading: Reading, policy: Policy) -> None:
-        self.repository = repository
+    def __init__(
+        self,
+        store: AliasStore,
+        history: HistoryStore,
+        versions: VersionStore,
+        policies: GuardStore,
+        reading: Reading,
+        policy: Policy,
+    ) -> None:
+        self.store = store
+        self.history = history
+        self.versions = versions
         self.reading = reading
         self.policy = policy
-        self.guards = Guards(repository, reading, policy)
+        self.guards = Guards(policies, versions, store, reading, policy)
 
     def set(
         self,
@@ -57,7 +71,7 @@ class Aliases:
         spec = body.model_dump(include=set(SPEC_FIELDS))
 
         def attempt() -> tuple[Alias, bool]:
-            old = self.repository.alias(name, alias)
+            old = self.store.alias(name, alias)
             live = old is not None and not old.deleted
             if create_only and live:
                 raise PreconditionFailedError(f"alias {alias!r} exists (If-None-Match: *)", field="If-None-Match")
@@ -98,7 +112,7 @@ class Aliases:
         """A new revision with the targets of `to_revision` (default: the last one before the current)."""
 
         def attempt() -> Alias:
-            old = self.repository.alias(name, alias)
+            old = self.store.alias(name, alias)
             if old is None:
                 raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
             record = self._rollback_target(name, alias, old.revision, to_revision)
@@ -129,13 +143,13 @@ class Aliases:
 
     def _rollback_target(self, name: str, alias: str, current: int, to_revision: int | None) -> AliasRevision:
         if to_revision is None:
-            found = self.repository.revision_before(name, alias, current)
+            found = self.history.revision_before(name, alias, current)
             if found is None:
                 raise ConflictError(f"alias {alias!r} has no earlier revision to roll back to")
             return found
         if to_revision >= current:
             raise ConflictError(f"to_revision must be before the current revision {current}", field="to_revision")
-        record = self.repository.revision(name, alias, to_revision)
+        record = self.history.revision(name, alias, to_revision)
         if record is None:
             raise NotFoundError(f"alias {alias!r} has no revision {to_revision}", field="to_revision")
         if record.deleted:
@@ -149,7 +163,7 @@ class Aliases:
             number = spec.get(field)
             if not isinstance(number, int):
                 continue
-            version = self.repository.version(name, number)
+            version = self.versions.version(name, number)
             if version is None:
                 self.reading.live_latest(name)
                 raise ConflictError(f"version {number} does not exist", field=field)
@@ -173,7 +187,7 @@ class Aliases:
     ) -> Alias:
         new = self.compose(name, alias, spec, old, reason=reason, identity=identity)
         guard = self.guards.judge(new, old, identity=identity, via=via)
-        return self.repository.write_alias(new, old, action=action, seal=seal, guard=guard)
+        return self.store.write_alias(new, old, action=action, seal=seal, guard=guard)
 
     def compose(
         self,

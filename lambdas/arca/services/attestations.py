@@ -13,7 +13,7 @@ import json
 
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
-from arca.adapters.store.attestations import Attestations
+from arca.adapters.store.attestations import AttestationStore
 from arca.domain.entities import Attestation, AttestationPage
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
 from arca.domain.models import DEFAULT_CONTENT_TYPE, MAX_INLINE_ATTESTATION, AttestationBody
@@ -38,7 +38,7 @@ def canonical(content: dict[str, object]) -> bytes:
 
 
 class Attesting:
-    def __init__(self, store: Attestations, blobs: Blobs, reading: Reading, policy: Policy) -> None:
+    def __init__(self, store: AttestationStore, blobs: Blobs, reading: Reading, policy: Policy) -> None:
         self.store = store
         self.blobs = blobs
         self.reading = reading

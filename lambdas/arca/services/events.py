@@ -1,5 +1,5 @@
-"""The event feed of an artifact: every committed change, oldest first (written by the repository's
-transactions themselves, see Repository.transact_with_events)."""
+"""The event feed of an artifact: every committed change, oldest first (written by the feed's
+transactions themselves, see Feed.commit in arca.adapters.store.feed)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ from typing import Any
 
 from arca.adapters.bus import Bus
 from arca.adapters.dynamo import deserialize
-from arca.adapters.repository import Repository, event_entity
+from arca.adapters.store.feed import Feed
+from arca.adapters.store.records import event_entity
 from arca.domain.entities import Event, EventPage
 from arca.domain.events import event_id
 from arca.services.reading import Reading
 
 
 class Events:
-    def __init__(self, repository: Repository, reading: Reading) -> None:
-        self.repository = repository
+    def __init__(self, feed: Feed, reading: Reading) -> None:
+        self.feed = feed
         self.reading = reading
 
     def page(self, name: str, *, after: str | None, limit: int, token: str | None) -> EventPage:
@@ -25,7 +26,7 @@ class Events:
         A reader that keeps asking with `after=<the last id it saw>` sees every event exactly once.
         """
         self.reading.live_latest(name)
-        events, next_token = self.repository.events_page(name, after=after, limit=limit, token=token)
+        events, next_token = self.feed.events_page(name, after=after, limit=limit, token=token)
         return EventPage(events=events, next_token=next_token)
 
 

@@ -7,8 +7,9 @@ own transaction carries, so that nothing it read can change between the verdict 
 
 from __future__ import annotations
 
-from arca.adapters.repository import Repository
+from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.guards import Guard, GuardStore
+from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import Alias
 from arca.domain.errors import NotFoundError, PolicyViolation, ValidationError
 from arca.domain.guards import (
@@ -36,9 +37,12 @@ def refuse(found: list[Violation]) -> None:
 
 
 class Guards:
-    def __init__(self, repository: Repository, reading: Reading, retry: Policy) -> None:
-        self.repository = repository
-        self.store = GuardStore(repository)
+    def __init__(
+        self, store: GuardStore, versions: VersionStore, aliases: AliasStore, reading: Reading, retry: Policy
+    ) -> None:
+        self.store = store
+        self.versions = versions
+        self.aliases = aliases
         self.reading = reading
         self.retry = retry
 
@@ -107,7 +111,7 @@ class Guards:
             runs, soak = self._primary_runs(name, soak_alias, policy.require_soak.seconds)  # type: ignore[union-attr]
         reads_version = bool(policy.require_tags or policy.require_attestations)
         for number in numbers:
-            version = self.repository.version(name, number) if reads_version else None
+            version = self.versions.version(name, number) if reads_version else None
             tags = version.tags if version else {}
             attestations = tuple(version.attestations) if version else ()
             soaked = soaked_seconds(runs, number, self.retry.clock()) if soak_alias else None
@@ -119,7 +123,7 @@ class Guards:
     ) -> tuple[list[tuple[int | None, str]], tuple[str, int] | None]:
         """The soak alias's primaries, newest revision first, as far as a run of one primary covers `seconds`;
         and the (alias, revision) they were read at (None: no such alias)."""
-        current = self.repository.alias(name, alias)
+        current = self.aliases.alias(name, alias)
         if current is None:
             return [], None
         at = (alias, current.revision)

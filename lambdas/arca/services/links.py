@@ -1,22 +1,24 @@
 """Links: a second name for an artifact (after a rename, or a team's view of shared artifacts).
 
 A link is one hop: it points at an artifact, never at a link, and a name is either an artifact or a link.
-Both hold by conditions on the two LATEST items in one transaction (Repository.write_link), not by the
+Both hold by conditions on the two LATEST items in one transaction (LinkStore.write_link), not by the
 reads here, which only choose the write and its message. Reads follow a link in Reading.follow; writes
 under a link name are refused (LinkedNameError, 409 naming the target) where they read the name first.
 """
 
 from __future__ import annotations
 
-from arca.adapters.repository import Repository
+from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.links import LinkStore
 from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, NotFoundError
 from arca.services.retry import Policy
 
 
 class Links:
-    def __init__(self, repository: Repository, policy: Policy) -> None:
-        self.repository = repository
+    def __init__(self, store: LinkStore, artifacts: ArtifactStore, policy: Policy) -> None:
+        self.store = store
+        self.artifacts = artifacts
         self.policy = policy
 
     def link(self, name: str, target: str, *, identity: str | None = None) -> tuple[Link, bool]:
@@ -28,12 +30,12 @@ class Links:
             raise ConflictError(f"target {target!r} is the link's own name", field="target")
 
         def attempt() -> tuple[Link, bool]:
-            seen = self.repository.latest(name)
+            seen = self.artifacts.latest(name)
             if seen is not None and not seen.purged:
                 raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name")
             if seen is not None and seen.link == target:
                 return Link(name=name, link=target, created_at=seen.created_at, updated_at=seen.updated_at), False
-            written = self.repository.write_link(name, target, seen, now=self.policy.now(), by=identity)
+            written = self.store.write_link(name, target, seen, now=self.policy.now(), by=identity)
             return written, seen is None or seen.link is None
 
         return self.policy.compare_and_set(attempt)
@@ -42,9 +44,9 @@ class Links:
         """Remove the link `name` (never its target). NotFoundError when `name` is not a link."""
 
         def attempt() -> None:
-            seen = self.repository.latest(name)
+            seen = self.artifacts.latest(name)
             if seen is None or not seen.link:
                 raise NotFoundError(f"{name!r} is not a link")
-            self.repository.delete_link(name, seen, now=self.policy.now(), by=identity)
+            self.store.delete_link(name, seen, now=self.policy.now(), by=identity)
 
         self.policy.compare_and_set(attempt)

@@ -85,7 +85,7 @@ class Promotions:
             if promotion.required_approvals == 0:
                 return self._apply(promotion, 0, [requested], by=identity)
             # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
-            old = self.reading.repository.alias(name, alias)
+            old = self.aliases.store.alias(name, alias)
             self.guards.judge(self._target(promotion, old), old, identity=identity, via=self._via(promotion))
             write = self.store.promotion_write(promotion, seen=0, ttl=self._ttl(promotion))
             self.store.put_promotion(write, name, [requested], by=identity, now=promotion.requested_at)
@@ -182,7 +182,7 @@ class Promotions:
         why = f"promotion {promotion.id}" + (f" approved by {approvers}" if approvers else "")
         if promotion.reason:
             why += f": {promotion.reason}"
-        old = self.reading.repository.alias(name, alias)
+        old = self.aliases.store.alias(name, alias)
         now = self.retry.now()
         if promotion.rollout is not None:
             if old is None or old.deleted:
@@ -217,7 +217,7 @@ class Promotions:
         guard = self.guards.judge(new, old, identity=by, via="promotion")
         also, announce = self._applied(promotion, seq, new.revision, changes, now, by)
         try:
-            self.reading.repository.write_alias(new, old, action="set", also=also, announce=announce, guard=guard)
+            self.aliases.store.write_alias(new, old, action="set", also=also, announce=announce, guard=guard)
         except TransactionCancelled:
             raise ContentionError(f"promotion {promotion.id} changed concurrently") from None
         return self._applied_entity(promotion, new.revision, now, by)

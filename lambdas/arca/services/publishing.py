@@ -1,6 +1,6 @@
 """Publishing: uploads, LATEST, publish, version delete/restore, prune, purge.
 
-Invariants (the repository names the conditions; docs/access-patterns.md lists them):
+Invariants (the stores name the conditions; docs/access-patterns.md lists them):
 - A version number is taken only by advancing LATEST's `newest` counter under the condition that LATEST
   is as it was read, in the same transaction that puts the version: concurrent publishers never share or
   skip a number; a loser re-reads and retries (Policy.compare_and_set).
@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from arca.adapters import keys
 from arca.adapters.multipart import Multipart
-from arca.adapters.repository import DELETE_BATCH, Repository
 from arca.adapters.s3 import Blobs
-from arca.adapters.store.uploads import Uploads as UploadStore
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.links import LinkStore
+from arca.adapters.store.purge import PurgeStore
+from arca.adapters.store.receipts import ReceiptStore
+from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import (
     ConflictError,
@@ -39,15 +45,38 @@ from arca.services.retry import Budget, Policy, now_iso
 PRUNE_PAGES = 5
 
 
+@dataclass(frozen=True)
+class PublishingStores:
+    """What publishing, deletion and purge write: the artifact, its versions and the rows a purge removes."""
+
+    artifacts: ArtifactStore
+    versions: VersionStore
+    aliases: AliasStore
+    links: LinkStore
+    purge: PurgeStore
+    receipts: ReceiptStore
+    layouts: UploadStore
+
+
 class Publishing:
     def __init__(
-        self, repository: Repository, blobs: Blobs, reading: Reading, policy: Policy, signer: Signer | None = None
+        self,
+        stores: PublishingStores,
+        blobs: Blobs,
+        reading: Reading,
+        policy: Policy,
+        signer: Signer | None = None,
     ) -> None:
-        self.repository = repository
+        self.artifacts = stores.artifacts
+        self.versions = stores.versions
+        self.aliases = stores.aliases
+        self.links = stores.links
+        self.purging = stores.purge
+        self.receipts = stores.receipts
+        self.layouts = stores.layouts
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
-        self.layouts = UploadStore(repository.table)
         self.multipart = Multipart(blobs)
         self.signer = signer
 
@@ -60,7 +89,7 @@ class Publishing:
         could replace them.
         """
         _check_size(blob.size)
-        self._refuse_link(self.repository.latest(name), name)
+        self._refuse_link(self.artifacts.latest(name), name)
         key = keys.blob_key(name, blob.sha256)
         if self.blobs.stored(key, blob.sha256, blob.size):
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
@@ -96,7 +125,7 @@ class Publishing:
         identity: str | None = None,
     ) -> Latest:
         def attempt() -> Latest:
-            written = self.repository.write_latest(name, read(), content, now=self.policy.now(), seal=seal, by=identity)
+            written = self.artifacts.write_latest(name, read(), content, now=self.policy.now(), seal=seal, by=identity)
             assert isinstance(written, Latest)
             return written
 
@@ -123,13 +152,13 @@ class Publishing:
             else:
                 self.blobs.keep(key, self.multipart.verify(key, content.size, layout))
 
-        seen = self.repository.latest(name)
+        seen = self.artifacts.latest(name)
         self._refuse_link(seen, name)
         check()
         checked = [seen.purges if seen else 0]
 
         def read() -> Latest | None:
-            latest = self.repository.latest(name)
+            latest = self.artifacts.latest(name)
             if latest is not None and latest.purges != checked[0]:
                 check()
                 checked[0] = latest.purges
@@ -154,7 +183,7 @@ class Publishing:
         NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
         stored = self._stored(name, content) if content is not None else None
-        read = self._verified_reader(name, stored) if stored is not None else lambda: self.repository.latest(name)
+        read = self._verified_reader(name, stored) if stored is not None else lambda: self.artifacts.latest(name)
 
         def attempt() -> Published:
             latest = read()
@@ -168,7 +197,7 @@ class Publishing:
                 snapshot = stored
             newest = latest.newest if latest else 0
             if latest is not None and not force and newest and latest.newest_sha256 == snapshot.sha256:
-                existing = self.repository.version(name, newest)
+                existing = self.versions.version(name, newest)
                 if existing is not None and not existing.deleted:
                     # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
                     # not fit its item); a replay answers part_size and part_count, GET version the hashes.
@@ -177,7 +206,7 @@ class Publishing:
                     if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
                         self._set_latest(name, stored, read, seal=kept, identity=identity)
                     elif receipt is not None:
-                        self.repository.put_receipt(receipt, answer(same))
+                        self.receipts.put_receipt(receipt, answer(same))
                     return self._with_parts(same, existing)
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
@@ -185,7 +214,7 @@ class Publishing:
             now = self.policy.now()
             # Signed before the transaction that makes the version: no version ever exists unsigned.
             signed = self._sign(manifest(name, newest + 1, snapshot.sha256, snapshot.size, now))
-            version = self.repository.write_latest(
+            version = self.artifacts.write_latest(
                 name, latest, snapshot, now=now, publish_as=newest + 1, signed=signed, seal=made, by=identity
             )
             assert isinstance(version, Version)
@@ -214,7 +243,7 @@ class Publishing:
         return self._set_deleted(name, number, deleted=False, identity=identity)
 
     def _set_deleted(self, name: str, number: int, *, deleted: bool, identity: str | None) -> Version:
-        unchanged = self.repository.set_deleted(name, number, deleted=deleted, now=self.policy.now(), by=identity)
+        unchanged = self.versions.set_deleted(name, number, deleted=deleted, now=self.policy.now(), by=identity)
         return unchanged or self.reading.version(name, number)
 
     def prune(
@@ -243,7 +272,7 @@ class Publishing:
         if older_than_days is not None:
             cutoff = now_iso(self.policy.clock() - timedelta(days=older_than_days))
         scope = f"prune:{name}:{keep_last}:{older_than_days}:{dry_run}"
-        start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        start, state = self.versions.resume_from(name, scope, token) if token else (None, {})
         seen_live = state.get("live", 0)
         deleted: list[int] = []
         skipped: list[Skipped] = []
@@ -257,7 +286,7 @@ class Publishing:
             )
 
         for page in range(PRUNE_PAGES):
-            versions, start = self.repository.versions_chunk(name, start=start, size=DELETE_BATCH)
+            versions, start = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
             doomed: list[int] = []
             for version in versions:
                 if version.deleted:
@@ -271,7 +300,7 @@ class Publishing:
                     doomed.append(version.version)
             last = start is None or page == PRUNE_PAGES - 1
             if last and start is not None:
-                next_token = self.repository.resume_token(name, scope, start, {"live": seen_live})
+                next_token = self.versions.resume_token(name, scope, start, {"live": seen_live})
             if dry_run:
                 deleted.extend(doomed)
             elif doomed:
@@ -282,7 +311,7 @@ class Publishing:
                 break
         result = PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
         if receipt is not None and not sealed:
-            self.repository.put_receipt(receipt, answer(result))
+            self.receipts.put_receipt(receipt, answer(result))
         return result
 
     def _delete_batch(
@@ -296,7 +325,7 @@ class Publishing:
     ) -> bool:
         """One transaction (with `outcome`'s record, if any); True when it committed. If one of its versions
         was pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
-        if self.repository.delete_versions(name, batch, now=self.policy.now(), seal=outcome, by=identity):
+        if self.versions.delete_versions(name, batch, now=self.policy.now(), seal=outcome, by=identity):
             deleted.extend(batch)
             return True
         for number in batch:
@@ -312,12 +341,12 @@ class Publishing:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
         Refused (409) while aliases exist unless `force`. Marks LATEST with a token of its own first
-        (Repository.mark_purging: no aliases and the mark are one condition), deletes page by page, and
+        (PurgeStore.mark_purging: no aliases and the mark are one condition), deletes page by page, and
         finishes only while it still owns the mark. Returns True when purged, False when the budget ran
         out (or another purge took the mark over) first: the same call again continues; every step is
         idempotent; so is a purge repeated after it finished (True again, until the name is re-created).
         """
-        latest = self.repository.latest(name)
+        latest = self.artifacts.latest(name)
         if latest is None:
             raise NotFoundError(f"artifact {name!r} does not exist")
         self._refuse_link(latest, name)
@@ -326,24 +355,24 @@ class Publishing:
         if not force:
             self._refuse_aliases(name)
         token = uuid.uuid4().hex
-        self.repository.mark_purging(name, token=token, force=force, now=self.policy.now())
+        self.purging.mark_purging(name, token=token, force=force, now=self.policy.now())
         if not force:
             try:
                 # LATEST items written before `alias_count` existed count no aliases: look once more.
                 self._refuse_aliases(name)
             except ConflictError:
-                self.repository.clear_purging(name, token=token)
+                self.purging.clear_purging(name, token=token)
                 raise
         spend = (budget or Budget()).spend
         # Links first (a forced purge only: a plain one was marked under `link_count <= 0`), while the mark
         # keeps new links out.
-        if force and not self.repository.remove_links(name, spend=spend):
+        if force and not self.links.remove_links(name, spend=spend):
             return False
-        if not self.repository.delete_rows(name, spend=spend):
+        if not self.purging.delete_rows(name, spend=spend):
             return False
         if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
             return False
-        return self.repository.finish_purge(name, token=token, now=self.policy.now())
+        return self.purging.finish_purge(name, token=token, now=self.policy.now())
 
     @staticmethod
     def _refuse_link(latest: Latest | None, name: str) -> None:
@@ -352,7 +381,7 @@ class Publishing:
             raise LinkedNameError(name, latest.link)
 
     def _refuse_aliases(self, name: str) -> None:
-        live = [a.alias for a in self.repository.live_aliases(name)]
+        live = [a.alias for a in self.aliases.live_aliases(name)]
         if live:
             raise ConflictError(
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",

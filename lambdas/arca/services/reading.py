@@ -13,8 +13,13 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from arca.adapters import keys
-from arca.adapters.repository import Repository, target_of
 from arca.adapters.s3 import Blobs
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.history import HistoryStore
+from arca.adapters.store.records import target_of
+from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import (
     Alias,
     AliasList,
@@ -42,8 +47,20 @@ R = TypeVar("R", bound=BaseModel)
 
 
 class Reading:
-    def __init__(self, repository: Repository, blobs: Blobs) -> None:
-        self.repository = repository
+    def __init__(
+        self,
+        artifacts: ArtifactStore,
+        versions: VersionStore,
+        aliases: AliasStore,
+        history: HistoryStore,
+        layouts: UploadStore,
+        blobs: Blobs,
+    ) -> None:
+        self.artifacts = artifacts
+        self.versions = versions
+        self.aliases = aliases
+        self.revisions = history
+        self.layouts = layouts
         self.blobs = blobs
 
     def follow(self, name: str, read: Callable[[str], R]) -> R:
@@ -51,7 +68,7 @@ class Reading:
 
         One hop only: a link never points at a link (the link transaction's conditions), so a target that is
         a link is one that was purged and linked since the first read: 404. The first read already reveals a
-        link (LATEST, or the probes of Repository.version and Repository.alias), so following costs one read
+        link (LATEST, or the probes of VersionStore.version and AliasStore.alias), so following costs one read
         more than the direct one.
         """
         try:
@@ -76,7 +93,7 @@ class Reading:
     def live_latest(self, name: str) -> Latest:
         """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise, LinkedNameError
         for a link."""
-        latest = self.repository.latest(name)
+        latest = self.artifacts.latest(name)
         if latest is not None and latest.link:
             raise LinkedNameError(name, latest.link)
         if latest is None or latest.purged:
@@ -104,7 +121,7 @@ class Reading:
         )
 
     def version(self, name: str, number: int) -> Version:
-        found = self.repository.version(name, number)
+        found = self.versions.version(name, number)
         if found is None:
             raise NotFoundError(f"artifact {name!r} has no version {number}")
         return found
@@ -113,9 +130,7 @@ class Reading:
         """A version of multipart content with its part hashes, read from its layout's item (one GetItem)."""
         if not isinstance(found, Version) or found.parts_sha256 is None:
             return found
-        from arca.adapters.store.uploads import Uploads
-
-        layout = Uploads(self.repository.table).get(found.name, keys.upload_id(found.sha256, found.parts_sha256))
+        layout = self.layouts.get(found.name, keys.upload_id(found.sha256, found.parts_sha256))
         return found.model_copy(update={"parts": layout.parts if layout else None})
 
     def version_or_latest(self, name: str, ref: int | str) -> Version | Latest:
@@ -126,7 +141,7 @@ class Reading:
     def content_version(self, name: str, sha256: str) -> Version:
         """A content reference `sha256:<hex>`: the newest version with that content that is not deleted (one
         Query of the search index, which is eventually consistent)."""
-        found = self.repository.newest_with_content(name, sha256)
+        found = self.versions.newest_with_content(name, sha256)
         if found is None:
             self.live_latest(name)
             raise NotFoundError(f"artifact {name!r} has no live version with content {CONTENT_REF}{sha256}")
@@ -136,7 +151,7 @@ class Reading:
         self, name: str, *, limit: int, token: str | None, order: str, include_deleted: bool
     ) -> VersionPage:
         self.live_latest(name)
-        versions, next_token = self.repository.versions_page(
+        versions, next_token = self.versions.versions_page(
             name, limit=limit, token=token, newest_first=order == "desc", include_deleted=include_deleted
         )
         return VersionPage(versions=versions, next_token=next_token)
@@ -146,10 +161,10 @@ class Reading:
         if len(prefix) > 256 or not set(prefix) <= _PREFIX_CHARS:
             raise ValidationError("prefix may only contain a-z, 0-9, '.', '_', '-' and '/'", field="prefix")
         if delimiter is None:
-            names, next_token = self.repository.names_page(prefix, limit=limit, token=token)
+            names, next_token = self.artifacts.names_page(prefix, limit=limit, token=token)
             entries = [ArtifactEntry(name=n, link=link) for n, link in names]
             return ArtifactPage(artifacts=entries, prefixes=[], next_token=next_token)
-        children, next_token = self.repository.folder_page(prefix, limit=limit, token=token)
+        children, next_token = self.artifacts.folder_page(prefix, limit=limit, token=token)
         return ArtifactPage(
             artifacts=[ArtifactEntry(name=c, link=link) for c, link in children if not c.endswith("/")],
             prefixes=[c for c, _ in children if c.endswith("/")],
@@ -157,20 +172,20 @@ class Reading:
         )
 
     def live_alias(self, name: str, alias: str) -> Alias:
-        found = self.repository.alias(name, alias)
+        found = self.aliases.alias(name, alias)
         if found is None or found.deleted:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
         return found
 
     def list_aliases(self, name: str, *, limit: int = 100, token: str | None = None) -> AliasList:
         self.live_latest(name)
-        aliases, next_token = self.repository.aliases_page(name, limit=limit, token=token)
+        aliases, next_token = self.aliases.aliases_page(name, limit=limit, token=token)
         return AliasList(aliases=aliases, next_token=next_token)
 
     def history(self, name: str, alias: str, *, limit: int, token: str | None) -> HistoryPage:
-        if self.repository.alias(name, alias) is None:
+        if self.aliases.alias(name, alias) is None:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
-        history, next_token = self.repository.history_page(name, alias, limit=limit, token=token)
+        history, next_token = self.revisions.history_page(name, alias, limit=limit, token=token)
         return HistoryPage(history=history, next_token=next_token)
 
     def resolve(self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None) -> Resolution:
@@ -202,7 +217,7 @@ class Reading:
         return self._resolved(name, ref, version, content, route, record.revision)
 
     def _live_version(self, name: str, number: int, ref: str) -> Version:
-        found = self.repository.version(name, number)
+        found = self.versions.version(name, number)
         if found is None or found.deleted:
             raise NotFoundError(
                 f"alias {ref!r} of {name!r} pointed at version {number} then, which is deleted now",
@@ -213,7 +228,7 @@ class Reading:
     def _as_of(self, name: str, alias: str, at: datetime) -> AliasRevision:
         """The alias's revision in force at `at` (it carries the same targets as the alias item did)."""
         moment = now_iso(at)
-        record = self.repository.revision_at(name, alias, moment)
+        record = self.revisions.revision_at(name, alias, moment)
         if record is None:
             raise NotFoundError(f"alias {alias!r} of {name!r} did not exist at {moment}", field="at")
         return record

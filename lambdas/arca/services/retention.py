@@ -17,10 +17,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from arca.adapters import keys
-from arca.adapters.repository import DELETE_BATCH, Repository
 from arca.adapters.s3 import Blobs
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.retention import RetentionStore
-from arca.adapters.store.uploads import Uploads
+from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, Version
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.retention import (
@@ -58,15 +60,19 @@ class SweepProgress:
 class Retention:
     def __init__(
         self,
-        repository: Repository,
         store: RetentionStore,
-        layouts: Uploads,
+        versions: VersionStore,
+        aliases: AliasStore,
+        artifacts: ArtifactStore,
+        layouts: UploadStore,
         blobs: Blobs,
         reading: Reading,
         policy: Policy,
     ) -> None:
-        self.repository = repository
         self.store = store
+        self.versions = versions
+        self.aliases = aliases
+        self.artifacts = artifacts
         self.layouts = layouts
         self.blobs = blobs
         self.reading = reading
@@ -97,7 +103,7 @@ class Retention:
     def roots(self, name: str, latest: Latest, policy: RetentionPolicy) -> Roots:
         """The protected roots: live aliases (one listing), running rollouts (one Query) and each live alias's
         last `rollback_window` revisions (one Query each: at most MAX_ALIASES)."""
-        aliases = self.repository.live_aliases(name)
+        aliases = self.aliases.live_aliases(name)
         return roots_of(
             aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in aliases],
             rollouts=self.store.running_rollouts(name),
@@ -108,10 +114,10 @@ class Retention:
     def preview(self, name: str, *, limit: int, token: str | None) -> Preview:
         """What applying the policy now would do to the next `limit` versions, newest first (one Query of them,
         expired ones left out), and the token for the rest."""
-        start, state = self.repository.resume_from(name, _scope("preview", name), token) if token else (None, {})
+        start, state = self.versions.resume_from(name, _scope("preview", name), token) if token else (None, {})
         latest, policy = self.reading.live_latest(name), self.get(name)
         roots, now = self.roots(name, latest, policy), self.policy.clock()
-        versions, last = self.repository.versions_chunk(name, start=start, size=limit)
+        versions, last = self.versions.versions_chunk(name, start=start, size=limit)
         live = state.get("live", 0)
         rows: list[Planned] = []
         for version in versions:
@@ -119,7 +125,7 @@ class Retention:
             if planned is not None:
                 rows.append(planned)
         next_token = (
-            None if last is None else self.repository.resume_token(name, _scope("preview", name), last, {"live": live})
+            None if last is None else self.versions.resume_token(name, _scope("preview", name), last, {"live": live})
         )
         return Preview(name=name, versions=rows, next_token=next_token)
 
@@ -151,7 +157,7 @@ class Retention:
         because a version was pinned meanwhile is retried one by one, skipping the pinned ones.
         """
         scope = _scope("apply", name)
-        start, state = self.repository.resume_from(name, scope, token) if token else (None, {})
+        start, state = self.versions.resume_from(name, scope, token) if token else (None, {})
         latest, policy = self.reading.live_latest(name), self.get(name)
         live = state.get("live", 0)
         expired = self.finish(name)
@@ -161,7 +167,7 @@ class Retention:
         expiries = 0
         next_token: str | None = None
         for page in range(APPLY_PAGES):
-            versions, last = self.repository.versions_chunk(name, start=start, size=DELETE_BATCH)
+            versions, last = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
             doomed: list[int] = []
             for index, version in enumerate(versions):
                 planned, live = self._decide(version, live, policy, roots, now)
@@ -182,7 +188,7 @@ class Retention:
                 break
             start = last
             if expiries == EXPIRIES or page == APPLY_PAGES - 1:
-                next_token = self.repository.resume_token(name, scope, last, {"live": live})
+                next_token = self.versions.resume_token(name, scope, last, {"live": live})
                 break
         return Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
 
@@ -190,12 +196,12 @@ class Retention:
         if not doomed:
             return []
         now = self.policy.now()
-        if self.repository.delete_versions(name, doomed, now=now, by=BY, detail={"retention": True}):
+        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail={"retention": True}):
             return doomed
         done = []
         for number in doomed:
             try:
-                if self.repository.set_deleted(name, number, deleted=True, now=now, by=BY) is None:
+                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY) is None:
                     done.append(number)
             except (VersionPinnedError, ConflictError, NotFoundError):
                 continue  # pinned (or changed) since it was read: the alias wins
@@ -225,7 +231,7 @@ class Retention:
         if count is None or not count.get("collecting"):
             if count is not None and int(count.get("refs", 0)) > 0:
                 return False
-            latest = self.repository.latest(name)
+            latest = self.artifacts.latest(name)
             if latest is not None and latest.sha256 == sha256:
                 return False  # LATEST holds it (LATEST written before blob counts existed)
             if self.store.legacy_holder(name, sha256, expiring=version):

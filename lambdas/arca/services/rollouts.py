@@ -1,7 +1,7 @@
 """Progressive rollouts: start, abort, status, and `advance`, the one step every driver runs.
 
 A rollout owns the alias revisions it writes: each of its writes is conditioned on the alias still being at
-the revision it wrote last (Repository.write_alias's compare-and-set) and on its own item still being running
+the revision it wrote last (AliasStore.write_alias's compare-and-set) and on its own item still being running
 at the step it read, in one transaction. So a step repeated by a retry writes nothing, and an alias write by
 anyone else ends the rollout as `superseded` instead of being overwritten.
 """
@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arca.adapters.repository import Repository
 from arca.adapters.rollouts import driver_event
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.rollouts import RolloutStore
 from arca.domain.entities import Alias, Rollout
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
 from arca.services.reading import Reading
@@ -43,7 +44,8 @@ def step_reason(step: int, steps: list[int]) -> str:
 class Rollouts:
     def __init__(
         self,
-        repository: Repository,
+        store: RolloutStore,
+        alias_store: AliasStore,
         reading: Reading,
         policy: Policy,
         *,
@@ -52,7 +54,8 @@ class Rollouts:
         driver: Driver,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
-        self.repository = repository
+        self.store = store
+        self.alias_store = alias_store
         self.reading = reading
         self.policy = policy
         self._aliases = aliases
@@ -88,7 +91,7 @@ class Rollouts:
             old = self._live_alias(name, alias)
             if old.version == body.version:
                 raise ConflictError(f"version {body.version} is already the target of {alias!r}", field="version")
-            current = self.repository.rollout(name, alias)
+            current = self.store.rollout(name, alias)
             if current is not None and current.state == "running":
                 if current.alias_revision == old.revision:
                     raise RolloutRunningError(
@@ -96,7 +99,7 @@ class Rollouts:
                         field="alias",
                     )
                 # Someone else moved the alias: that rollout is over; record it before starting this one.
-                self.repository.end_rollout(self._superseded(current, old), current)
+                self.store.end_rollout(self._superseded(current, old), current)
             spec: dict[str, object] = {
                 "version": old.version,
                 "secondary_version": body.version,
@@ -134,7 +137,7 @@ class Rollouts:
             if not started:
                 self.driver.start(rollout)
                 started = True
-            self.repository.start_rollout(new, old, rollout, guard=guard, also=also, announce=announce)
+            self.store.start_rollout(new, old, rollout, guard=guard, also=also, announce=announce)
             return rollout
 
         return self.policy.compare_and_set(attempt) if retry else attempt()
@@ -145,7 +148,7 @@ class Rollouts:
         seen = self._rollout(name, alias)
         if seen.state != "running":
             return seen
-        current = self.repository.alias(name, alias)
+        current = self.alias_store.alias(name, alias)
         if current is None or current.deleted or current.revision != seen.alias_revision:
             # The two reads are not one snapshot: a step of this rollout may have committed between them (it
             # writes the alias and the rollout together). Read the rollout again: moved on, it is the answer.
@@ -166,9 +169,9 @@ class Rollouts:
             seen = self._rollout(name, alias)
             if seen.state != "running":
                 raise RolloutRunningError(f"the rollout of {alias!r} is {seen.state}, not running", field="alias")
-            old = self.repository.alias(name, alias)
+            old = self.alias_store.alias(name, alias)
             if old is None or old.deleted or old.revision != seen.alias_revision:
-                self.repository.end_rollout(self._superseded(seen, old), seen)
+                self.store.end_rollout(self._superseded(seen, old), seen)
                 raise ConflictError(
                     f"alias {alias!r} was changed by another writer: the rollout is superseded and that change kept",
                     field="alias",
@@ -183,12 +186,12 @@ class Rollouts:
         (the step ran already, or it ended) is returned as it is, unchanged. None when the rollout is gone
         (purged) or replaced by another one.
         """
-        seen = self.repository.rollout(name, alias)
+        seen = self.store.rollout(name, alias)
         if seen is None or seen.id != rollout_id:
             return None
         if seen.state != "running" or seen.step != step:
             return seen
-        old = self.repository.alias(name, alias)
+        old = self.alias_store.alias(name, alias)
         if old is None or old.deleted or old.revision != seen.alias_revision:
             return self._supersede(seen, old)
         try:
@@ -202,9 +205,9 @@ class Rollouts:
             reason = f"rollout {seen.id} complete: version {seen.version} is the primary"
             return self._end(seen, old, "completed", reason=reason, identity=seen.writer)
         except RolloutMovedError:  # another invocation ran this step, or the rollout was aborted meanwhile
-            return self.repository.rollout(name, alias)
+            return self.store.rollout(name, alias)
         except ContentionError:  # the alias moved between our read and our write
-            return self._supersede(seen, self.repository.alias(name, alias))
+            return self._supersede(seen, self.alias_store.alias(name, alias))
         except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive
             return None
 
@@ -233,7 +236,7 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.repository.step_rollout(updated, seen, new, old)
+        self.store.step_rollout(updated, seen, new, old)
         return updated
 
     def _end(
@@ -262,14 +265,14 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.repository.step_rollout(updated, seen, new, old)
+        self.store.step_rollout(updated, seen, new, old)
         return updated
 
     def _supersede(self, seen: Rollout, current: Alias | None) -> Rollout | None:
         ended = self._superseded(seen, current)
-        if self.repository.end_rollout(ended, seen):
+        if self.store.end_rollout(ended, seen):
             return ended
-        return self.repository.rollout(seen.name, seen.alias)
+        return self.store.rollout(seen.name, seen.alias)
 
     def _superseded(self, seen: Rollout, current: Alias | None) -> Rollout:
         """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
@@ -282,14 +285,14 @@ class Rollouts:
         return {"version": old.version, "description": old.description}
 
     def _live_alias(self, name: str, alias: str) -> Alias:
-        found = self.repository.alias(name, alias)
+        found = self.alias_store.alias(name, alias)
         if found is None or found.deleted:
             self.reading.live_latest(name)  # 404 naming the artifact when it is the artifact that is missing
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
         return found
 
     def _rollout(self, name: str, alias: str) -> Rollout:
-        found = self.repository.rollout(name, alias)
+        found = self.store.rollout(name, alias)
         if found is None:
             self.reading.live_latest(name)
             raise NotFoundError(f"alias {alias!r} of {name!r} has no rollout")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from arca.adapters.repository import Repository, VersionFilters
+from arca.adapters.store.tags import TagStore
+from arca.adapters.store.versions import VersionFilters, VersionStore
 from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Latest, Summary, Version, VersionPage
 from arca.domain.errors import ValidationError
 from arca.domain.tags import TagPatch, merge, parse_filter
@@ -20,8 +21,8 @@ UNSET = object()
 
 
 class Tagging:
-    def __init__(self, repository: Repository, reading: Reading, policy: Policy) -> None:
-        self.repository = repository
+    def __init__(self, store: TagStore, reading: Reading, policy: Policy) -> None:
+        self.store = store
         self.reading = reading
         self.policy = policy
 
@@ -36,7 +37,7 @@ class Tagging:
             merged = merge(seen.tags, patch)
             if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
-            return self.repository.write_version_tags(seen, merged, now=self.policy.now(), by=identity)
+            return self.store.write_version_tags(seen, merged, now=self.policy.now(), by=identity)
 
         return self.policy.compare_and_set(attempt)
 
@@ -52,7 +53,7 @@ class Tagging:
             assert wanted is None or isinstance(wanted, str)
             if merged == seen.tags and wanted == seen.description:
                 return seen
-            return self.repository.write_artifact_tags(seen, merged, wanted, now=self.policy.now(), by=identity)
+            return self.store.write_artifact_tags(seen, merged, wanted, now=self.policy.now(), by=identity)
 
         return self.reading.summary_of(self.policy.compare_and_set(attempt))
 
@@ -62,8 +63,9 @@ def tag_filters(texts: list[str] | None, field: str = "tag") -> tuple[tuple[str,
 
 
 class Searching:
-    def __init__(self, repository: Repository, reading: Reading) -> None:
-        self.repository = repository
+    def __init__(self, store: TagStore, versions: VersionStore, reading: Reading) -> None:
+        self.store = store
+        self.versions = versions
         self.reading = reading
 
     def list_versions(
@@ -91,7 +93,7 @@ class Searching:
                 name, limit=limit, token=token, order=order, include_deleted=include_deleted
             )
         self.reading.live_latest(name)
-        versions, next_token = self.repository.filtered_versions_page(
+        versions, next_token = self.versions.filtered_versions_page(
             name,
             filters=filters,
             limit=limit,
@@ -108,7 +110,7 @@ class Searching:
         # carries no other tags to check.
         if (sha256 is None) == (not parsed) or len(parsed) > 1:
             raise ValidationError("give either sha256 or one tag", field="tag" if parsed else "sha256")
-        hits, next_token = self.repository.search_versions(
+        hits, next_token = self.store.search_versions(
             sha256=sha256, tag=parsed[0] if parsed else None, limit=limit, token=token
         )
         return HitPage(versions=hits, next_token=next_token)
@@ -118,5 +120,5 @@ class Searching:
         parsed = tag_filters(tags)
         if len(parsed) != 1:
             raise ValidationError("give one tag to search artifacts by", field="tag")
-        names, next_token = self.repository.search_artifacts(parsed[0], limit=limit, token=token)
+        names, next_token = self.store.search_artifacts(parsed[0], limit=limit, token=token)
         return ArtifactPage(artifacts=[ArtifactEntry(name=n) for n in names], prefixes=[], next_token=next_token)

@@ -14,10 +14,9 @@ from datetime import datetime, timedelta
 
 from arca.adapters import keys
 from arca.adapters.multipart import Multipart, StoredPart
-from arca.adapters.repository import Repository
 from arca.adapters.s3 import UPLOAD_EXPIRY_DAYS, Blobs
-from arca.adapters.store.uploads import Uploads as UploadStore
-from arca.adapters.store.uploads import UploadSession
+from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.uploads import UploadSession, UploadStore
 from arca.domain import multipart
 from arca.domain.entities import CompletedUpload, MultipartTarget, PartTarget, StoredPartInfo, Upload
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError
@@ -35,9 +34,9 @@ _GONE = "S3 no longer has this upload (aborted, or older than 7 days); POST …/
 
 class Uploads:
     def __init__(
-        self, repository: Repository, store: UploadStore, blobs: Blobs, parts: Multipart, policy: Policy
+        self, artifacts: ArtifactStore, store: UploadStore, blobs: Blobs, parts: Multipart, policy: Policy
     ) -> None:
-        self.repository = repository
+        self.artifacts = artifacts
         self.store = store
         self.blobs = blobs
         self.multipart = parts
@@ -48,7 +47,7 @@ class Uploads:
         upload of that layout: the running one if there is one (so a second client resumes it), or a new one."""
         assert body.part_size is not None and body.parts is not None
         multipart.check_layout(body.size, body.part_size, body.parts)
-        latest = self.repository.latest(name)
+        latest = self.artifacts.latest(name)
         if latest is not None and latest.link:
             raise LinkedNameError(name, latest.link)
         wanted = UploadSession(

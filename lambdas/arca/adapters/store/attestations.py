@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, TransactionCancelled, Write
-from arca.adapters.repository import LIVE_LATEST, Repository
+from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.feed import Feed
+from arca.adapters.store.pages import page
 from arca.domain.entities import Attestation
 from arca.domain.errors import AttestationLimitError, ConflictError, NotFoundError
 from arca.domain.events import Change
@@ -29,12 +31,12 @@ def attestation_entity(item: Item) -> Attestation:
     return Attestation(**{f: item.get(f) for f in FIELDS})
 
 
-class Attestations:
-    """The attestation items over the repository's table; writes go through its event stamping."""
+class AttestationStore:
+    """The attestation items; writes announce themselves through the feed."""
 
-    def __init__(self, repository: Repository) -> None:
-        self.repository = repository
-        self.table = repository.table
+    def __init__(self, table: Table, feed: Feed) -> None:
+        self.table = table
+        self.feed = feed
 
     def get(self, name: str, version: int, attestation_id: str) -> Attestation | None:
         item = self.table.get(keys.attestation_key(name, version, attestation_id))
@@ -44,7 +46,8 @@ class Attestations:
         self, name: str, version: int, *, kind: str | None, limit: int, token: str | None
     ) -> tuple[list[Attestation], str | None]:
         """A version's attestations in id order, those of type `kind` only when given (bounded pages)."""
-        items, next_token = self.repository.page(
+        items, next_token = page(
+            self.table,
             keys.attestations_pk(name),
             f"attestations:{name}:{version}:{kind or ''}",
             limit=limit,
@@ -79,12 +82,12 @@ class Attestations:
                 condition=VERSION_OPEN,
                 values={":types": {attestation.type}, ":one": 1, ":no": False, ":max": MAX_ATTESTATIONS},
             ),
-            Write("latest", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
+            Write("latest", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]
         detail = {"id": attestation.id, "type": attestation.type, "sha256": attestation.sha256}
         change = Change("attestation.added", version, detail=detail)
         try:
-            self.repository.transact_with_events(writes, name, [change], by=attestation.created_by, now=now)
+            self.feed.commit(writes, name, [change], by=attestation.created_by, now=now)
         except TransactionCancelled as cancelled:
             if cancelled.failed("attestation") is not None:
                 return False

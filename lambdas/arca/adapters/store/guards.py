@@ -18,19 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, TransactionCancelled, Write
+from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.feed import Feed
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import Change
 from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
 
-if TYPE_CHECKING:
-    from arca.adapters.repository import Repository
-
-# The artifact must be live for a policy or a promotion to change (the same check as every alias write).
-LIVE_LATEST = "attribute_exists(pk) AND attribute_not_exists(purging) AND attribute_not_exists(purged)"
 POLICY_FIELDS = tuple(PolicyFields.model_fields)
 TTL_GRACE_SECONDS = 86_400
 
@@ -82,11 +79,12 @@ def promotion_entity(item: Item, now: str) -> Promotion:
 
 
 class GuardStore:
-    """Policies and promotions over the repository's table, their events stamped as every write's."""
+    """Policies and promotions; writes announce themselves through the feed. The artifact must be live for a
+    policy or a promotion to change (the same check as every alias write)."""
 
-    def __init__(self, repository: Repository) -> None:
-        self.repository = repository
-        self.table = repository.table
+    def __init__(self, table: Table, feed: Feed) -> None:
+        self.table = table
+        self.feed = feed
 
     # Policies.
 
@@ -117,14 +115,14 @@ class GuardStore:
             item.update(compact(rules.model_dump(mode="json")))
         writes = [
             Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
-            Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST),
+            Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]
         detail: dict[str, Any] = {"revision": revision, "removed": rules is None}
         if rules is not None:
             detail["policy"] = compact(rules.model_dump(mode="json"))
         change = Change("alias.policy_updated", alias=alias, detail=detail)
         try:
-            self.repository.transact_with_events(writes, name, [change], by=by, now=now)
+            self.feed.commit(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
             _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy")
         return policy_entity(item)
@@ -218,9 +216,9 @@ class GuardStore:
     def put_promotion(self, write: Write, name: str, changes: list[Change], *, by: str | None, now: str) -> None:
         """A promotion change alone (requested, an approval short of the count, rejected). Raises ContentionError
         when the promotion changed since read, NotFoundError / ConflictError for the artifact."""
-        latest = Write("artifact", "ConditionCheck", keys.latest_key(name), condition=LIVE_LATEST)
+        latest = Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE)
         try:
-            self.repository.transact_with_events([write, latest], name, changes, by=by, now=now)
+            self.feed.commit([write, latest], name, changes, by=by, now=now)
         except TransactionCancelled as cancelled:
             _refuse(cancelled, name, what="the promotion", item="promotion")
 

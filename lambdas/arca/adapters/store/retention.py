@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
-from arca.adapters.repository import LIVE_LATEST, MAX_ALIASES, Repository
+from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.aliases import MAX_ALIASES
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.feed import Feed
 from arca.domain.entities import Version
 from arca.domain.errors import LinkedNameError, NotFoundError
 from arca.domain.events import Change
@@ -31,11 +33,11 @@ LEGACY_HOLDERS = 10
 
 
 class RetentionStore:
-    """Retention's items over the registry's table, with the repository for the shared transaction plumbing."""
+    """Retention's items; an expiry announces itself through the feed."""
 
-    def __init__(self, table: Table, repository: Repository) -> None:
+    def __init__(self, table: Table, feed: Feed) -> None:
         self.table = table
-        self.repository = repository
+        self.feed = feed
 
     # The policy.
 
@@ -52,7 +54,7 @@ class RetentionStore:
         }
         writes = [
             Write("policy", "Put", keys.retention_policy_key(policy.name), item=item),
-            Write("latest", "ConditionCheck", keys.latest_key(policy.name), condition=LIVE_LATEST),
+            Write("latest", "ConditionCheck", keys.latest_key(policy.name), condition=ARTIFACT_IS_LIVE),
         ]
         try:
             self.table.transact(writes)
@@ -157,8 +159,8 @@ class RetentionStore:
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update="SET updated_at = :now",
-                condition=LIVE_LATEST,
+                update=Update(set=("updated_at = :now",)),
+                condition=ARTIFACT_IS_LIVE,
                 values={":now": now},
             ),
         ]
@@ -173,7 +175,7 @@ class RetentionStore:
                 )
             )
         try:
-            self.repository.transact_with_events(
+            self.feed.commit(
                 writes, name, [Change("version.expired", number, detail={"retention": True})], by=by, now=now
             )
         except TransactionCancelled:

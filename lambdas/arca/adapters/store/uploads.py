@@ -68,7 +68,7 @@ def session_of(item: Item) -> UploadSession:
     )
 
 
-class Uploads:
+class UploadStore:
     def __init__(self, table: Table) -> None:
         self.table = table
 

@@ -1,0 +1,292 @@
+"""Artifacts: LATEST (the working copy and the artifact's counters), its listing rows and its blob counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, LATEST_UNCHANGED
+from arca.adapters.store.feed import Feed
+from arca.adapters.store.pages import page
+from arca.adapters.store.receipts import raise_if_key_taken, sealed
+from arca.adapters.store.records import latest_entity, signed_attributes, version_entity
+from arca.domain.entities import Latest, Version
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
+from arca.domain.events import Change
+from arca.domain.receipts import Seal
+from arca.domain.signing import Signed
+
+if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
+    from arca.domain.models import Content
+
+
+class ArtifactStore:
+    def __init__(self, table: Table, feed: Feed) -> None:
+        self.table = table
+        self.feed = feed
+
+    def latest(self, name: str) -> Latest | None:
+        """LATEST as stored, tombstones (purged) and marks (purging) included."""
+        item = self.table.get(keys.latest_key(name))
+        return None if item is None else latest_entity(item)
+
+    def names_page(
+        self, prefix: str, *, limit: int, token: str | None
+    ) -> tuple[list[tuple[str, str | None]], str | None]:
+        """(name, link target or None) from the flat `__names` partition, begins_with(prefix)."""
+        items, next_token = page(
+            self.table,
+            keys.NAMES_PK,
+            f"artifacts:{prefix}:None",
+            limit=limit,
+            token=token,
+            keep=lambda i: True,
+            sk_prefix=prefix,
+        )
+        return [(i["sk"], i.get("link")) for i in items], next_token
+
+    def folder_page(
+        self, prefix: str, *, limit: int, token: str | None
+    ) -> tuple[list[tuple[str, str | None]], str | None]:
+        """Children of the prefix's folder (hierarchical key rows): (name, link target or None), and folders
+        ending in `/`.
+
+        A folder row counts its children and is skipped once they are all purged.
+        """
+        parent = prefix[: prefix.rfind("/") + 1]
+        items, next_token = page(
+            self.table,
+            keys.dir_pk(parent),
+            f"artifacts:{prefix}:/",
+            limit=limit,
+            token=token,
+            keep=lambda i: not i["sk"].endswith("/") or int(i.get("children", 0)) > 0,
+            sk_prefix=prefix[len(parent) :],
+        )
+        return [(parent + i["sk"], i.get("link")) for i in items], next_token
+
+    def write_latest(
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None = None,
+        signed: Signed | None = None,
+        seal: Seal | None = None,
+        by: str | None = None,
+    ) -> Latest | Version:
+        """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
+
+        `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
+        while its bytes stay the newest version's; a LATEST write of other bytes removes it.
+
+        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
+        the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
+        Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
+        purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
+        """
+        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
+        writes += blob_count_writes(name, seen, content.sha256, published=publish_as is not None)
+        version: Item | None = None
+        if publish_as is not None:
+            version = {
+                "kind": "version",
+                "name": name,
+                **content.model_dump(),
+                "created_at": now,
+                "deleted": False,
+                **signed_attributes(signed),
+                "counted": True,  # its reference is in the blob count (versions published before counts lack it)
+                **keys.version_index_attributes(name, publish_as, content.sha256, now),
+                **keys.version_key(name, publish_as),
+            }
+            key = keys.version_key(name, publish_as)
+            writes.append(Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST))
+        written: Latest | Version
+        if version is not None:
+            written = version_entity(version)
+        elif seen is None or seen.purged:
+            written = latest_entity(dict(writes[0].item or {}))
+        else:
+            written = seen.model_copy(
+                update={
+                    **content.model_dump(),
+                    "updated_at": now,
+                    "rev": seen.rev + 1,
+                    "newest_sha256": seen.newest_sha256,
+                    **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
+                }
+            )
+        writes = sealed(seal, written) + writes
+        changes = []
+        fields = content.model_dump()
+        changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
+        # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
+        if changed or publish_as is None:
+            changes.append(Change("latest.updated", "LATEST", detail=_content_detail(content)))
+        if publish_as is not None:
+            changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
+        try:
+            self.feed.commit(writes, name, changes, by=by, now=now)
+        except TransactionCancelled as lost:
+            raise_if_key_taken(lost)
+            if any(n.startswith("blob") and lost.failed(n) for n in lost.reasons):
+                raise ConflictError(
+                    f"the content {content.sha256} is being removed by retention; upload it again", field="sha256"
+                ) from None
+            # The loser of a publish race usually fails twice: the counter moved, and the winner's version
+            # exists. DynamoDB Local reports both reasons; moto stops at the first.
+            if lost.failed("latest") is None:
+                raise ConflictError(f"concurrent change: {lost}") from None
+            raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
+        return written
+
+    def _latest_writes(
+        self,
+        name: str,
+        seen: Latest | None,
+        content: Content,
+        *,
+        now: str,
+        publish_as: int | None,
+        signed: Signed | None = None,
+    ) -> list[Write]:
+        fields = content.model_dump()
+        if seen is not None and seen.link:
+            raise LinkedNameError(name, seen.link)
+        if seen is None or seen.purged:
+            item = {
+                "kind": "latest",
+                "name": name,
+                **fields,
+                "created_at": now,
+                "updated_at": now,
+                "newest": publish_as or (seen.newest if seen else 0),
+                "version_count": 1 if publish_as else 0,
+                "deleted_count": 0,
+                "rev": (seen.rev if seen else 0) + 1,
+                "purges": seen.purges if seen else 0,
+                "revision_base": seen.revision_base if seen else 0,
+                "alias_count": 0,
+                **({"newest_sha256": content.sha256} if publish_as else {}),
+                **(signed_attributes(signed) if publish_as else {}),
+                "counted_sha256": content.sha256,
+                **keys.latest_key(name),
+            }
+            # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
+            # (its blobs gone) must send the writer back to re-read and re-verify.
+            if seen is None:
+                latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
+            else:
+                latest = Write(
+                    "latest",
+                    "Put",
+                    keys.latest_key(name),
+                    item=item,
+                    condition=f"attribute_exists(purged) AND attribute_not_exists(link) AND {LATEST_UNCHANGED}",
+                    values={":rev": seen.rev},
+                    compare={"rev": seen.rev},
+                )
+            return [latest, *listing_rows(name)]
+        if seen.purging:
+            raise ConflictError(f"artifact {name!r} is being purged", field="name")
+        # `rev` advances on every write of LATEST: the condition on it makes each write a compare-and-set,
+        # so a publish never takes a number twice nor snapshots content that changed after it was read.
+        sets = ["updated_at = :now"]
+        adds = ["rev :one"]
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":now": now, ":one": 1, ":rev": seen.rev}
+        if fields != {f: getattr(seen, f) for f in fields}:
+            sets += [f"#{f} = :{f}" for f in fields]
+            names.update({f"#{f}": f for f in fields})
+            values.update({f":{f}": v for f, v in fields.items()})
+            if fields["sha256"] != seen.sha256:  # LATEST's reference moves in the blob counts (blob_count_writes)
+                sets.append("counted_sha256 = :sha256")
+        removes: list[str] = []
+        if publish_as:
+            sets += ["newest = :next", "newest_sha256 = :sha"]
+            adds.append("version_count :one")
+            values.update({":next": publish_as, ":sha": content.sha256})
+            if signed is not None:
+                sets += ["manifest = :manifest", "signature = :signature"]
+                values.update({":manifest": signed.manifest, ":signature": signed.signature})
+            else:
+                removes = ["manifest", "signature"]
+        elif not _same_bytes(seen, content):
+            removes = ["manifest", "signature"]  # LATEST no longer holds the bytes the manifest names
+        return [
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update=Update(set=tuple(sets), remove=tuple(removes), add=tuple(adds)),
+                condition=f"{ARTIFACT_IS_LIVE} AND {LATEST_UNCHANGED}",
+                names=names,
+                values=values,
+                compare={"rev": seen.rev},
+            )
+        ]
+
+
+def _content_detail(content: Content) -> dict[str, Any]:
+    return {"sha256": content.sha256, "size": content.size, "content_type": content.content_type}
+
+
+def _same_bytes(seen: Latest, content: Content) -> bool:
+    return seen.sha256 == content.sha256 and seen.size == content.size
+
+
+def listing_rows(name: str, *, link: str | None = None) -> list[Write]:
+    """The name-index row and the folder rows that make a new artifact (or a link, carrying its target)
+    listable: each folder counts one child more, the leaf row is put."""
+    extra = {"link": link} if link else {}
+    leaf = {"kind": "link" if link else "artifact", **extra}
+    return [Write("name", "Put", keys.name_key(name), item={"kind": "name", **extra}), *_folder_rows(name, 1, leaf)]
+
+
+def unlisting_rows(name: str) -> list[Write]:
+    """The opposite of `listing_rows`, for a purged artifact or a removed link: its rows go, each folder counts
+    one child less (a folder row with no children left is skipped by the listing)."""
+    return [Write("name", "Delete", keys.name_key(name)), *_folder_rows(name, -1, None)]
+
+
+def _folder_rows(name: str, delta: int, leaf: Item | None) -> list[Write]:
+    """Each folder row of `name` counts `delta` children more; its own row is put as `leaf`, or deleted."""
+    writes = []
+    for i, (key, folder) in enumerate(keys.dir_keys(name)):
+        if folder:
+            writes.append(Write(f"dir{i}", "Update", key, update=Update(add=("children :n",)), values={":n": delta}))
+        elif leaf is None:
+            writes.append(Write(f"dir{i}", "Delete", key))
+        else:
+            writes.append(Write(f"dir{i}", "Put", key, item=leaf))
+    return writes
+
+
+def blob_count_writes(name: str, seen: Latest | None, sha256: str, *, published: bool) -> list[Write]:
+    """The blob counts' part of a LATEST write (keys.blob_count_key): +1 for a published version, and LATEST's
+    reference moved from its counted content to `sha256` when that changes, netted per content (one action per
+    item). A new reference holds only while no collection of that content is under way (`collecting`), so
+    retention never removes bytes that a reference committed after it decided to."""
+    deltas: dict[str, int] = {sha256: int(published)}
+    if seen is None or seen.purged:
+        deltas[sha256] += 1
+    elif seen.sha256 != sha256:
+        deltas[sha256] += 1
+        if seen.counted_sha256 is not None:
+            deltas[seen.counted_sha256] = deltas.get(seen.counted_sha256, 0) - 1
+    return [
+        Write(
+            f"blob{index}",
+            "Update",
+            keys.blob_count_key(name, sha),
+            update="ADD refs :delta",
+            condition="attribute_not_exists(collecting)" if delta > 0 else None,
+            values={":delta": delta},
+        )
+        for index, (sha, delta) in enumerate(sorted(deltas.items()))
+        if delta
+    ]

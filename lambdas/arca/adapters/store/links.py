@@ -1,0 +1,187 @@
+"""Links. A link is its name's LATEST item with `link` (and `purged`, so every artifact condition already
+refuses it), a marker at `~link` in its alias partition, a row in the target's reverse index, and its listing rows
+carrying `link`. The target's LATEST counts its links (`link_count`), and a link is made only while the target is
+live (no purge mark), so the purge mark (under `link_count <= 0` unless forced) and link creation serialise on that
+one item.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.aliases import MAX_ALIASES
+from arca.adapters.store.artifacts import listing_rows, unlisting_rows
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST
+from arca.adapters.store.feed import Feed
+from arca.adapters.store.pages import PURGE_PAGE
+from arca.domain.entities import Latest, Link
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.events import Change
+
+
+class LinkStore:
+    def __init__(self, table: Table, feed: Feed) -> None:
+        self.table = table
+        self.feed = feed
+
+    def links_to(self, target: str, *, limit: int = MAX_ALIASES) -> list[str]:
+        """Names of the links to `target`, the first `limit` (one Query of its reverse index): a 409 names at most
+        that many."""
+        page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
+        return [i["sk"] for i in page.items]
+
+    def write_link(self, name: str, target: str, seen: Latest | None, *, now: str, by: str | None = None) -> Link:
+        """Make `name` a link to `target`, or re-point it, in one transaction (a compare-and-set on `seen`).
+
+        `seen` is the name's LATEST as read: None (never used), a tombstone (a purged artifact: its counters
+        stay, so version numbers are not reused if it is an artifact again) or a link (re-pointed). Raises
+        ContentionError when the name changed since, ConflictError when the name is an artifact, NotFoundError
+        (field target) when the target is not a live artifact, ConflictError when the target is a link or
+        being purged.
+        """
+        old = seen.link if seen is not None else None
+        latest_key = keys.latest_key(name)
+        if seen is None:
+            item: Item = {"kind": "link", "name": name, "link": target, "purged": now, "created_at": now}
+            item.update({"updated_at": now})
+            item.update({"rev": 1, "newest": 0, "purges": 0, "revision_base": 0, **latest_key})
+            own = Write("link", "Put", latest_key, item=item, condition=ITEM_NOT_EXIST)
+        else:
+            # Over a tombstone: still a tombstone, nobody linked it meanwhile; re-pointing: still this link.
+            condition = "attribute_exists(purged) AND attribute_not_exists(purging) AND rev = :rev AND "
+            condition += "link = :old" if old else "attribute_not_exists(link)"
+            values: dict[str, Any] = {":t": target, ":now": now, ":one": 1, ":rev": seen.rev}
+            values.update({":old": old} if old else {":kind": "link"})
+            own = Write(
+                "link",
+                "Update",
+                latest_key,
+                update="SET link = :t, updated_at = :now"
+                + ("" if old else ", created_at = :now, kind = :kind")
+                + " ADD rev :one",
+                condition=condition,
+                values=values,
+            )
+        writes = [
+            own,
+            Write(
+                "target",
+                "Update",
+                keys.latest_key(target),
+                update=Update(add=("link_count :one",)),
+                condition=ARTIFACT_IS_LIVE,
+                values={":one": 1},
+            ),
+            Write("row", "Put", keys.link_row_key(target, name), item={"kind": "link-row"}),
+            Write("marker", "Put", keys.link_marker_key(name), item={"kind": "link-marker", "link": target}),
+        ]
+        if old:
+            writes += [
+                Write(
+                    "old_target",
+                    "Update",
+                    keys.latest_key(old),
+                    update=Update(add=("link_count :minus",)),
+                    condition=ITEM_EXISTS,
+                    values={":minus": -1},
+                ),
+                Write("old_row", "Delete", keys.link_row_key(old, name)),
+                Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}),
+                Write("leaf", "Update", keys.dir_keys(name)[-1][0], update="SET link = :t", values={":t": target}),
+            ]
+        else:
+            writes += listing_rows(name, link=target)
+        # Announced in the target's feed (reads under the link name follow it there), ordered on its LATEST.
+        detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
+        change = Change("link.updated", detail=detail)
+        try:
+            self.feed.commit(writes, target, [change], by=by, now=now)
+        except TransactionCancelled as cancelled:
+            failed = cancelled.failed("link")
+            if failed is not None:
+                now_item = failed.item
+                if now_item is not None and (not now_item.get("purged") or now_item.get("purging")):
+                    raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name") from None
+                raise ContentionError(f"{name!r} changed concurrently") from None
+            reason = cancelled.failed("target")
+            found = reason.item if reason is not None else None
+            if found is not None and found.get("link"):
+                raise ConflictError(
+                    f"target {target!r} is a link itself; link to {found['link']!r}", field="target"
+                ) from None
+            if found is not None and found.get("purging"):
+                raise ConflictError(f"target {target!r} is being purged", field="target") from None
+            if reason is not None:
+                raise NotFoundError(f"target {target!r} is not an artifact", field="target") from None
+            raise ConflictError(f"concurrent change: {cancelled}") from None
+        created = seen.created_at if seen is not None and old else now
+        return Link(name=name, link=target, created_at=created, updated_at=now)
+
+    def delete_link(self, name: str, seen: Latest, *, now: str, by: str | None = None) -> None:
+        """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved.
+        Announced as `link.deleted` in the target's feed."""
+        assert seen.link is not None
+        writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
+        change = Change("link.deleted", detail={"link": name, "target": seen.link})
+        try:
+            self.feed.commit(writes, seen.link, [change], by=by, now=now)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("link") is not None:
+                raise ContentionError(f"link {name!r} changed concurrently") from None
+            raise ConflictError(f"concurrent change: {cancelled}") from None
+
+    def remove_links(self, target: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """A forced purge's step: remove every link to `target` (marked: no new link can be made), one
+        transaction per link; a link re-pointed meanwhile is left alone. False when `spend` says stop."""
+        while True:
+            links = self.links_to(target, limit=PURGE_PAGE)
+            if not links:
+                return True
+            for link in links:
+                if not spend():
+                    return False
+                try:
+                    self.table.transact(_unlink_writes(link, target, condition="link = :old", values={}))
+                except TransactionCancelled:
+                    # Re-pointed or removed meanwhile: that write removed this row; one left over goes alone.
+                    with contextlib.suppress(TransactionCancelled):
+                        self.table.transact(
+                            [
+                                Write(
+                                    "row",
+                                    "Delete",
+                                    keys.link_row_key(target, link),
+                                    condition=ITEM_EXISTS,
+                                )
+                            ]
+                        )
+
+
+def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, Any]) -> list[Write]:
+    """Remove the link `name` → `target`: its LATEST goes back to a tombstone (counters kept), the marker, the
+    reverse-index row and the listing rows go, and the target counts one link less."""
+    writes = [
+        Write(
+            "link",
+            "Update",
+            keys.latest_key(name),
+            update="REMOVE link SET kind = :kind ADD rev :one",
+            condition=condition,
+            values={":old": target, ":kind": "latest", ":one": 1, **values},
+        ),
+        Write("marker", "Delete", keys.link_marker_key(name)),
+        Write("row", "Delete", keys.link_row_key(target, name)),
+        Write(
+            "target",
+            "Update",
+            keys.latest_key(target),
+            update=Update(add=("link_count :minus",)),
+            condition=ITEM_EXISTS,
+            values={":minus": -1},
+        ),
+    ]
+    return writes + unlisting_rows(name)

@@ -1,0 +1,167 @@
+"""Purge: the mark on LATEST, the removal of every row of the artifact page by page, and its tombstone."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from arca.adapters import keys
+from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
+from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.artifacts import unlisting_rows
+from arca.adapters.store.links import LinkStore
+from arca.adapters.store.pages import PURGE_PAGE
+from arca.adapters.store.versions import VERSIONS
+from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError
+
+
+class PurgeStore:
+    def __init__(self, table: Table, aliases: AliasStore, links: LinkStore) -> None:
+        self.table = table
+        self.aliases = aliases
+        self.links = links
+
+    def mark_purging(self, name: str, *, token: str, force: bool, now: str) -> None:
+        """Set the `purging` mark, owned by `token`; after it, publishes and alias writes fail.
+
+        Without `force` the mark is set only under `alias_count <= 0` (the count the alias transactions
+        keep on LATEST), so "no aliases" and the mark are one condition, and a plain purge never takes
+        over a forced one's mark. A re-run takes over its own kind of mark (a crashed or budget-stopped
+        purge is continued by calling again). Setting the mark advances `rev`, so a publish that read
+        LATEST before it fails its condition. Raises NotFoundError (absent or purged), AliasesExistError-like
+        ConflictError (details: the aliases) or ConflictError (a forced purge holds the mark).
+        """
+        condition = "attribute_exists(pk) AND attribute_not_exists(purged)"
+        values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
+        if not force:
+            condition += (
+                " AND (attribute_not_exists(alias_count) OR alias_count <= :zero)"
+                " AND (attribute_not_exists(link_count) OR link_count <= :zero)"
+                " AND (attribute_not_exists(purging) OR attribute_not_exists(purging_force) OR purging_force = :no)"
+            )
+            values.update({":zero": 0, ":no": False})
+        try:
+            self.table.update(
+                keys.latest_key(name),
+                "SET purging = :token, purging_at = :now, purging_force = :force ADD rev :one",
+                condition=condition,
+                values=values,
+            )
+        except ConditionFailed as failed:
+            if failed.item is not None and failed.item.get("link"):
+                raise LinkedNameError(name, failed.item["link"]) from None
+            if failed.item is None or failed.item.get("purged"):
+                raise NotFoundError(f"artifact {name!r} does not exist") from None
+            if failed.item.get("purging") and failed.item.get("purging_force"):
+                raise ConflictError(
+                    f"a forced purge of {name!r} is running; purge with force=true to continue"
+                ) from None
+            if int(failed.item.get("alias_count", 0)) > 0:
+                live = [a.alias for a in self.aliases.live_aliases(name)]
+                raise ConflictError(
+                    f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
+                    details={"aliases": live},
+                ) from None
+            if int(failed.item.get("link_count", 0)) > 0:
+                links = self.links.links_to(name)
+                raise ConflictError(
+                    f"artifact {name!r} is the target of links ({', '.join(links)}); delete them or purge with "
+                    "force=true",
+                    details={"links": links},
+                ) from None
+            raise ConflictError(f"artifact {name!r} changed during the purge; retry") from None
+
+    def clear_purging(self, name: str, *, token: str) -> None:
+        """Remove the mark only if this purge still owns it (never another purge's)."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(
+                keys.latest_key(name),
+                "REMOVE purging, purging_at, purging_force ADD rev :one",
+                condition="purging = :token",
+                values={":token": token, ":one": 1},
+            )
+
+    def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+        """Delete the artifact's events, history, alias and version items page by page (idempotent).
+
+        Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
+        before each page's BatchWriteItem call; False stops early and this returns False (call again).
+        """
+        # History before aliases before versions: a purge stopped midway leaves no history without its
+        # alias and no alias on a missing version. Tag rows go first: none outlives its version.
+        # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
+        partitions = (
+            (keys.uploads_pk(name), None),
+            (keys.retention_pk(name), None),
+            (keys.blobs_pk(name), None),
+            (keys.rollout_pk(name), None),
+            (keys.events_pk(name), None),
+            (keys.tags_pk(name), None),
+            (keys.history_pk(name), None),
+            (keys.alias_pk(name), None),
+        )
+        for pk, bounds in (*partitions, (name, VERSIONS)):
+            start = None
+            aliases = pk == keys.alias_pk(name)
+            while True:
+                page = self.table.query(
+                    pk,
+                    sk_between=bounds,
+                    projection="pk, sk, revision" if aliases else "pk, sk",
+                    consistent=True,
+                    limit=PURGE_PAGE,
+                    start=start,
+                )
+                if page.items:
+                    if not spend():
+                        return False
+                    if aliases:
+                        self._raise_revision_base(name, max(int(i["revision"]) for i in page.items))
+                    self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in page.items])
+                if page.last_key is None:
+                    break
+                start = page.last_key
+        return True
+
+    def _raise_revision_base(self, name: str, revision: int) -> None:
+        """Keep on LATEST (and so on its tombstone) the highest alias revision a purge removes, before removing
+        it: an alias made after the purge numbers its revisions on from there, so a revision number (an ETag)
+        never names two states of one alias."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(
+                keys.latest_key(name),
+                "SET revision_base = :r",
+                condition="attribute_exists(pk) AND (attribute_not_exists(revision_base) OR revision_base < :r)",
+                values={":r": revision},
+            )
+
+    def finish_purge(self, name: str, *, token: str, now: str) -> bool:
+        """Turn LATEST into a tombstone that keeps the counter and drop the listing rows, in one transaction.
+
+        Conditioned on the mark still being this purge's: False when another purge took it over (that one
+        finishes). The tombstone advances `rev` and `purges`, and resets `alias_count` and `link_count` (a forced
+        purge removed the links first).
+        """
+        writes = [
+            Write(
+                "latest",
+                "Update",
+                keys.latest_key(name),
+                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
+                "link_count = :zero "
+                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
+                "part_size, parts_sha256, "
+                "tags, description, tag_rev, manifest, signature "
+                "ADD rev :one, purges :one",
+                condition="purging = :token",
+                names={"#size": "size"},
+                values={":now": now, ":zero": 0, ":one": 1, ":token": token},
+            ),
+            *unlisting_rows(name),
+        ]
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled:
+            return False
+        return True

@@ -1,0 +1,133 @@
+"""Item <-> entity mappers: what is stored, read back as the entities the services speak in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arca.adapters.dynamo import Item
+from arca.domain.downloads import recorded_filename
+from arca.domain.entities import Alias, AliasRevision, Event, Latest, Rollout, Target, Version
+from arca.domain.signing import Signed
+
+CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
+TARGET_FIELDS = ("sha256", "size", "content_type")
+ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
+
+
+def latest_entity(item: Item) -> Latest:
+    fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256", "counted_sha256")}
+    return Latest(
+        name=item["name"],
+        **fields,
+        newest_version=int(item.get("newest", 0)) or None,
+        rev=int(item.get("rev", 0)),
+        version_count=int(item.get("version_count", 0)),
+        deleted_count=int(item.get("deleted_count", 0)),
+        alias_count=int(item.get("alias_count", 0)),
+        purging=item.get("purging"),
+        purged=item.get("purged"),
+        purges=int(item.get("purges", 0)),
+        revision_base=int(item.get("revision_base", 0)),
+        link=item.get("link"),
+        link_count=int(item.get("link_count", 0)),
+        tags=item.get("tags") or {},
+        description=item.get("description"),
+        tag_rev=int(item.get("tag_rev", 0)),
+        last_event=item.get("last_event"),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
+    )
+
+
+def version_entity(item: Item) -> Version:
+    return Version(
+        name=item["name"],
+        version=int(item["sk"]),
+        **{f: item.get(f) for f in CONTENT_FIELDS},
+        part_count=-(-int(item["size"]) // int(item["part_size"])) if item.get("part_size") else None,
+        created_at=item["created_at"],
+        deleted=bool(item.get("deleted")),
+        deleted_at=item.get("deleted_at"),
+        aliases=sorted(item.get("pinned_by") or ()),
+        tags=item.get("tags") or {},
+        tag_rev=int(item.get("tag_rev", 0)),
+        attestations=sorted(item.get("attestations") or ()),
+        manifest=item.get("manifest"),
+        signature=item.get("signature"),
+        expired=bool(item.get("expired")),
+    )
+
+
+def _alias_state(item: Item) -> dict[str, Any]:
+    return {
+        **{f: item.get(f) for f in (*ALIAS_FIELDS, "updated_at", "updated_by", "reason")},
+        "revision": item["revision"],
+        "primary": item.get("primary"),
+        "secondary": item.get("secondary"),
+        "deleted": bool(item.get("deleted")),
+    }
+
+
+def alias_entity(item: Item) -> Alias:
+    return Alias(
+        name=item["name"],
+        alias=item["alias"],
+        created_at=item.get("created_at"),
+        first_revision=int(item.get("first_revision", 1)),
+        **_alias_state(item),
+    )
+
+
+def revision_entity(item: Item) -> AliasRevision:
+    return AliasRevision(action=item["action"], **_alias_state(item))
+
+
+def rollout_entity(item: Item) -> Rollout:
+    fields = {k: v for k, v in item.items() if k in Rollout.model_fields}
+    # Lists come back from DynamoDB as they went in (numbers as numbers); the entity wants plain ints.
+    fields.update(steps=[int(w) for w in item["steps"]], alarms=list(item.get("alarms") or ()))
+    return Rollout(**fields)
+
+
+def rollout_item(rollout: Rollout) -> Item:
+    return {"kind": "rollout", **rollout.model_dump(exclude_none=True)}
+
+
+def event_entity(item: Item) -> Event:
+    return Event(**{f: item[f] for f in Event.model_fields if f in item})
+
+
+def event_item(event: Event) -> Item:
+    # An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads.
+    item = {"kind": "event", **event.model_dump(exclude_none=True)}
+    if not item.get("detail"):
+        item.pop("detail", None)
+    return item
+
+
+def alias_item(new: Alias) -> dict[str, Any]:
+    """The alias item's attributes (without its key)."""
+    return {
+        "kind": "alias",
+        **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
+        **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
+        "deleted": new.deleted,
+        "first_revision": new.first_revision,
+    }
+
+
+def target_of(source: Latest | Version) -> Target:
+    return Target(
+        sha256=str(source.sha256),
+        size=int(source.size or 0),
+        content_type=str(source.content_type),
+        filename=recorded_filename(source.metadata),
+        part_size=source.part_size,
+        parts_sha256=source.parts_sha256,
+        manifest=source.manifest,
+        signature=source.signature,
+    )
+
+
+def signed_attributes(signed: Signed | None) -> dict[str, str]:
+    return {} if signed is None else {"manifest": signed.manifest, "signature": signed.signature}
