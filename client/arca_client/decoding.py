@@ -16,14 +16,16 @@ read from the answer; a field named `raw` keeps the answer itself.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Self, TypeVar, Union, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 _ABSENT: Any = object()  # no such property in the answer
 _SCALARS = (bool, int, float, str)
-_FIELDS: dict[type[Any], dict[str, tuple[Any, bool]]] = {}  # by class: resolving annotations is slow
+Reader = Callable[[Any], Any]
+_FIELDS: dict[type[Any], dict[str, tuple[Any, Reader, bool]]] = {}  # by class: resolving annotations is slow
 
 
 class Decoded:
@@ -52,13 +54,13 @@ def decode(cls: type[T], data: Mapping[str, Any] | None, /, **given: Any) -> T:
     wire: Mapping[str, str] = getattr(cls, "WIRE", {})
     local: frozenset[str] = getattr(cls, "LOCAL", frozenset())
     values: dict[str, Any] = {}
-    for name, (kind, has_default) in fields.items():
+    for name, (kind, read, has_default) in fields.items():
         if name == "raw":
             values[name] = answer
             continue
         value = _ABSENT if name in local else _at(answer, wire.get(name, name))
         if value is not None and value is not _ABSENT:
-            values[name] = _coerce(kind, value)
+            values[name] = read(value)
         elif name in given:
             values[name] = given[name]
         elif not has_default:
@@ -66,8 +68,9 @@ def decode(cls: type[T], data: Mapping[str, Any] | None, /, **given: Any) -> T:
     return cls(**values)
 
 
-def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
-    """Each init field of the dataclass `cls`: its type (annotations resolved) and whether it has a default."""
+def _fields(cls: type[Any]) -> dict[str, tuple[Any, Reader, bool]]:
+    """Each init field of the dataclass `cls`: its type (annotations resolved), its reader, whether it has a
+    default."""
     known = _FIELDS.get(cls)
     if known is None:
         if not dataclasses.is_dataclass(cls):
@@ -75,7 +78,11 @@ def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
         hints = get_type_hints(cls)
         missing = dataclasses.MISSING
         known = _FIELDS[cls] = {
-            f.name: (hints[f.name], f.default is not missing or f.default_factory is not missing)
+            f.name: (
+                hints[f.name],
+                _reader(hints[f.name]),
+                f.default is not missing or f.default_factory is not missing,
+            )
             for f in dataclasses.fields(cls)
             if f.init
         }
@@ -84,6 +91,8 @@ def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
 
 def _at(answer: Mapping[str, Any], path: str) -> Any:
     """The value at the dotted `path` of the answer, or _ABSENT when a step of it is not there."""
+    if "." not in path:
+        return answer.get(path, _ABSENT)
     value: Any = answer
     for key in path.split("."):
         if not isinstance(value, Mapping):
@@ -92,39 +101,49 @@ def _at(answer: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def _coerce(kind: Any, value: Any) -> Any:
-    if value is None:
-        return _empty(kind)
-    origin = get_origin(kind)
+@functools.cache
+def _reader(kind: Any) -> Reader:
+    """The function that makes a JSON value the type `kind` (null: its empty value), built once per type."""
+    read = _read(kind)
+
+    def reader(value: Any) -> Any:
+        return _empty(kind) if value is None else read(value)
+
+    return reader
+
+
+def _read(kind: Any) -> Reader:
+    origin, args = get_origin(kind), get_args(kind)
     if origin is Union or origin is types.UnionType:
-        return _first_fit([member for member in get_args(kind) if member is not type(None)], value)
+        return functools.partial(_first_fit, [_reader(member) for member in args if member is not type(None)])
     if kind is Any:
-        return value
+        return lambda value: value
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        return decode(kind, value)
+        return functools.partial(decode, kind)
     if origin is list:
-        if not isinstance(value, list | tuple):
-            raise TypeError(f"expected a list, got {value!r}")
-        return [_coerce(get_args(kind)[0], item) for item in value]
+        item = _reader(args[0])
+        return lambda value: [item(v) for v in _shaped(value, list | tuple, "a list")]
     if origin is dict:
-        if not isinstance(value, Mapping):
-            raise TypeError(f"expected an object, got {value!r}")
-        keys, items = get_args(kind)
-        return {_coerce(keys, k): _coerce(items, v) for k, v in value.items()}
+        key, item = _reader(args[0]), _reader(args[1])
+        return lambda value: {key(k): item(v) for k, v in _shaped(value, Mapping, "an object").items()}
     if kind in _SCALARS:
-        if isinstance(value, Mapping | list):
-            raise TypeError(f"expected {kind.__name__}, got {value!r}")
-        return kind(value)
+        return lambda value: kind(_shaped(value, _SCALARS, kind.__name__))
     raise TypeError(f"no decoding for {kind!r}")
 
 
-def _first_fit(members: list[Any], value: Any) -> Any:
-    for member in members:
+def _shaped(value: Any, shape: Any, what: str) -> Any:
+    if not isinstance(value, shape):
+        raise TypeError(f"expected {what}, got {value!r}")
+    return value
+
+
+def _first_fit(members: list[Reader], value: Any) -> Any:
+    for read in members:
         try:
-            return _coerce(member, value)
+            return read(value)
         except (TypeError, ValueError):
             continue
-    raise ValueError(f"{value!r} is none of {members}")
+    raise ValueError(f"{value!r} fits no type of its union")
 
 
 def _empty(kind: Any) -> Any:
