@@ -60,7 +60,10 @@ def decode(cls: type[T], data: Mapping[str, Any] | None, /, **given: Any) -> T:
             continue
         value = _ABSENT if name in local else _at(answer, wire.get(name, name))
         if value is not None and value is not _ABSENT:
-            values[name] = read(value)
+            try:
+                values[name] = read(value)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"{cls.__name__}.{name}: {error}") from error
         elif name in given:
             values[name] = given[name]
         elif not has_default:
@@ -115,7 +118,8 @@ def _reader(kind: Any) -> Reader:
 def _read(kind: Any) -> Reader:
     origin, args = get_origin(kind), get_args(kind)
     if origin is Union or origin is types.UnionType:
-        return functools.partial(_first_fit, [_reader(member) for member in args if member is not type(None)])
+        members = [_reader(member) for member in args if member is not type(None)]  # null: the outer reader's
+        return members[0] if len(members) == 1 else functools.partial(_first_fit, members)
     if kind is Any:
         return lambda value: value
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):

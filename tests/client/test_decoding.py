@@ -117,12 +117,16 @@ def test_raw_is_the_answer_itself_and_none_reads_as_an_empty_answer() -> None:
 
 
 def test_a_value_of_the_wrong_shape_is_refused() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"Sample\.count: expected int, got \[1\]"):
         Sample.from_dict({"count": [1]})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"Sample\.parts: expected a list"):
         Sample.from_dict({"parts": {"number": 1}})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"Sample\.first: Part\.number: invalid literal"):
+        Sample.from_dict({"first": {"number": "one"}})
+    with pytest.raises(ValueError, match=r"Sample\.size: invalid literal for int\(\)"):
         Sample.from_dict({"size": "big"})
+    with pytest.raises(ValueError, match=r"Sample\.version: \['prod'\] fits no type of its union"):
+        Sample.from_dict({"version": ["prod"]})
     with pytest.raises(TypeError, match="expected a JSON object"):
         decode(Sample, ["not", "an", "object"])  # type: ignore[arg-type]
 
