@@ -1,8 +1,8 @@
 """Typed results of the SDK.
 
-Each result keeps the JSON it was read from in `raw` (the CLI's `--json` prints it unchanged), and reads
-fields leniently: a field the server adds later is ignored, a missing optional one is None. That keeps
-an older client working against a newer server.
+Each result keeps the JSON it was read from in `raw` (the CLI's `--json` prints it unchanged), and is read by
+`decoding.decode` from the types of its fields, leniently: a field the server adds later is ignored, a missing
+optional one is None. That keeps an older client working against a newer server.
 
 A result that mirrors an answer of the API names the schemas of the API's OpenAPI document it mirrors
 (`SCHEMA`), where a field is read from when not from the property of its name (`WIRE`, a dotted path), and
@@ -12,23 +12,15 @@ field renamed on the server fails there rather than reading as None here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
+
+from arca_client.decoding import Decoded, decode
 
 T = TypeVar("T")
 Ref = int | str  # a version number, "LATEST", or an alias name
 LATEST = "LATEST"
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _target(value: Any) -> int | str | None:
-    """A version field: a number, or "LATEST" for what follows the working copy."""
-    if value is None or value == LATEST:
-        return value  # type: ignore[no-any-return]
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -48,7 +40,7 @@ class BlobRef:
 
 
 @dataclass(frozen=True)
-class UploadTarget:
+class UploadTarget(Decoded):
     """Where to upload a blob: nothing to do when `exists`, else a presigned PUT with the headers to send."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Upload",)
@@ -67,30 +59,16 @@ class UploadTarget:
     expires_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UploadTarget:
-        upload = data.get("upload") or {}
-        return cls(
-            exists=bool(data.get("exists")),
-            sha256=str(data.get("sha256", "")),
-            size=int(data.get("size", 0)),
-            url=upload.get("url"),
-            method=str(upload.get("method", "PUT")),
-            headers=dict(upload.get("headers") or {}),
-            expires_at=upload.get("expires_at"),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class Version:
+class Version(Decoded):
     """A numbered version, or LATEST (`version == "LATEST"`, with `updated_at` and `newest_version`)."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Version", "Latest")
     name: str
-    version: int | str
-    sha256: str | None
-    size: int | None
+    version: int | str = LATEST  # an answer without a number is LATEST's
+    sha256: str | None = None
+    size: int | None = None
     content_type: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     created_at: str | None = None
@@ -102,26 +80,6 @@ class Version:
     via: str | None = None  # read through this link name
     tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Version:
-        return cls(
-            name=str(data.get("name", "")),
-            version=_target(data.get("version")) or LATEST,
-            sha256=data.get("sha256"),
-            size=_int(data.get("size")),
-            content_type=data.get("content_type"),
-            metadata=dict(data.get("metadata") or {}),
-            created_at=data.get("created_at"),
-            deleted=bool(data.get("deleted")),
-            deleted_at=data.get("deleted_at"),
-            aliases=list(data.get("aliases") or []),
-            updated_at=data.get("updated_at"),
-            newest_version=_int(data.get("newest_version")),
-            via=data.get("via"),
-            tags=dict(data.get("tags") or {}),
-            raw=data,
-        )
 
 
 @dataclass(frozen=True)
@@ -144,7 +102,7 @@ class Counts:
 
 
 @dataclass(frozen=True)
-class ArtifactSummary:
+class ArtifactSummary(Decoded):
     SCHEMA: ClassVar[tuple[str, ...]] = ("Summary",)
     name: str
     latest: Version
@@ -158,30 +116,9 @@ class ArtifactSummary:
     tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArtifactSummary:
-        counts = data.get("counts") or {}
-        return cls(
-            name=str(data.get("name", "")),
-            latest=Version.from_dict(data.get("latest") or {}),
-            newest_version=_int(data.get("newest_version")),
-            counts=Counts(
-                versions=int(counts.get("versions", 0)),
-                deleted_versions=int(counts.get("deleted_versions", 0)),
-                aliases=int(counts.get("aliases", 0)),
-            ),
-            created_at=data.get("created_at"),
-            updated_at=data.get("updated_at"),
-            link=data.get("link"),
-            via=data.get("via"),
-            description=data.get("description"),
-            tags=dict(data.get("tags") or {}),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class VersionHit:
+class VersionHit(Decoded):
     """A registry-wide search hit: a version holding the content or tag searched for, with its tags (soft-deleted
     ones included, `deleted` true)."""
 
@@ -196,23 +133,9 @@ class VersionHit:
     tags: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VersionHit:
-        return cls(
-            name=str(data.get("name", "")),
-            version=int(data.get("version", 0)),
-            sha256=str(data.get("sha256", "")),
-            size=int(data.get("size", 0)),
-            content_type=data.get("content_type"),
-            created_at=data.get("created_at"),
-            deleted=bool(data.get("deleted", False)),
-            tags=dict(data.get("tags") or {}),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class ListEntry:
+class ListEntry(Decoded):
     """One row of an artifact listing: an artifact name, or a prefix ending in "/" (with a delimiter)."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("ArtifactEntry",)
@@ -223,7 +146,7 @@ class ListEntry:
 
 
 @dataclass(frozen=True)
-class Alias:
+class Alias(Decoded):
     """An alias as it stands: its target, optional canary (secondary and weight %), and revision."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Alias",)
@@ -242,25 +165,15 @@ class Alias:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, name: str = "", alias: str = "", etag: str | None = None) -> Alias:
-        revision = _int(data.get("revision"))
-        if revision is None and etag:
-            revision = _revision_from_etag(etag)
-        return cls(
-            name=str(data.get("name") or name),
-            alias=str(data.get("alias") or alias),
-            version=_target(data.get("version")),
-            secondary_version=_target(data.get("secondary_version")),
-            secondary_version_weight=_int(data.get("secondary_version_weight")),
-            description=data.get("description"),
-            revision=revision,
-            created_at=data.get("created_at"),
-            updated_at=data.get("updated_at"),
-            updated_by=data.get("updated_by"),
-            reason=data.get("reason"),
-            via=data.get("via"),
-            raw=data,
-        )
+    def from_dict(cls, data: Mapping[str, Any] | None, *, etag: str | None = None, **given: Any) -> Self:
+        """`given` may hold the artifact and alias the call named; a write answered without a body has its
+        revision in the ETag."""
+        return decode(cls, data, revision=_revision_from_etag(etag), **given)
+
+
+def _revision_from_etag(etag: str | None) -> int | None:
+    text = (etag or "").removeprefix("W/").strip('"')
+    return int(text) if text.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -275,7 +188,7 @@ class Promotion:
 
 
 @dataclass(frozen=True)
-class AliasRevision:
+class AliasRevision(Decoded):
     """One entry of an alias's history, newest first. `action` is set, rollback or delete; a deletion has
     `deleted` set and no target."""
 
@@ -292,25 +205,13 @@ class AliasRevision:
     deleted: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AliasRevision:
-        return cls(
-            revision=_int(data.get("revision")),
-            version=_target(data.get("version")),
-            action=data.get("action"),
-            secondary_version=_target(data.get("secondary_version")),
-            secondary_version_weight=_int(data.get("secondary_version_weight")),
-            updated_at=data.get("updated_at"),
-            updated_by=data.get("updated_by"),
-            reason=data.get("reason"),
-            description=data.get("description"),
-            deleted=bool(data.get("deleted")) or data.get("action") == "delete",
-            raw=data,
-        )
+    def __post_init__(self) -> None:
+        if self.action == "delete":  # a deletion is deleted, whether or not the answer says so
+            object.__setattr__(self, "deleted", True)
 
 
 @dataclass(frozen=True)
-class Resolution:
+class Resolution(Decoded):
     """A ref turned into one concrete version and a short-lived download URL."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Resolution",)
@@ -327,23 +228,6 @@ class Resolution:
     via: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Resolution:
-        return cls(
-            name=str(data.get("name", "")),
-            ref=str(data.get("ref", "")),
-            version=_target(data["version"]) or LATEST,
-            sha256=str(data["sha256"]),
-            size=int(data["size"]),
-            download_url=str(data["download_url"]),
-            content_type=data.get("content_type"),
-            expires_at=data.get("expires_at"),
-            route=str(data.get("route") or "primary"),
-            alias_revision=_int(data.get("alias_revision")),
-            via=data.get("via"),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
 class Downloaded:
@@ -354,7 +238,7 @@ class Downloaded:
 
 
 @dataclass(frozen=True)
-class PruneResult:
+class PruneResult(Decoded):
     SCHEMA: ClassVar[tuple[str, ...]] = ("PruneResult",)
     name: str
     dry_run: bool
@@ -362,24 +246,9 @@ class PruneResult:
     skipped: list[dict[str, Any]]  # {"version": n, "aliases": [...]}: pinned, so kept
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PruneResult:
-        return cls(
-            name=str(data.get("name", "")),
-            dry_run=bool(data.get("dry_run")),
-            deleted=[int(v) for v in data.get("deleted") or []],
-            skipped=list(data.get("skipped") or []),
-            raw=data,
-        )
-
-
-def _revision_from_etag(etag: str) -> int | None:
-    text = etag.removeprefix("W/").strip('"')
-    return int(text) if text.isdigit() else None
-
 
 @dataclass(frozen=True)
-class Rollout:
+class Rollout(Decoded):
     """A progressive rollout of `version` on an alias. `state` is running, completed, rolled_back, aborted or
     superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
 
@@ -407,32 +276,9 @@ class Rollout:
     def running(self) -> bool:
         return self.state == "running"
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rollout:
-        return cls(
-            name=str(data.get("name") or ""),
-            alias=str(data.get("alias") or ""),
-            id=str(data.get("id") or ""),
-            state=str(data.get("state") or ""),
-            version=int(data.get("version") or 0),
-            steps=[int(w) for w in data.get("steps") or []],
-            step=int(data.get("step") or 0),
-            weight=int(data.get("weight") or 0),
-            interval_seconds=int(data.get("interval_seconds") or 0),
-            alarms=[str(a) for a in data.get("alarms") or []],
-            from_version=_target(data.get("from_version")),
-            next_at=data.get("next_at"),
-            started_at=data.get("started_at"),
-            ended_at=data.get("ended_at"),
-            reason=data.get("reason"),
-            alarm=data.get("alarm"),
-            alias_revision=_int(data.get("alias_revision")),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class Link:
+class Link(Decoded):
     """A name that leads to another artifact: reads under `name` answer for `link` (with `via`)."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Link",)
@@ -442,22 +288,12 @@ class Link:
     updated_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Link:
-        return cls(
-            name=str(data.get("name", "")),
-            link=str(data.get("link", "")),
-            created_at=data.get("created_at"),
-            updated_at=data.get("updated_at"),
-            raw=data,
-        )
-
 
 # Events.
 
 
 @dataclass(frozen=True)
-class Event:
+class Event(Decoded):
     """One committed change of an artifact. `id` sorts in commit order within the artifact: pass the last one
     seen as `after` to read on."""
 
@@ -471,17 +307,3 @@ class Event:
     alias: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Event:
-        return cls(
-            id=str(data["id"]),
-            type=str(data.get("type", "")),
-            at=data.get("at"),
-            name=str(data.get("name", "")),
-            by=data.get("by"),
-            version=_target(data.get("version")),
-            alias=data.get("alias"),
-            detail=dict(data.get("detail") or {}),
-            raw=data,
-        )

@@ -81,8 +81,7 @@ class ArtifactCalls(HttpCalls):
 def _entries(data: dict[str, Any]) -> list[ListEntry]:
     """Artifacts and prefixes of one page, merged in name order (as a directory listing shows them)."""
     entries = [
-        ListEntry(str(a["name"]), link=a.get("link")) if isinstance(a, dict) else ListEntry(str(a))
-        for a in data.get("artifacts") or []
+        ListEntry.from_dict(a) if isinstance(a, dict) else ListEntry(str(a)) for a in data.get("artifacts") or []
     ]
     entries += [ListEntry(str(p), is_prefix=True) for p in data.get("prefixes") or []]
     return sorted(entries, key=lambda e: (e.name, e.is_prefix))

@@ -5,15 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
 from arca_client.calls.transfers import TransferCalls, guess_content_type
+from arca_client.decoding import Decoded
 from arca_client.models import Page
 
 
 @dataclass(frozen=True)
-class Attestation:
+class Attestation(Decoded):
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Attestation",)
     id: str
     type: str
     sha256: str
@@ -23,20 +25,6 @@ class Attestation:
     created_by: str | None = None
     download_url: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Attestation:
-        return cls(
-            id=str(data["id"]),
-            type=str(data["type"]),
-            sha256=str(data["sha256"]),
-            size=int(data["size"]),
-            media_type=str(data.get("media_type", "")),
-            created_at=str(data.get("created_at", "")),
-            created_by=data.get("created_by"),
-            download_url=data.get("download_url"),
-            raw=data,
-        )
 
 
 def _path(name: str, version: int, *suffix: str) -> str:

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from arca_client.calls.http import HttpCalls
+from arca_client.decoding import Decoded
 
 
 @dataclass(frozen=True)
 class Approval:
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Approval",)
     by: str
     at: str
 
 
 @dataclass(frozen=True)
-class AliasPolicy:
+class AliasPolicy(Decoded):
     """Every rule a write of the alias must pass. Empty `allowed_principals`: anyone may write it."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("AliasPolicy",)
     name: str
     alias: str
     revision: int
@@ -33,16 +36,12 @@ class AliasPolicy:
     updated_by: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AliasPolicy:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "raw"}
-        return cls(**known, raw=data)
-
 
 @dataclass(frozen=True)
-class Promotion:
+class Promotion(Decoded):
     """A request to move an alias (`state` pending, applied, rejected or expired) and its approvals."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Promotion",)
     id: str
     name: str
     alias: str
@@ -56,12 +55,6 @@ class Promotion:
     reason: str | None = None
     rollout: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Promotion:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k not in ("raw", "approvals")}
-        approvals = [Approval(by=a["by"], at=a["at"]) for a in data.get("approvals") or ()]
-        return cls(**known, approvals=approvals, raw=data)
 
 
 def _path(name: str, alias: str, *suffix: str) -> str:

@@ -4,37 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from arca_client.calls.http import HttpCalls, paged
+from arca_client.decoding import Decoded
 
 
 @dataclass(frozen=True)
-class RetentionDecision:
+class RetentionDecision(Decoded):
     """What applying the policy now does to one version: `keep` (with every reason), `delete` or `expire`."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Planned",)
     version: int
     action: str
     reasons: list[str]
     deleted: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RetentionDecision:
-        return cls(
-            version=int(data["version"]),
-            action=str(data["action"]),
-            reasons=list(data.get("reasons") or []),
-            deleted=bool(data.get("deleted")),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
 class RetentionResult:
     """What applying the policy did: the versions soft-deleted and the versions expired."""
 
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Applied",)  # summed by the client over the pages of the answer
     name: str
     deleted: list[int]
     expired: list[int]

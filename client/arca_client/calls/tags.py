@@ -38,4 +38,4 @@ class TagCalls(HttpCalls):
     def iter_search_artifacts(self, tag: tuple[str, str], *, page_size: int | None = None) -> Iterator[ListEntry]:
         """Every artifact whose own tags hold the tag (key, value), in name order."""
         query = {**filters(dict([tag]), None, None, None), "limit": page_size}
-        return self._pages("/artifacts", "artifacts", lambda a: ListEntry(str(a["name"])), query)
+        return self._pages("/artifacts", "artifacts", ListEntry.from_dict, query)

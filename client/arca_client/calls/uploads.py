@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from arca_client import transfer
 from arca_client.calls.http import HttpCalls, artifact_path
+from arca_client.decoding import Decoded
 from arca_client.errors import ArcaError
 from arca_client.models import Resolution
 
@@ -16,17 +18,23 @@ ProgressFn = Callable[[str, int, int], None]
 _path = artifact_path
 
 
-class MultipartTarget:
+@dataclass(frozen=True)
+class MultipartTarget(Decoded):
     """A multipart upload as the API answers it: `exists`, or an id, URLs for missing parts, and the count."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        upload = data.get("upload") or {}
-        self.raw = dict(data)
-        self.exists = bool(data.get("exists"))
-        self.id = str(upload.get("id", ""))
-        self.parts: list[dict[str, Any]] = list(upload.get("parts") or [])
-        self.uploaded: list[dict[str, Any]] = list(upload.get("uploaded") or [])
-        self.missing = int(upload.get("missing", 0))
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Upload",)
+    WIRE: ClassVar[dict[str, str]] = {
+        "id": "upload.id",
+        "parts": "upload.parts",
+        "uploaded": "upload.uploaded",
+        "missing": "upload.missing",
+    }
+    exists: bool
+    id: str = ""
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    uploaded: list[dict[str, Any]] = field(default_factory=list)
+    missing: int = 0
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 class UploadCalls(HttpCalls):
@@ -36,12 +44,12 @@ class UploadCalls(HttpCalls):
         """Start (or rejoin: the same layout is the same upload) a multipart upload. Safe to repeat."""
         body = {"sha256": layout.sha256, "size": layout.size, "part_size": layout.part_size, "parts": layout.parts}
         data, _ = self._call("POST", _path(name, "uploads"), body=body, idempotent=True)
-        return MultipartTarget(data)
+        return MultipartTarget.from_dict(data)
 
     def get_upload(self, name: str, upload_id: str) -> MultipartTarget:
         """The parts S3 has and fresh URLs for the others."""
         data, _ = self._call("GET", _path(name, "uploads", upload_id))
-        return MultipartTarget(data)
+        return MultipartTarget.from_dict(data)
 
     def complete_upload(self, name: str, upload_id: str) -> dict[str, Any]:
         """Assemble the upload (idempotent)."""
