@@ -2,7 +2,7 @@
 revisions in seconds, where publishing them one request at a time would take minutes.
 
 Each clone copies an item the handlers wrote themselves and changes only its key and state, so the
-item shapes stay the repository's own.
+item shapes stay the stores' own.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def clone_revisions(client: Any, table: str, name: str, alias: str, count: int) 
 def clone_tagged_versions(client: Any, table: str, source: str, targets: Iterable[tuple[str, int]]) -> int:
     """Copies of `source`'s version 1 and its tag rows as version `n` of artifact `name` for each target (the
     artifacts' LATEST items are not written: registry-wide search never reads them). Each copy carries the
-    index keys of its own name and number, as the repository writes them. Returns the items written."""
+    index keys of its own name and number, as the version store writes them. Returns the items written."""
     version = deserialize(client.get_item(TableName=table, Key=serialize(keys.version_key(source, 1)))["Item"]) or {}
     rows = [
         deserialize(item) or {}
