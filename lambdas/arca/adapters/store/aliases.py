@@ -99,7 +99,7 @@ class AliasStore:
         must be judged again.
 
         `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
-        the TransactionCancelled is raised as it is, for the caller (in this module) to read. `announce` are
+        the TransactionCancelled is raised as it is, for the caller (the rollout store) to read. `announce` are
         events of the same change after the alias's own (a rollout's step).
 
         Pins are net deltas: `ADD pinned_by` (only on a live version) for new targets, `DELETE pinned_by` for
