@@ -1,4 +1,6 @@
-"""Links. A link is its name's LATEST item with `link` (and `purged`, so every artifact condition already
+"""Links: a name that reads as another artifact.
+
+A link is its name's LATEST item with `link` (and `purged`, so every artifact condition already
 refuses it), a marker at `~link` in its alias partition, a row in the target's reverse index, and its listing rows
 carrying `link`. The target's LATEST counts its links (`link_count`), and a link is made only while the target is
 live (no purge mark), so the purge mark (under `link_count <= 0` unless forced) and link creation serialise on that
