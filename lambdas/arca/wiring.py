@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from arca.services.attestations import Attesting
     from arca.services.events import Announcer, Events
     from arca.services.guards import Guards
+    from arca.services.idempotency import Idempotency
     from arca.services.links import Links
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
@@ -177,6 +178,12 @@ class Services:
         return Attesting(self.stores.attestations, self.blobs, self.reading, self.policy)
 
     @cached_property
+    def idempotency(self) -> Idempotency:
+        from arca.services.idempotency import Idempotency
+
+        return Idempotency(self.stores.receipts, self.policy)
+
+    @cached_property
     def publishing(self) -> Publishing:
         from arca.services.publishing import Publishing, PublishingStores
 
@@ -273,6 +280,10 @@ def reading() -> Reading:
 
 def publishing() -> Publishing:
     return services().publishing
+
+
+def idempotency() -> Idempotency:
+    return services().idempotency
 
 
 def uploads() -> Uploads:

@@ -135,3 +135,73 @@ def test_concurrent_requests_with_one_key_make_one_change(api: HandlerApi, aws: 
     versions = api.call("GET", "/artifacts/app/versions").body["versions"]
     assert [v["version"] for v in versions] == [2, 1]
     assert outer.body["sha256"] == sha256(b"one")
+
+
+# Each answer a writing route renders (its status and body): the live one and its replay must be the same.
+THREE = {"sha256": sha256(b"three"), "size": 5}
+TWO = {"sha256": sha256(b"two"), "size": 3}
+ANSWERS: dict[str, tuple[tuple[str, str, Any], int]] = {
+    "publish, a new version": (("POST", "/artifacts/app/versions", THREE), 201),
+    "publish, deduplicated": (("POST", "/artifacts/app/versions", TWO), 200),
+    "publish, deduplicated, LATEST moved": (("POST", "/artifacts/app/versions", {**TWO, "metadata": {"k": "v"}}), 200),
+    "latest": (("PUT", "/artifacts/app/latest", THREE), 200),
+    "alias, created": (("PUT", "/artifacts/app/aliases/beta", {"version": 1}), 201),
+    "alias, moved": (("PUT", "/artifacts/app/aliases/prod", {"version": 1}), 200),
+    "rollback": (("POST", "/artifacts/app/aliases/prod/rollback", {}), 200),
+    "prune": (("POST", "/artifacts/app/prune", {"keep_last": 0}), 200),
+    "prune, dry run": (("POST", "/artifacts/app/prune", {"keep_last": 0, "dry_run": True}), 200),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ANSWERS))
+def test_each_answer_a_route_renders_is_replayed_as_it_was_sent(api: HandlerApi, kind: str) -> None:
+    # Given a write whose answer is this one (status included), sent with a key
+    given_two_versions(api)
+    (method, path, body), status = ANSWERS[kind]
+    first = api.call(method, path, body, headers=KEY)
+    assert first.status == status, first.body
+    # When it is sent again
+    again = api.call(method, path, body, headers=KEY)
+    # Then the route rendered the replay as it rendered the live answer
+    assert (again.status, again.body, again.headers.get("ETag")) == (
+        first.status,
+        first.body,
+        first.headers.get("ETag"),
+    )
+    assert again.headers.get("Idempotent-Replayed") == "true" and "Idempotent-Replayed" not in first.headers
+
+
+def _records(aws: SimpleNamespace) -> list[dict[str, Any]]:
+    items = aws.dynamodb.scan(TableName=aws.table, ConsistentRead=True)["Items"]
+    return [i for i in items if i["pk"]["S"].startswith("__idem#")]
+
+
+def test_a_record_stored_in_the_shape_of_earlier_versions_replays_as_stored(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given a record as the functions have always stored one (the answer's `status` and `body` as sent) for this
+    # very request, with an answer no route of this version would render for it
+    given_two_versions(api)
+    beta = ("PUT", "/artifacts/app/aliases/beta", {"version": 1})
+    assert api.call(*beta, headers={"Idempotency-Key": "now"}).status == 201
+    (written,) = _records(aws)
+    assert sorted(written) == ["body", "fingerprint", "kind", "pk", "sk", "status", "ttl"]
+    sent = {**json.loads(written["body"]["S"]), "revision": 9, "reason": "answered by an earlier version"}
+    old_body = json.dumps(sent, separators=(",", ":"))
+    old = {
+        "pk": written["pk"],
+        "sk": {"S": "from-before"},
+        "kind": {"S": "idempotency"},
+        "fingerprint": written["fingerprint"],
+        "status": {"N": "200"},
+        "body": {"S": old_body},
+        "ttl": written["ttl"],
+    }
+    aws.dynamodb.put_item(TableName=aws.table, Item=old)
+    before = snapshot(aws)
+    # When the request is retried with that record's key
+    again = api.call(*beta, headers={"Idempotency-Key": "from-before"})
+    # Then its stored status and body are the answer, with the headers the route derives from the body
+    assert (again.status, again.body) == (200, sent)
+    assert again.headers.get("ETag") == '"9"' and again.headers.get("Idempotent-Replayed") == "true"
+    assert snapshot(aws) == before

@@ -3,31 +3,30 @@
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from arca import wiring
-from arca.api.caller import identity
-from arca.api.idempotency import IdempotencyKey, idempotent
+from arca.api.caller import Caller
+from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import AliasName, IfMatch, IfNoneMatch, Name, answers, create_only, revision_of
 from arca.api.routing import Router
 from arca.domain.entities import Alias, Rollout
 from arca.domain.models import AliasBody, RollbackBody, RolloutBody
-from arca.domain.receipts import Receipt
+from arca.domain.receipts import Answer, Seal
 from arca.observability import metrics
+from arca.services.aliases import Placed
 
 router = Router("alias")
-Caller = Annotated[str | None, Depends(identity)]
 JSON = "application/json"
 
 
-def with_etag(alias: Alias, status: int = 200) -> Response[Alias]:
-    return Response(status, JSON, alias, headers={"ETag": f'"{alias.revision}"'})
-
-
 def etag(alias: dict[str, Any]) -> dict[str, str]:
-    """The ETag of a replayed alias answer."""
+    """The ETag of an alias answer (the body as sent), live or replayed."""
     return {"ETag": f'"{alias["revision"]}"'}
+
+
+def _placed(placed: Placed) -> Answer:
+    return answer(placed.alias, 201 if placed.created else 200)
 
 
 @router.put(
@@ -40,26 +39,27 @@ def set_alias(
     alias: AliasName,
     body: Annotated[AliasBody, Body()],
     caller: Caller,
+    key: Idempotent,
     if_match: IfMatch = None,
     if_none_match: IfNoneMatch = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Alias]:
     """Create (201) or move (200) an alias, optionally with a canary secondary. `ETag` is the revision."""
 
-    def run(receipt: Receipt | None) -> Response[Alias]:
-        written, created = wiring.aliases().set(
+    def write(seal: Seal | None) -> Placed:
+        placed = wiring.aliases().set(
             name,
             alias,
             body,
             if_match=revision_of(if_match),
             create_only=create_only(if_none_match),
             identity=caller,
-            receipt=receipt,
+            seal=seal,
         )
         metrics.add_metric(name="AliasChanges", unit="Count", value=1)
-        return with_etag(written, 201 if created else 200)
+        return placed
 
-    return idempotent(router, idempotency_key, run, etag)
+    return idempotent(key, write, _placed, etag)
 
 
 @router.delete(
@@ -81,20 +81,21 @@ def rollback_alias(
     name: Name,
     alias: AliasName,
     caller: Caller,
+    key: Idempotent,
     body: Annotated[RollbackBody | None, Body()] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Alias]:
     """A new revision with the targets of `to_revision` (default: the one before the current)."""
     request = body or RollbackBody()
 
-    def run(receipt: Receipt | None) -> Response[Alias]:
+    def write(seal: Seal | None) -> Alias:
         rolled = wiring.aliases().rollback(
-            name, alias, to_revision=request.to_revision, reason=request.reason, identity=caller, receipt=receipt
+            name, alias, to_revision=request.to_revision, reason=request.reason, identity=caller, seal=seal
         )
         metrics.add_metric(name="AliasRollbacks", unit="Count", value=1)
-        return with_etag(rolled)
+        return rolled
 
-    return idempotent(router, idempotency_key, run, etag)
+    return idempotent(key, write, answer, etag)
 
 
 # Progressive rollouts (arca.services.rollouts); their steps are run by the rollout driver.

@@ -7,7 +7,8 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from arca import wiring
-from arca.api.aliases import Caller, router
+from arca.api.aliases import router
+from arca.api.caller import Caller
 from arca.api.params import AliasName, Limit, Name, NextToken, answers
 from arca.domain.guards import AliasPolicy, DecisionBody, PolicyBody, Promotion, PromotionBody, PromotionList
 

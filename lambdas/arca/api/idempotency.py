@@ -1,8 +1,11 @@
-"""The `Idempotency-Key` header of the writing routes: replay a first answer, refuse a reused key.
+"""How a writing route answers, live and replayed alike, and the `Idempotency-Key` header it takes.
 
-The key's record is written by the repository in the same transaction as the change (so a crash can
-never leave a change without its record, nor a record without its change); this module reads it first,
-fingerprints the request, and renders a stored answer again.
+A route renders the outcome of its write into an Answer (status and JSON body, `answer`); the live response
+and a replayed one are both built from an Answer by `respond`, so a retry gets exactly what the first request
+got. With a key, the route hands its rendering down with the receipt (a Seal): the service passes it to the
+store, which writes the rendered answer as the key's record in the transaction of the change (so a crash can
+never leave a change without its record, nor a record without its change). The receipt is injected
+(`Idempotent`, a Powertools dependency); the record is read back through the idempotency service.
 """
 
 from __future__ import annotations
@@ -10,16 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Header
+from aws_lambda_powertools.event_handler.request import Request
+from pydantic import BaseModel
 
 from arca import wiring
-from arca.api.routing import Router
-from arca.domain.errors import IdempotencyKeyReusedError, IdempotencyKeyTakenError
-from arca.domain.receipts import KEY_PATTERN, Answer, Receipt
+from arca.api.caller import Caller
+from arca.domain.receipts import KEY_PATTERN, Answer, Receipt, Seal
 
+T = TypeVar("T")
+# The header as a route declares it (so it is validated and documented); the receipt is built from it.
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -34,58 +41,64 @@ JSON = "application/json"
 _CONDITIONS = ("if-match", "if-none-match")
 
 
+def receipt(request: Request, caller: Caller) -> Receipt | None:
+    """The request's Idempotency-Key as a receipt, None without one. Keys are scoped by caller, so two callers'
+    keys never meet."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    key = headers.get("idempotency-key")
+    if key is None:
+        return None
+    return wiring.idempotency().receipt(caller or "anonymous", key, _fingerprint(request, headers))
+
+
+Idempotent = Annotated[Receipt | None, Depends(receipt)]
+
+
+def answer(body: BaseModel, status: int = 200) -> Answer:
+    """A route's answer: the status, and the body as the API serialises a response model (JSON mode, by alias)."""
+    return Answer(status, json.dumps(body.model_dump(mode="json", by_alias=True), separators=(",", ":")))
+
+
+def respond(
+    answer: Answer, headers: Callable[[dict[str, Any]], dict[str, str]] = lambda _: {}, *, replayed: bool = False
+) -> Response[Any]:
+    """The response of an answer, live or replayed; `headers` derives the route's headers from the body."""
+    body = json.loads(answer.body)
+    return Response(
+        answer.status, JSON, body, headers={**headers(body), **({"Idempotent-Replayed": "true"} if replayed else {})}
+    )
+
+
 def idempotent(
-    router: Router,
-    key: str | None,
-    run: Callable[[Receipt | None], Response[Any]],
+    key: Receipt | None,
+    write: Callable[[Seal | None], T],
+    render: Callable[[T], Answer],
     headers: Callable[[dict[str, Any]], dict[str, str]] = lambda _: {},
 ) -> Response[Any]:
-    """Run the write with its receipt, or replay the answer stored under `key` for the same request.
+    """Run the write (with a seal of `render` when the request has a key), or replay the answer kept for it.
 
-    A concurrent request with the same key that commits first makes this one's transaction fail on the
-    record's condition; its answer is then replayed too. Raises IdempotencyKeyReusedError (422) when
-    the key was used for a different request.
+    Raises IdempotencyKeyReusedError (422) when the key was used for a different request.
     """
     if key is None:
-        return run(None)
-    services = wiring.services()
-    caller = router.current_event.request_context.identity
-    # Keys are scoped by caller, so two callers' keys never meet.
-    scope = caller.user_arn or caller.caller or caller.cognito_identity_id or "anonymous"
-    receipt = Receipt(scope, key, _fingerprint(router), int(services.policy.clock().timestamp()))
-    stored = services.stores.receipts.receipt(receipt.scope, key, now=receipt.now)
-    if stored is None:
-        try:
-            return run(receipt)
-        except IdempotencyKeyTakenError:
-            stored = services.stores.receipts.receipt(receipt.scope, key, now=receipt.now)
-            if stored is None:
-                raise
-    if stored.fingerprint != receipt.fingerprint:
-        raise IdempotencyKeyReusedError(
-            "this Idempotency-Key was used for a different request in the last 24 hours", field="Idempotency-Key"
-        )
-    return _replay(stored.answer, headers)
+        return respond(render(write(None)), headers)
+    done = wiring.idempotency().once(key, lambda: write(Seal(key, render)))
+    if isinstance(done, Answer):
+        return respond(done, headers, replayed=True)
+    return respond(render(done), headers)
 
 
-def _replay(answer: Answer, headers: Callable[[dict[str, Any]], dict[str, str]]) -> Response[Any]:
-    body = json.loads(answer.body)
-    return Response(answer.status, JSON, body, headers={**headers(body), "Idempotent-Replayed": "true"})
-
-
-def _fingerprint(router: Router) -> str:
+def _fingerprint(request: Request, headers: dict[str, str]) -> str:
     """The request as the write sees it: method, path, the JSON body (keys sorted) and its conditions."""
-    event = router.current_event
+    event = request.resolved_event
     raw = event.decoded_body or ""
     try:
         body: Any = json.loads(raw) if raw else None
     except ValueError:
         body = raw
-    found = {k.lower(): v for k, v in (event.headers or {}).items()}
-    request = {
+    found = {
         "method": event.http_method,
         "path": event.path,
         "body": body,
-        "conditions": {h: found.get(h) for h in _CONDITIONS},
+        "conditions": {h: headers.get(h) for h in _CONDITIONS},
     }
-    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(found, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca import wiring
 from arca.api.caller import Caller
-from arca.api.idempotency import IdempotencyKey, idempotent
+from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import Name, VersionNumber, answers
 from arca.api.routing import Router
 from arca.domain.entities import (
@@ -31,7 +31,7 @@ from arca.domain.models import (
     UploadBody,
     VersionPatch,
 )
-from arca.domain.receipts import Receipt
+from arca.domain.receipts import Answer, Seal
 from arca.observability import metrics
 from arca.services.retry import Budget
 from arca.settings import settings
@@ -56,14 +56,18 @@ def create_upload(name: Name, blob: Annotated[UploadBody, Body()]) -> Response[U
 
 @router.put("/artifacts/<name>/latest", responses=answers(200, 400, 409, 413, 415, 422, 503), tags=["publishing"])
 def put_latest(
-    name: Name, content: Annotated[Content, Body()], caller: Caller, idempotency_key: IdempotencyKey = None
+    name: Name,
+    content: Annotated[Content, Body()],
+    caller: Caller,
+    key: Idempotent,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[Latest]:
     """Point LATEST at an uploaded blob (checked in S3: present, same size and checksum)."""
 
-    def run(receipt: Receipt | None) -> Response[Latest]:
-        return Response(200, JSON, wiring.publishing().put_latest(name, content, receipt=receipt, identity=caller))
+    def write(seal: Seal | None) -> Latest:
+        return wiring.publishing().put_latest(name, content, seal=seal, identity=caller)
 
-    return idempotent(router, idempotency_key, run)
+    return idempotent(key, write, answer)
 
 
 @router.post(
@@ -72,6 +76,7 @@ def put_latest(
 def publish(
     name: Name,
     caller: Caller,
+    key: Idempotent,
     body: Annotated[PublishBody | None, Body()] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Published]:
@@ -81,16 +86,18 @@ def publish(
     """
     request = body or PublishBody()
 
-    def run(receipt: Receipt | None) -> Response[Published]:
-        published = wiring.publishing().publish(
-            name, request.content(), force=request.force, receipt=receipt, identity=caller
-        )
-        if published.deduplicated:
-            return Response(200, JSON, published)
-        metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
-        return Response(201, JSON, published)
+    def write(seal: Seal | None) -> Published:
+        publishing = wiring.publishing()
+        published = publishing.publish(name, request.content(), force=request.force, seal=seal, identity=caller)
+        if not published.deduplicated:
+            metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
+        return published
 
-    return idempotent(router, idempotency_key, run)
+    return idempotent(key, write, _published)
+
+
+def _published(published: Published) -> Answer:
+    return answer(published, 200 if published.deduplicated else 201)
 
 
 @router.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
@@ -109,23 +116,26 @@ def restore_version(name: Name, version: VersionNumber, caller: Caller) -> Versi
 
 @router.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 422, 503), tags=["publishing"])
 def prune(
-    name: Name, body: Annotated[PruneBody, Body()], caller: Caller, idempotency_key: IdempotencyKey = None
+    name: Name,
+    body: Annotated[PruneBody, Body()],
+    caller: Caller,
+    key: Idempotent,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[PruneResult]:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at; page by page."""
 
-    def run(receipt: Receipt | None) -> Response[PruneResult]:
-        result = wiring.publishing().prune(
+    def write(seal: Seal | None) -> PruneResult:
+        return wiring.publishing().prune(
             name,
             keep_last=body.keep_last,
             older_than_days=body.older_than_days,
             dry_run=body.dry_run,
             token=body.next_token,
-            receipt=receipt,
+            seal=seal,
             identity=caller,
         )
-        return Response(200, JSON, result)
 
-    return idempotent(router, idempotency_key, run)
+    return idempotent(key, write, answer)
 
 
 @router.delete(

@@ -7,12 +7,9 @@ request gets that answer again and changes nothing; the same key with another re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from pydantic import BaseModel
 
 # How long an answer is kept for replay (the record's `ttl`, also checked on read: TTL deletion is lazy).
 RETENTION_SECONDS = 24 * 3600
@@ -47,16 +44,16 @@ class StoredReceipt:
 
 @dataclass(frozen=True)
 class Seal:
-    """A receipt and how to render the answer from the entity a write produces (its status included)."""
+    """A receipt and the route's rendering of what its write did: the answer the record keeps and a retry gets.
+
+    The route renders (status and body); the service only says what happened (`of`), and the store writes the
+    record in the transaction of the change.
+    """
 
     receipt: Receipt
-    respond: Callable[[Any], Answer]
+    render: Callable[[Any], Answer]
 
-
-def answer(entity: BaseModel, status: int = 200) -> Answer:
-    """The body as the API serialises a response model (JSON mode, by alias)."""
-    return Answer(status, json.dumps(entity.model_dump(mode="json", by_alias=True), separators=(",", ":")))
-
-
-def seal(receipt: Receipt | None, respond: Callable[[Any], Answer]) -> Seal | None:
-    return None if receipt is None else Seal(receipt, respond)
+    def of(self, outcome: Callable[[Any], Any]) -> Seal:
+        """This seal for a store that hands over what it wrote, which `outcome` turns into what the route renders."""
+        render = self.render
+        return Seal(self.receipt, lambda written: render(outcome(written)))

@@ -9,6 +9,7 @@ resolves with one item read.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from arca.adapters.store.aliases import AliasStore
@@ -20,13 +21,21 @@ from arca.domain.entities import Alias, AliasRevision, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
 from arca.domain.guards import Via
 from arca.domain.models import AliasBody
-from arca.domain.receipts import Receipt, Seal, answer, seal
+from arca.domain.receipts import Seal
 from arca.services.guards import Guards
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 
 T = TypeVar("T")
 SPEC_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What setting an alias did: the alias as written, and whether that created it (else it moved)."""
+
+    alias: Alias
+    created: bool
 
 
 def _require_revision(alias: str, old: Alias | None, if_match: int | None) -> None:
@@ -61,16 +70,16 @@ class Aliases:
         if_match: int | None = None,
         create_only: bool = False,
         identity: str | None = None,
-        receipt: Receipt | None = None,
-    ) -> tuple[Alias, bool]:
-        """Create or move an alias; returns (alias, created). 412 when a precondition does not hold.
+        seal: Seal | None = None,
+    ) -> Placed:
+        """Create or move an alias. 412 when a precondition does not hold.
 
-        With `receipt`, its record (answer: 201 created / 200 moved, and the alias) is in the same transaction.
+        With `seal`, its record (the route's rendering of the Placed) is in the same transaction.
         """
         conditional = if_match is not None or create_only or body.expected_version is not None
         spec = body.model_dump(include=set(SPEC_FIELDS))
 
-        def attempt() -> tuple[Alias, bool]:
+        def attempt() -> Placed:
             old = self.store.alias(name, alias)
             live = old is not None and not old.deleted
             if create_only and live:
@@ -80,12 +89,11 @@ class Aliases:
                 raise PreconditionFailedError(
                     f"alias {alias!r} does not point at version {body.expected_version}", field="expected_version"
                 )
-            status = 200 if live else 201
-            kept = seal(receipt, lambda new: answer(new, status))
+            kept = seal.of(lambda new: Placed(new, created=not live)) if seal else None
             written = self._write(
                 name, alias, spec, old, action="set", reason=body.reason, identity=identity, seal=kept, via="direct"
             )
-            return written, not live
+            return Placed(written, created=not live)
 
         return self._retry(attempt, alias, precondition=conditional)
 
@@ -107,9 +115,10 @@ class Aliases:
         to_revision: int | None,
         reason: str | None,
         identity: str | None,
-        receipt: Receipt | None = None,
+        seal: Seal | None = None,
     ) -> Alias:
-        """A new revision with the targets of `to_revision` (default: the last one before the current)."""
+        """A new revision with the targets of `to_revision` (default: the last one before the current); with
+        `seal`, its record (the route's rendering of the alias) is in the same transaction."""
 
         def attempt() -> Alias:
             old = self.store.alias(name, alias)
@@ -118,9 +127,8 @@ class Aliases:
             record = self._rollback_target(name, alias, old.revision, to_revision)
             spec = record.model_dump(include=set(SPEC_FIELDS))
             why = reason or f"rollback to revision {record.revision}"
-            kept = seal(receipt, answer)
             return self._write(
-                name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=kept, via="rollback"
+                name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=seal, via="rollback"
             )
 
         return self._retry(attempt, alias, precondition=False)

@@ -28,17 +28,16 @@ from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import (
     ConflictError,
-    LinkedNameError,
     NotFoundError,
     PayloadTooLargeError,
     VersionLimitError,
     VersionPinnedError,
 )
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
-from arca.domain.receipts import Answer, Receipt, Seal, answer, seal
+from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
 from arca.domain.versions import MAX_VERSION
-from arca.services.reading import Reading
+from arca.services.reading import Reading, refuse_link
 from arca.services.retry import Budget, Policy, now_iso
 
 # Pages of DELETE_BATCH versions one prune request reads (and deletes, one transaction each).
@@ -89,7 +88,7 @@ class Publishing:
         could replace them.
         """
         _check_size(blob.size)
-        self._refuse_link(self.artifacts.latest(name), name)
+        refuse_link(name, self.artifacts.latest(name))
         key = keys.blob_key(name, blob.sha256)
         if self.blobs.stored(key, blob.sha256, blob.size):
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
@@ -98,15 +97,15 @@ class Publishing:
         )
 
     def put_latest(
-        self, name: str, content: Content, *, receipt: Receipt | None = None, identity: str | None = None
+        self, name: str, content: Content, *, seal: Seal | None = None, identity: str | None = None
     ) -> Latest:
         """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new.
 
-        With `receipt`, its record (answer: LATEST as written) is written in the same transaction.
+        With `seal`, its record (the route's rendering of LATEST as written) is written in the same transaction.
         """
         stored = self._stored(name, content)
         reader = self._verified_reader(name, stored)
-        return self._set_latest(name, stored, reader, seal=seal(receipt, answer), identity=identity)
+        return self._set_latest(name, stored, reader, seal=seal, identity=identity)
 
     def _stored(self, name: str, content: Content) -> StoredContent:
         """`content` with its layout: multipart content (completed by POST …/uploads/{id}/complete in this
@@ -153,7 +152,7 @@ class Publishing:
                 self.blobs.keep(key, self.multipart.verify(key, content.size, layout))
 
         seen = self.artifacts.latest(name)
-        self._refuse_link(seen, name)
+        refuse_link(name, seen)
         check()
         checked = [seen.purges if seen else 0]
 
@@ -172,13 +171,13 @@ class Publishing:
         content: Content | None,
         *,
         force: bool = False,
-        receipt: Receipt | None = None,
+        seal: Seal | None = None,
         identity: str | None = None,
     ) -> Published:
         """Snapshot LATEST (content None) or set LATEST to `content` and snapshot it, in one transaction.
 
         Deduplicates onto the newest version when it has the same sha256 and is not deleted, unless
-        `force`. With `receipt`, its record (answer: 201 and the version, or 200 when deduplicated) is
+        `force`. With `seal`, its record (the route's rendering of the Published, `deduplicated` or not) is
         written in the transaction that makes the version (alone when nothing changes). Raises
         NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
@@ -187,7 +186,7 @@ class Publishing:
 
         def attempt() -> Published:
             latest = read()
-            self._refuse_link(latest, name)
+            refuse_link(name, latest)
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
             if stored is None:
@@ -202,15 +201,15 @@ class Publishing:
                     # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
                     # not fit its item); a replay answers part_size and part_count, GET version the hashes.
                     same = Published(**existing.model_dump(), deduplicated=True)
-                    kept = seal(receipt, lambda _: answer(same))
                     if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
+                        kept = seal.of(lambda _: same) if seal else None
                         self._set_latest(name, stored, read, seal=kept, identity=identity)
-                    elif receipt is not None:
-                        self.receipts.put_receipt(receipt, answer(same))
+                    elif seal is not None:
+                        self.receipts.put_receipt(seal, same)
                     return self._with_parts(same, existing)
             if newest >= MAX_VERSION:
                 raise VersionLimitError(f"artifact {name!r} has reached version {MAX_VERSION}, the last one")
-            made = seal(receipt, lambda v: answer(Published(**v.model_dump(), deduplicated=False), 201))
+            made = seal.of(lambda v: Published(**v.model_dump(), deduplicated=False)) if seal else None
             now = self.policy.now()
             # Signed before the transaction that makes the version: no version ever exists unsigned.
             signed = self._sign(manifest(name, newest + 1, snapshot.sha256, snapshot.size, now))
@@ -254,7 +253,7 @@ class Publishing:
         older_than_days: int | None,
         dry_run: bool,
         token: str | None = None,
-        receipt: Receipt | None = None,
+        seal: Seal | None = None,
         identity: str | None = None,
     ) -> PruneResult:
         """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
@@ -263,9 +262,9 @@ class Publishing:
         per page, so every request is bounded. When pages remain, `next_token` says where the next request
         (same body plus the token) goes on; the token carries how many live versions were kept so far.
 
-        With `receipt`, its record goes into the transaction of the request's last batch (alone when that
-        page deletes nothing, or fell back to one by one): a retry after a crash before it prunes what is
-        left, and only a completed request is replayed.
+        With `seal`, its record (the route's rendering of the PruneResult) goes into the transaction of the
+        request's last batch (alone when that page deletes nothing, or fell back to one by one): a retry after
+        a crash before it prunes what is left, and only a completed request is replayed.
         """
         self.reading.live_latest(name)
         cutoff = None
@@ -279,11 +278,9 @@ class Publishing:
         sealed = False
         next_token: str | None = None
 
-        def respond(done: list[int]) -> Answer:
-            """The request's answer, rendered by the transaction of its last batch (which deletes `done`)."""
-            return answer(
-                PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped, next_token=next_token)
-            )
+        def outcome(done: list[int]) -> PruneResult:
+            """The request's outcome, as the transaction of its last batch (which deletes `done`) records it."""
+            return PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped, next_token=next_token)
 
         for page in range(PRUNE_PAGES):
             versions, start = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
@@ -304,14 +301,14 @@ class Publishing:
             if dry_run:
                 deleted.extend(doomed)
             elif doomed:
-                outcome = seal(receipt if last else None, respond)
-                sealed = self._delete_batch(name, doomed, deleted, skipped, outcome, identity)
-                sealed = sealed and outcome is not None
+                batch_seal = seal.of(outcome) if seal and last else None
+                sealed = self._delete_batch(name, doomed, deleted, skipped, batch_seal, identity)
+                sealed = sealed and batch_seal is not None
             if start is None:
                 break
         result = PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
-        if receipt is not None and not sealed:
-            self.receipts.put_receipt(receipt, answer(result))
+        if seal is not None and not sealed:
+            self.receipts.put_receipt(seal, result)
         return result
 
     def _delete_batch(
@@ -320,12 +317,12 @@ class Publishing:
         batch: list[int],
         deleted: list[int],
         skipped: list[Skipped],
-        outcome: Seal | None,
+        seal: Seal | None,
         identity: str | None,
     ) -> bool:
-        """One transaction (with `outcome`'s record, if any); True when it committed. If one of its versions
+        """One transaction (with `seal`'s record, if any); True when it committed. If one of its versions
         was pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
-        if self.versions.delete_versions(name, batch, now=self.policy.now(), seal=outcome, by=identity):
+        if self.versions.delete_versions(name, batch, now=self.policy.now(), seal=seal, by=identity):
             deleted.extend(batch)
             return True
         for number in batch:
@@ -349,7 +346,7 @@ class Publishing:
         latest = self.artifacts.latest(name)
         if latest is None:
             raise NotFoundError(f"artifact {name!r} does not exist")
-        self._refuse_link(latest, name)
+        refuse_link(name, latest)
         if latest.purged:
             return True
         if not force:
@@ -373,12 +370,6 @@ class Publishing:
         if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
             return False
         return self.purging.finish_purge(name, token=token, now=self.policy.now())
-
-    @staticmethod
-    def _refuse_link(latest: Latest | None, name: str) -> None:
-        """Writes under a link name are refused, naming the target (LinkedNameError, 409)."""
-        if latest is not None and latest.link:
-            raise LinkedNameError(name, latest.link)
 
     def _refuse_aliases(self, name: str) -> None:
         live = [a.alias for a in self.aliases.live_aliases(name)]

@@ -46,6 +46,13 @@ _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
 R = TypeVar("R", bound=BaseModel)
 
 
+def refuse_link(name: str, latest: Latest | None) -> None:
+    """A write (or a read that does not follow links) under a link name is refused, naming the target
+    (LinkedNameError)."""
+    if latest is not None and latest.link:
+        raise LinkedNameError(name, latest.link)
+
+
 class Reading:
     def __init__(
         self,
@@ -94,8 +101,7 @@ class Reading:
         """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise, LinkedNameError
         for a link."""
         latest = self.artifacts.latest(name)
-        if latest is not None and latest.link:
-            raise LinkedNameError(name, latest.link)
+        refuse_link(name, latest)
         if latest is None or latest.purged:
             raise NotFoundError(f"artifact {name!r} does not exist")
         return latest

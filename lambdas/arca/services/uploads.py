@@ -19,8 +19,9 @@ from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.uploads import UploadSession, UploadStore
 from arca.domain import multipart
 from arca.domain.entities import CompletedUpload, MultipartTarget, PartTarget, StoredPartInfo, Upload
-from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError
+from arca.domain.errors import ConflictError, NotFoundError
 from arca.domain.models import UploadBody
+from arca.services.reading import refuse_link
 from arca.services.retry import Policy, now_iso
 
 # Part URLs one answer carries: each is up to ~2 KB on Lambda (its session token), and an answer stays far
@@ -47,9 +48,7 @@ class Uploads:
         upload of that layout: the running one if there is one (so a second client resumes it), or a new one."""
         assert body.part_size is not None and body.parts is not None
         multipart.check_layout(body.size, body.part_size, body.parts)
-        latest = self.artifacts.latest(name)
-        if latest is not None and latest.link:
-            raise LinkedNameError(name, latest.link)
+        refuse_link(name, self.artifacts.latest(name))
         wanted = UploadSession(
             name=name,
             sha256=body.sha256,

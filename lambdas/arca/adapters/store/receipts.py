@@ -22,10 +22,11 @@ class ReceiptStore:
             return None
         return StoredReceipt(item["fingerprint"], Answer(int(item["status"]), item["body"]))
 
-    def put_receipt(self, receipt: Receipt, answer: Answer) -> None:
-        """The record alone, for a write that changed nothing (a deduplicated publish, a dry run)."""
+    def put_receipt(self, seal: Seal, outcome: Any) -> None:
+        """The record alone (`outcome` as the seal renders it), for a write that changed nothing (a deduplicated
+        publish, a dry run)."""
         try:
-            self.table.transact([_receipt_write(receipt, answer)])
+            self.table.transact([_receipt_write(seal.receipt, seal.render(outcome))])
         except TransactionCancelled as cancelled:
             raise_if_key_taken(cancelled)
             raise
@@ -33,7 +34,7 @@ class ReceiptStore:
 
 def sealed(seal: Seal | None, entity: Any) -> list[Write]:
     """The idempotency record a write carries in its own transaction (none without a seal)."""
-    return [] if seal is None else [_receipt_write(seal.receipt, seal.respond(entity))]
+    return [] if seal is None else [_receipt_write(seal.receipt, seal.render(entity))]
 
 
 def _receipt_write(receipt: Receipt, answer: Answer) -> Write:
