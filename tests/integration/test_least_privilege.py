@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
 from arca import wiring
@@ -62,6 +63,21 @@ def test_a_call_outside_the_role_is_refused_with_access_denied_and_writes_nothin
         != "0" * 64
     )
     assert [(function, request.action) for function, request in aws.iam.denials] == [("alias", "dynamodb:UpdateItem")]
+
+
+def test_a_condition_naming_an_attribute_outside_the_grant_is_refused_through_its_generated_names(
+    aws: SimpleNamespace, api: HandlerApi
+) -> None:
+    # Given a live artifact, and a check of LATEST whose builder condition names `sha256` as a generated `#n…`
+    _published(api, versions=1)
+    services = wiring.services()
+    write = Write("latest", "ConditionCheck", keys.latest_key("team/app"), condition=Attr("sha256").exists())
+    # When the alias function's role sends it
+    with iam.acting_as("alias"), pytest.raises(ClientError) as refused:
+        services.stores.table.client.transact_write_items(TransactItems=[write.request(aws.table)])
+    # Then the check resolved the placeholder to the attribute, and refused it
+    assert refused.value.response["Error"]["Code"] == "AccessDeniedException"
+    assert "dynamodb:ConditionCheckItem" in str(refused.value) and "sha256" in str(refused.value)
 
 
 def test_a_route_whose_role_lacks_a_grant_fails_as_on_aws(aws: SimpleNamespace, api: HandlerApi) -> None:

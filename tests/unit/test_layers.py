@@ -16,14 +16,15 @@ ALLOWED = {
     "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
     "handlers": {"api", "observability"},
 }
-# Words of DynamoDB expressions: only the repository, the stores of adapters/store/ and the low-level table may
-# spell them.
+# Words of DynamoDB expressions and boto3's condition builders: only the stores of adapters/store/ and the low-level
+# table may spell them.
 EXPRESSION_WORDS = (
     "attribute_exists",
     "attribute_not_exists",
     "begins_with",
     "ConditionExpression",
     "UpdateExpression",
+    "boto3.dynamodb.conditions",
 )
 
 

@@ -20,14 +20,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
 
+from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from arca.domain.errors import ThrottledError, ValidationError
 
 Item = dict[str, Any]
+# A condition: built with boto3's condition builders (`Attr(...)`, `&`, `|`, `~`), or still a hand-written string.
+Condition: TypeAlias = ConditionBase | str
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -150,6 +153,41 @@ class TransactionCancelled(Exception):
         return reason if reason is not None and reason.code == CONDITION_FAILED else None
 
 
+def expressions(
+    update: str | Update | None,
+    condition: Condition | None,
+    names: Mapping[str, str],
+    values: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A write's UpdateExpression, ConditionExpression and their placeholders, as one request's parameters.
+
+    A builder condition is rendered here by boto3's ConditionExpressionBuilder, whose generated placeholders
+    (`#n0`, `:v0`, ...) join the update's own `names`/`values`; a clash between them is refused (ValueError):
+    the update's placeholders are words, never the builder's letter-and-number shape.
+    """
+    body: dict[str, Any] = {}
+    names, values = dict(names), dict(values)
+    if update:
+        body["UpdateExpression"] = str(update)
+    if isinstance(condition, ConditionBase):
+        built = ConditionExpressionBuilder().build_expression(condition)
+        clash = (built.attribute_name_placeholders.keys() & names.keys()) | (
+            built.attribute_value_placeholders.keys() & values.keys()
+        )
+        if clash:
+            raise ValueError(f"the update's placeholders {sorted(clash)} clash with its condition's")
+        body["ConditionExpression"] = built.condition_expression
+        names.update(built.attribute_name_placeholders)
+        values.update(built.attribute_value_placeholders)
+    elif condition:
+        body["ConditionExpression"] = condition
+    if names:
+        body["ExpressionAttributeNames"] = names
+    if values:
+        body["ExpressionAttributeValues"] = serialize(values)
+    return body
+
+
 @dataclass(frozen=True)
 class Update:
     """An UpdateExpression by clause (`SET a = :a`, `ADD n :one`, ...), so that a write is extended by adding
@@ -172,8 +210,9 @@ class Update:
 class Write:
     """One named item of a TransactWriteItems call.
 
-    `kind` is Put, Update, Delete or ConditionCheck. `names`/`values` are the expression attribute
-    names and (plain Python) values; the name is only ours, used to read cancellation reasons. `compare` names
+    `kind` is Put, Update, Delete or ConditionCheck. `condition` is built with boto3's condition builders (its
+    placeholders are generated when the request is built); `names`/`values` are the update's own expression
+    attribute names and (plain Python) values; the name is only ours, used to read cancellation reasons. `compare` names
     the attributes the condition compares with the values read (a compare-and-set: `{"rev": 7}`; None for one
     that must be absent), so a cancellation can say whether what was read moved.
     """
@@ -183,7 +222,7 @@ class Write:
     key: Mapping[str, str]
     item: Mapping[str, Any] | None = None
     update: str | Update | None = None
-    condition: str | None = None
+    condition: Condition | None = None
     names: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     compare: dict[str, Any] = field(default_factory=dict)
@@ -195,14 +234,7 @@ class Write:
             body["Item"] = serialize({**(self.item or {}), **self.key})
         else:
             body["Key"] = serialize(self.key)
-        if self.update:
-            body["UpdateExpression"] = str(self.update)
-        if self.condition:
-            body["ConditionExpression"] = self.condition
-        if self.names:
-            body["ExpressionAttributeNames"] = self.names
-        if self.values:
-            body["ExpressionAttributeValues"] = serialize(self.values)
+        body.update(expressions(self.update, self.condition, self.names, self.values))
         return {self.kind: body}
 
 
@@ -405,25 +437,19 @@ class Table:
         key: Mapping[str, str],
         update: str,
         *,
-        condition: str | None = None,
+        condition: Condition | None = None,
         names: dict[str, str] | None = None,
         values: dict[str, Any] | None = None,
     ) -> Item:
-        """UpdateItem returning the new item; raises ConditionFailed with the old one."""
+        """UpdateItem returning the new item; raises ConditionFailed with the old one. `condition` as Write's."""
         check_key(key)
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "Key": serialize(key),
-            "UpdateExpression": update,
             "ReturnValues": "ALL_NEW",
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            **expressions(update, condition, names or {}, values or {}),
         }
-        if condition:
-            kwargs["ConditionExpression"] = condition
-        if names:
-            kwargs["ExpressionAttributeNames"] = names
-        if values:
-            kwargs["ExpressionAttributeValues"] = serialize(values)
         return deserialize(self._call("update_item", **kwargs).get("Attributes")) or {}
 
     def transact(self, writes: Sequence[Write]) -> None:

@@ -6,9 +6,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import first_at, page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
@@ -118,8 +120,7 @@ class AliasStore:
                 "Put",
                 alias_key,
                 item={**item, **alias_key},
-                condition=ITEM_NOT_EXIST if old is None else "revision = :seen",
-                values={} if old is None else {":seen": old.revision},
+                condition=ITEM_NOT_EXIST if old is None else Attr("revision").eq(old.revision),
             ),
             Write(
                 "history",
@@ -169,12 +170,10 @@ class AliasStore:
         delta = int(not new.deleted) - int(live_before)
         if delta == 0:
             return Write("artifact", "ConditionCheck", key, condition=ARTIFACT_IS_LIVE)
-        condition, values = ARTIFACT_IS_LIVE, {":delta": delta}
-        if delta > 0:  # a new live alias: only under the cap
-            condition += " AND (attribute_not_exists(alias_count) OR alias_count < :cap)"
-            values[":cap"] = MAX_ALIASES
+        # a new live alias: only under the cap
+        condition = ARTIFACT_IS_LIVE & below("alias_count", MAX_ALIASES) if delta > 0 else ARTIFACT_IS_LIVE
         update = Update(add=("alias_count :delta",))
-        return Write("artifact", "Update", key, update=update, condition=condition, values=values)
+        return Write("artifact", "Update", key, update=update, condition=condition, values={":delta": delta})
 
 
 def _alias_change(new: Alias, old: Alias | None, action: str) -> Change:
@@ -204,8 +203,8 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
             "Update",
             keys.version_key(name, number),
             update=Update(add=("pinned_by :me",)),
-            condition=f"{ITEM_EXISTS} AND deleted = :no",
-            values={":me": {alias}, ":no": False},
+            condition=ITEM_EXISTS & Attr("deleted").eq(False),
+            values={":me": {alias}},
         )
         for number in sorted(after - before)
     ]
@@ -232,9 +231,7 @@ def _guarded(pins: list[Write], guard: Guard | None) -> list[Write]:
     for write in pins:
         extra = guard.versions.get(int(write.name[1:]))
         if extra is not None and isinstance(write.update, Update) and write.update.add:
-            write = dataclasses.replace(
-                write, condition=f"({write.condition}) AND {extra[0]}", values={**write.values, **extra[1]}
-            )
+            write = dataclasses.replace(write, condition=write.condition & extra)
         found.append(write)
     return [*guard.checks, *found]
 

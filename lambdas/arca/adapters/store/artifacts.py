@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, LATEST_UNCHANGED
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
@@ -186,8 +188,7 @@ class ArtifactStore:
                     "Put",
                     keys.latest_key(name),
                     item=item,
-                    condition=f"attribute_exists(purged) AND attribute_not_exists(link) AND {LATEST_UNCHANGED}",
-                    values={":rev": seen.rev},
+                    condition=Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev),
                     compare={"rev": seen.rev},
                 )
             return [latest, *listing_rows(name)]
@@ -198,7 +199,7 @@ class ArtifactStore:
         sets = ["updated_at = :now"]
         adds = ["rev :one"]
         names: dict[str, str] = {}
-        values: dict[str, Any] = {":now": now, ":one": 1, ":rev": seen.rev}
+        values: dict[str, Any] = {":now": now, ":one": 1}
         if fields != {f: getattr(seen, f) for f in fields}:
             sets += [f"#{f} = :{f}" for f in fields]
             names.update({f"#{f}": f for f in fields})
@@ -223,7 +224,7 @@ class ArtifactStore:
                 "Update",
                 keys.latest_key(name),
                 update=Update(set=tuple(sets), remove=tuple(removes), add=tuple(adds)),
-                condition=f"{ARTIFACT_IS_LIVE} AND {LATEST_UNCHANGED}",
+                condition=ARTIFACT_IS_LIVE & latest_unchanged(seen.rev),
                 names=names,
                 values=values,
                 compare={"rev": seen.rev},
@@ -284,7 +285,7 @@ def blob_count_writes(name: str, seen: Latest | None, sha256: str, *, published:
             "Update",
             keys.blob_count_key(name, sha),
             update="ADD refs :delta",
-            condition="attribute_not_exists(collecting)" if delta > 0 else None,
+            condition=Attr("collecting").not_exists() if delta > 0 else None,
             values={":delta": delta},
         )
         for index, (sha, delta) in enumerate(sorted(deltas.items()))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.domain.entities import Attestation
@@ -22,9 +24,7 @@ from arca.domain.models import MAX_ATTESTATIONS
 
 FIELDS = ("id", "type", "sha256", "size", "media_type", "created_at", "created_by")
 # The version is live and below the cap; an item written before the counter existed has none.
-VERSION_OPEN = (
-    "attribute_exists(pk) AND deleted = :no AND (attribute_not_exists(attestation_count) OR attestation_count < :max)"
-)
+VERSION_OPEN = ITEM_EXISTS & Attr("deleted").eq(False) & below("attestation_count", MAX_ATTESTATIONS)
 
 
 def attestation_entity(item: Item) -> Attestation:
@@ -73,14 +73,14 @@ class AttestationStore:
             **attestation.model_dump(include=set(FIELDS)),
         }
         writes = [
-            Write("attestation", "Put", key, item=item, condition="attribute_not_exists(pk)"),
+            Write("attestation", "Put", key, item=item, condition=ITEM_NOT_EXIST),
             Write(
                 "version",
                 "Update",
                 keys.version_key(name, version),
                 update="ADD attestations :types, attestation_count :one",
                 condition=VERSION_OPEN,
-                values={":types": {attestation.type}, ":one": 1, ":no": False, ":max": MAX_ATTESTATIONS},
+                values={":types": {attestation.type}, ":one": 1},
             ),
             Write("latest", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]

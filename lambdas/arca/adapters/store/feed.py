@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import EVENT_IS_NEWER, ITEM_NOT_EXIST
+from arca.adapters.store.conditions import ITEM_NOT_EXIST, event_is_newer
 from arca.adapters.store.pages import fitting
 from arca.adapters.store.records import event_entity, event_item
 from arca.domain.entities import Event
@@ -94,16 +94,16 @@ def _stamped(writes: list[Write], name: str, events: list[Event]) -> tuple[list[
     last = events[-1].id
     at = next(i for i, w in enumerate(writes) if dict(w.key) == keys.latest_key(name))
     write = writes[at]
-    condition = f"({write.condition}) AND {EVENT_IS_NEWER}" if write.condition else EVENT_IS_NEWER
-    values = {**write.values, ":last_event": last}
+    if isinstance(write.condition, str):
+        raise TypeError(f"LATEST's write {write.name!r} must have a builder condition to carry the event order")
+    condition = event_is_newer(last) if write.condition is None else write.condition & event_is_newer(last)
     if write.kind == "Put":
-        latest = dataclasses.replace(
-            write, item={**(write.item or {}), "last_event": last}, condition=condition, values=values
-        )
+        latest = dataclasses.replace(write, item={**(write.item or {}), "last_event": last}, condition=condition)
     else:
         if isinstance(write.update, str):
             raise TypeError(f"LATEST's write {write.name!r} must be an Update to carry the event order")
         update = (write.update or Update()).also(set=("last_event = :last_event",))
+        values = {**write.values, ":last_event": last}
         latest = dataclasses.replace(write, kind="Update", update=update, condition=condition, values=values)
     puts = [
         Write(f"event{i}", "Put", keys.event_key(name, e.id), item=event_item(e), condition=ITEM_NOT_EXIST)

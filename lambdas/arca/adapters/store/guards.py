@@ -16,13 +16,17 @@ one item, one action). A failure of any of them is a PolicyMovedError: judged ag
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr, ConditionBase
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import Change
@@ -35,10 +39,10 @@ TTL_GRACE_SECONDS = 86_400
 @dataclass(frozen=True)
 class Guard:
     """Conditions an alias transaction carries: `checks` are ConditionChecks on other items (named `guard…`),
-    `versions` a condition (expression, values) on a target version's own item."""
+    `versions` a condition on a target version's own item (ANDed onto its pin)."""
 
     checks: tuple[Write, ...] = ()
-    versions: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    versions: dict[int, ConditionBase] = field(default_factory=dict)
 
     def broken(self, cancelled: TransactionCancelled) -> bool:
         """Whether the cancellation came from one of these conditions (a target version still live: its extra
@@ -147,9 +151,7 @@ class GuardStore:
                         f"guard-tag-{number}-{i}",
                         "ConditionCheck",
                         keys.version_tag_key(name, number, tag),
-                        condition="#value = :value",
-                        names={"#value": "value"},
-                        values={":value": value},
+                        condition=Attr("value").eq(value),
                     )
                 )
         if soak is not None:
@@ -159,15 +161,13 @@ class GuardStore:
                     "guard-soak",
                     "ConditionCheck",
                     keys.alias_key(name, soak_alias),
-                    condition="revision = :soak",
-                    values={":soak": revision},
+                    condition=Attr("revision").eq(revision),
                 )
             )
         versions = {}
         for number, types in attestations.items():
             if types:
-                terms = " AND ".join(f"contains(attestations, :att{i})" for i in range(len(types)))
-                versions[number] = (terms, {f":att{i}": t for i, t in enumerate(types)})
+                versions[number] = functools.reduce(operator.and_, (Attr("attestations").contains(t) for t in types))
         return Guard(tuple(checks), versions)
 
     def primaries(self, name: str, alias: str, current: int) -> Iterator[tuple[int | None, str]]:
@@ -210,8 +210,8 @@ class GuardStore:
         }
         key = keys.promotion_key(promotion.name, promotion.alias, promotion.id)
         if seen == 0:
-            return Write("promotion", "Put", key, item=item, condition="attribute_not_exists(pk)")
-        return Write("promotion", "Put", key, item=item, condition="seq = :seq", values={":seq": seen})
+            return Write("promotion", "Put", key, item=item, condition=ITEM_NOT_EXIST)
+        return Write("promotion", "Put", key, item=item, condition=Attr("seq").eq(seen))
 
     def put_promotion(self, write: Write, name: str, changes: list[Change], *, by: str | None, now: str) -> None:
         """A promotion change alone (requested, an approval short of the count, rejected). Raises ContentionError
@@ -237,8 +237,8 @@ def compact(value: dict[str, Any]) -> dict[str, Any]:
 
 def _at_revision(seen: int) -> dict[str, Any]:
     if seen == 0:
-        return {"condition": "attribute_not_exists(pk)"}
-    return {"condition": "revision = :rev", "values": {":rev": seen}}
+        return {"condition": ITEM_NOT_EXIST}
+    return {"condition": Attr("revision").eq(seen)}
 
 
 def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str) -> None:

@@ -13,11 +13,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr, ConditionBase
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.aliases import MAX_ALIASES
 from arca.adapters.store.artifacts import listing_rows, unlisting_rows
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
 from arca.domain.entities import Latest, Link
@@ -54,10 +56,11 @@ class LinkStore:
             own = Write("link", "Put", latest_key, item=item, condition=ITEM_NOT_EXIST)
         else:
             # Over a tombstone: still a tombstone, nobody linked it meanwhile; re-pointing: still this link.
-            condition = "attribute_exists(purged) AND attribute_not_exists(purging) AND rev = :rev AND "
-            condition += "link = :old" if old else "attribute_not_exists(link)"
-            values: dict[str, Any] = {":t": target, ":now": now, ":one": 1, ":rev": seen.rev}
-            values.update({":old": old} if old else {":kind": "link"})
+            condition = Attr("purged").exists() & Attr("purging").not_exists() & latest_unchanged(seen.rev)
+            condition &= Attr("link").eq(old) if old else Attr("link").not_exists()
+            values: dict[str, Any] = {":t": target, ":now": now, ":one": 1}
+            if not old:
+                values[":kind"] = "link"
             own = Write(
                 "link",
                 "Update",
@@ -127,7 +130,7 @@ class LinkStore:
         """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved.
         Announced as `link.deleted` in the target's feed."""
         assert seen.link is not None
-        writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
+        writes = _unlink_writes(name, seen.link, condition=Attr("link").eq(seen.link) & latest_unchanged(seen.rev))
         change = Change("link.deleted", detail={"link": name, "target": seen.link})
         try:
             self.feed.commit(writes, seen.link, [change], by=by, now=now)
@@ -147,7 +150,7 @@ class LinkStore:
                 if not spend():
                     return False
                 try:
-                    self.table.transact(_unlink_writes(link, target, condition="link = :old", values={}))
+                    self.table.transact(_unlink_writes(link, target, condition=Attr("link").eq(target)))
                 except TransactionCancelled:
                     # Re-pointed or removed meanwhile: that write removed this row; one left over goes alone.
                     with contextlib.suppress(TransactionCancelled):
@@ -163,7 +166,7 @@ class LinkStore:
                         )
 
 
-def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, Any]) -> list[Write]:
+def _unlink_writes(name: str, target: str, *, condition: ConditionBase) -> list[Write]:
     """Remove the link `name` → `target`: its LATEST goes back to a tombstone (counters kept), the marker, the
     reverse-index row and the listing rows go, and the target counts one link less."""
     writes = [
@@ -173,7 +176,7 @@ def _unlink_writes(name: str, target: str, *, condition: str, values: dict[str, 
             keys.latest_key(name),
             update="REMOVE link SET kind = :kind ADD rev :one",
             condition=condition,
-            values={":old": target, ":kind": "latest", ":one": 1, **values},
+            values={":kind": "latest", ":one": 1},
         ),
         Write("marker", "Delete", keys.link_marker_key(name)),
         Write("row", "Delete", keys.link_row_key(target, name)),

@@ -6,10 +6,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import unlisting_rows
+from arca.adapters.store.conditions import ITEM_EXISTS, at_most, below
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.pages import PURGE_PAGE
 from arca.adapters.store.versions import VERSIONS
@@ -32,15 +35,11 @@ class PurgeStore:
         LATEST before it fails its condition. Raises NotFoundError (absent or purged), AliasesExistError-like
         ConflictError (details: the aliases) or ConflictError (a forced purge holds the mark).
         """
-        condition = "attribute_exists(pk) AND attribute_not_exists(purged)"
+        condition = ITEM_EXISTS & Attr("purged").not_exists()
         values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
         if not force:
-            condition += (
-                " AND (attribute_not_exists(alias_count) OR alias_count <= :zero)"
-                " AND (attribute_not_exists(link_count) OR link_count <= :zero)"
-                " AND (attribute_not_exists(purging) OR attribute_not_exists(purging_force) OR purging_force = :no)"
-            )
-            values.update({":zero": 0, ":no": False})
+            plain = Attr("purging").not_exists() | Attr("purging_force").not_exists() | Attr("purging_force").eq(False)
+            condition = condition & at_most("alias_count", 0) & at_most("link_count", 0) & plain
         try:
             self.table.update(
                 keys.latest_key(name),
@@ -78,8 +77,8 @@ class PurgeStore:
             self.table.update(
                 keys.latest_key(name),
                 "REMOVE purging, purging_at, purging_force ADD rev :one",
-                condition="purging = :token",
-                values={":token": token, ":one": 1},
+                condition=Attr("purging").eq(token),
+                values={":one": 1},
             )
 
     def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
@@ -132,7 +131,7 @@ class PurgeStore:
             self.table.update(
                 keys.latest_key(name),
                 "SET revision_base = :r",
-                condition="attribute_exists(pk) AND (attribute_not_exists(revision_base) OR revision_base < :r)",
+                condition=ITEM_EXISTS & below("revision_base", revision),
                 values={":r": revision},
             )
 
@@ -154,9 +153,9 @@ class PurgeStore:
                 "part_size, parts_sha256, "
                 "tags, description, tag_rev, manifest, signature "
                 "ADD rev :one, purges :one",
-                condition="purging = :token",
+                condition=Attr("purging").eq(token),
                 names={"#size": "size"},
-                values={":now": now, ":zero": 0, ":one": 1, ":token": token},
+                values={":now": now, ":zero": 0, ":one": 1},
             ),
             *unlisting_rows(name),
         ]

@@ -6,7 +6,7 @@ from typing import Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
-from arca.adapters.store.conditions import RECEIPT_NOT_EXIST_OR_EXPIRED
+from arca.adapters.store.conditions import receipt_not_exist_or_expired
 from arca.domain.errors import IdempotencyKeyTakenError
 from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
 
@@ -51,9 +51,7 @@ def _receipt_write(receipt: Receipt, answer: Answer) -> Write:
         "Put",
         keys.receipt_key(receipt.scope, receipt.key),
         item=item,
-        condition=RECEIPT_NOT_EXIST_OR_EXPIRED,
-        names={"#ttl": "ttl"},
-        values={":now": receipt.now},
+        condition=receipt_not_exist_or_expired(receipt.now),
     )
 
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.aliases import MAX_ALIASES
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most
 from arca.adapters.store.feed import Feed
 from arca.domain.entities import Version
 from arca.domain.errors import LinkedNameError, NotFoundError
@@ -65,9 +67,7 @@ class RetentionStore:
     def delete_policy(self, name: str) -> bool:
         """True when a policy was removed."""
         try:
-            self.table.transact(
-                [Write("policy", "Delete", keys.retention_policy_key(name), condition="attribute_exists(pk)")]
-            )
+            self.table.transact([Write("policy", "Delete", keys.retention_policy_key(name), condition=ITEM_EXISTS)])
         except TransactionCancelled:
             return False
         return True
@@ -144,10 +144,12 @@ class RetentionStore:
                 keys.version_key(name, number),
                 update="SET expired = :yes, expired_at = :now REMOVE gsi1pk, gsi1sk",
                 condition=(
-                    "deleted = :yes AND deleted_at <= :cutoff AND attribute_not_exists(expired)"
-                    " AND attribute_not_exists(pinned_by)"
+                    Attr("deleted").eq(True)
+                    & Attr("deleted_at").lte(cutoff)
+                    & Attr("expired").not_exists()
+                    & Attr("pinned_by").not_exists()
                 ),
-                values={":yes": True, ":now": now, ":cutoff": cutoff},
+                values={":yes": True, ":now": now},
             ),
             Write(
                 "marker",
@@ -231,8 +233,8 @@ class RetentionStore:
             self.table.update(
                 keys.blob_count_key(name, sha256),
                 "SET collecting = :token",
-                condition="attribute_not_exists(refs) OR refs <= :zero",
-                values={":token": token, ":zero": 0},
+                condition=at_most("refs", 0),
+                values={":token": token},
             )
         except ConditionFailed as failed:
             return bool(failed.item and failed.item.get("collecting"))
@@ -243,7 +245,7 @@ class RetentionStore:
         writes = [Write("marker", "Delete", keys.expired_marker_key(name, version))]
         if collected:
             writes.append(
-                Write("blob", "Delete", keys.blob_count_key(name, sha256), condition="attribute_exists(collecting)")
+                Write("blob", "Delete", keys.blob_count_key(name, sha256), condition=Attr("collecting").exists())
             )
         with contextlib.suppress(TransactionCancelled):
             self.table.transact(writes)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from boto3.dynamodb.conditions import Attr, ConditionBase
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
 from arca.adapters.store.aliases import AliasStore
@@ -46,9 +48,7 @@ class RolloutStore:
         """
         put = _rollout_write(
             rollout,
-            condition=f"{ITEM_NOT_EXIST} OR #state <> :running",
-            names={"#state": "state"},
-            values={":running": "running"},
+            condition=ITEM_NOT_EXIST | Attr("state").ne("running"),
         )
         try:
             return self.aliases.write_alias(
@@ -74,7 +74,7 @@ class RolloutStore:
         purge: do nothing), ContentionError when someone else wrote the alias (the rollout is superseded), and
         what write_alias raises otherwise.
         """
-        put = _rollout_write(rollout, **_still(seen))
+        put = _rollout_write(rollout, condition=_still(seen))
         try:
             return self.aliases.write_alias(new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)])
         except TransactionCancelled:
@@ -85,7 +85,7 @@ class RolloutStore:
 
         False when the rollout moved on meanwhile (or was purged): then nothing is written.
         """
-        put = _rollout_write(rollout, **_still(seen))
+        put = _rollout_write(rollout, condition=_still(seen))
         try:
             self.table.transact([put])
         except TransactionCancelled:
@@ -93,26 +93,20 @@ class RolloutStore:
         return True
 
 
-def _rollout_write(rollout: Rollout, *, condition: str, names: dict[str, str], values: dict[str, Any]) -> Write:
+def _rollout_write(rollout: Rollout, *, condition: ConditionBase) -> Write:
     return Write(
         "rollout",
         "Put",
         keys.rollout_key(rollout.name, rollout.alias),
         item=rollout_item(rollout),
         condition=condition,
-        names=names,
-        values=values,
     )
 
 
-def _still(seen: Rollout) -> dict[str, Any]:
+def _still(seen: Rollout) -> ConditionBase:
     """The condition that the rollout is the one read: same id, running, at the same step. Conditioning every
     write on the step makes a repeated step (a retried invocation) write nothing."""
-    return {
-        "condition": "#id = :id AND #state = :running AND #step = :step",
-        "names": {"#id": "id", "#state": "state", "#step": "step"},
-        "values": {":id": seen.id, ":running": "running", ":step": seen.step},
-    }
+    return Attr("id").eq(seen.id) & Attr("state").eq("running") & Attr("step").eq(seen.step)
 
 
 def _rollout_change(rollout: Rollout) -> Change:

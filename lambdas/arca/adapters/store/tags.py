@@ -9,6 +9,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr, ConditionBase
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.keys import Key
@@ -34,15 +36,15 @@ class TagStore:
         """
         name, number = seen.name, seen.version
         key = keys.version_key(name, number)
-        condition, values = _tag_rev_condition(seen.tag_rev)
+        condition = _tag_rev_condition(seen.tag_rev)
         writes = [
             Write(
                 "version",
                 "Update",
                 key,
                 update=Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",)),
-                condition=f"{ITEM_EXISTS} AND {condition}",
-                values={**values, ":tags": tags, ":now": now, ":one": 1},
+                condition=ITEM_EXISTS & condition,
+                values={":tags": tags, ":now": now, ":one": 1},
             ),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]
@@ -75,7 +77,8 @@ class TagStore:
         Raises ContentionError, NotFoundError or ConflictError as `write_version_tags`.
         """
         name = seen.name
-        condition, values = _tag_rev_condition(seen.tag_rev)
+        condition = _tag_rev_condition(seen.tag_rev)
+        values: dict[str, Any] = {}
         update = Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",))
         if description is None:
             update = dataclasses.replace(update, remove=("description",))
@@ -88,7 +91,7 @@ class TagStore:
                 "Update",
                 keys.latest_key(name),
                 update=update,
-                condition=f"{ARTIFACT_IS_LIVE} AND {condition}",
+                condition=ARTIFACT_IS_LIVE & condition,
                 values={**values, ":tags": tags, ":now": now, ":one": 1},
                 compare={"tag_rev": seen.tag_rev or None},
             )
@@ -187,11 +190,11 @@ class TagStore:
         return [i["name"] for i in items], next_token
 
 
-def _tag_rev_condition(seen: int) -> tuple[str, dict[str, Any]]:
+def _tag_rev_condition(seen: int) -> ConditionBase:
     """Compare-and-set on the tags' counter as it was read (absent before the first tag change)."""
     if seen == 0:
-        return "attribute_not_exists(tag_rev)", {}
-    return "tag_rev = :seen", {":seen": seen}
+        return Attr("tag_rev").not_exists()
+    return Attr("tag_rev").eq(seen)
 
 
 def _tag_row_writes(

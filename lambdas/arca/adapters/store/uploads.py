@@ -13,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
+from arca.adapters.store.conditions import ITEM_NOT_EXIST
 from arca.domain import multipart
 
 UPLOADING = "uploading"
@@ -116,10 +119,7 @@ class UploadStore:
             ":ttl": ttl,
             ":kind": "upload",
         }
-        condition = "attribute_not_exists(pk)"
-        if replacing is not None:
-            condition = "s3_upload = :old"
-            values[":old"] = replacing
+        condition = ITEM_NOT_EXIST if replacing is None else Attr("s3_upload").eq(replacing)
         try:
             self.table.update(
                 keys.upload_key(session.name, session.id),
@@ -139,9 +139,9 @@ class UploadStore:
             self.table.update(
                 keys.upload_key(session.name, session.id),
                 "SET #state = :complete, completed_at = :now REMOVE #ttl",
-                condition="s3_upload = :upload AND #state = :uploading",
+                condition=Attr("s3_upload").eq(session.s3_upload) & Attr("state").eq(UPLOADING),
                 names={"#state": "state", "#ttl": "ttl"},
-                values={":complete": COMPLETE, ":now": now, ":upload": session.s3_upload, ":uploading": UPLOADING},
+                values={":complete": COMPLETE, ":now": now},
             )
         except ConditionFailed as failed:
             if failed.item is None or failed.item.get("state") != COMPLETE:
@@ -155,9 +155,7 @@ class UploadStore:
             "upload",
             "Delete",
             keys.upload_key(session.name, session.id),
-            condition="s3_upload = :upload AND #state = :uploading",
-            names={"#state": "state"},
-            values={":upload": session.s3_upload, ":uploading": UPLOADING},
+            condition=Attr("s3_upload").eq(session.s3_upload) & Attr("state").eq(UPLOADING),
         )
         try:
             self.table.transact([write])

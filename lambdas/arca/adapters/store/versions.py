@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
@@ -144,11 +146,11 @@ class VersionStore:
         """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one."""
         if deleted:
             update = Update(set=("deleted = :yes", "deleted_at = :at"))
-            condition = f"{ITEM_EXISTS} AND deleted = :no AND attribute_not_exists(pinned_by)"
+            condition = ITEM_EXISTS & Attr("deleted").eq(False) & Attr("pinned_by").not_exists()
         else:
             update = Update(set=("deleted = :no",), remove=("deleted_at",))
-            condition = f"{ITEM_EXISTS} AND deleted = :yes AND attribute_not_exists(expired)"
-        values = {":yes": True, ":no": False, **({":at": now} if deleted else {})}
+            condition = ITEM_EXISTS & Attr("deleted").eq(True) & Attr("expired").not_exists()
+        values = {":yes": True, ":at": now} if deleted else {":no": False}
         writes = [
             Write(f"v{n}", "Update", keys.version_key(name, n), update=update, condition=condition, values=values)
             for n in numbers
