@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from arca.domain.events import EventDetail, detail_of
 
 VersionRef = int | Literal["LATEST"]
 
@@ -441,7 +451,15 @@ class Event(_Entity):
     name: str
     version: VersionRef | None = None
     alias: str | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: EventDetail = Field(description="what the change carries: its fields are the type's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_detail(cls, data: Any) -> Any:
+        """The detail (a stored map, absent when empty) read as its type's: one type, one shape."""
+        if isinstance(data, dict) and "type" in data:
+            return {**data, "detail": detail_of(str(data["type"]), data.get("detail"))}
+        return data
 
 
 class EventPage(_Entity):

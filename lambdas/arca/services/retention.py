@@ -25,6 +25,7 @@ from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, Version
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
+from arca.domain.events import VersionDeleted
 from arca.domain.retention import (
     Applied,
     Facts,
@@ -196,7 +197,7 @@ class Retention:
         if not doomed:
             return []
         now = self.policy.now()
-        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail={"retention": True}):
+        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail=VersionDeleted(retention=True)):
             return doomed
         done = []
         for number in doomed:

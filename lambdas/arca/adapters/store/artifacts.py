@@ -13,7 +13,7 @@ from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import latest_entity, signed_attributes, version_entity
 from arca.domain.entities import Latest, Version
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.events import Change
+from arca.domain.events import Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
 
@@ -121,14 +121,14 @@ class ArtifactStore:
                 }
             )
         writes = sealed(seal, written) + writes
-        changes = []
+        changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
         # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
         if changed or publish_as is None:
-            changes.append(Change("latest.updated", "LATEST", detail=_content_detail(content)))
+            changes.append(Change(LatestUpdated(**_content_detail(content)), "LATEST"))
         if publish_as is not None:
-            changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
+            changes.append(Change(VersionPublished(**_content_detail(content)), publish_as))
         try:
             self.feed.commit(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:

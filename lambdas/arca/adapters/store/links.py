@@ -20,7 +20,7 @@ from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
 from arca.domain.entities import Latest, Link
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import Change, LinkDeleted, LinkUpdated
 
 
 class LinkStore:
@@ -96,8 +96,7 @@ class LinkStore:
         else:
             writes += listing_rows(name, link=target)
         # Announced in the target's feed (reads under the link name follow it there), ordered on its LATEST.
-        detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
-        change = Change("link.updated", detail=detail)
+        change = Change(LinkUpdated(link=name, target=target, previous_target=old or None))
         try:
             self.feed.commit(writes, target, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
@@ -126,7 +125,7 @@ class LinkStore:
         Announced as `link.deleted` in the target's feed."""
         assert seen.link is not None
         writes = _unlink_writes(name, seen.link, condition="link = :old AND rev = :rev", values={":rev": seen.rev})
-        change = Change("link.deleted", detail={"link": name, "target": seen.link})
+        change = Change(LinkDeleted(link=name, target=seen.link))
         try:
             self.feed.commit(writes, seen.link, [change], by=by, now=now)
         except TransactionCancelled as cancelled:

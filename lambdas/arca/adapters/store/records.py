@@ -98,8 +98,13 @@ def event_entity(item: Item) -> Event:
 
 
 def event_item(event: Event) -> Item:
-    # An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads.
-    item = {"kind": "event", **event.model_dump(exclude_none=True)}
+    """The event's item: its null fields left out, but not its detail's (a null there is part of the detail).
+    An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads."""
+    item = {
+        "kind": "event",
+        **event.model_dump(exclude_none=True, exclude={"detail"}),
+        "detail": event.detail.model_dump(),
+    }
     if not item.get("detail"):
         item.pop("detail", None)
     return item
