@@ -15,8 +15,8 @@ from arca.adapters.keys import Key
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
-from arca.adapters.store.records import TARGET_FIELDS
-from arca.domain.entities import Latest, Version, VersionHit
+from arca.adapters.store.records import TARGET_FIELDS, LatestRecord
+from arca.domain.entities import Version, VersionHit
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import ArtifactUpdated, Change, VersionTagged
 
@@ -67,8 +67,8 @@ class TagStore:
         return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
 
     def write_artifact_tags(
-        self, seen: Latest, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
-    ) -> Latest:
+        self, seen: LatestRecord, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
+    ) -> LatestRecord:
         """Replace the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
 
         LATEST's `rev` does not move: tags are not content, so a publish racing this is not sent back.
