@@ -13,6 +13,8 @@ import requests
 from arca import wiring
 from arca.adapters import keys
 from arca.adapters.s3 import hex_to_b64
+from arca.domain.entities import UploadTarget
+from local import iam
 from tests.helpers import FAKE_AWS_ENV, HandlerApi, hooked, sha256
 
 SHA = "ab" * 32
@@ -32,7 +34,7 @@ def test_presigned_urls_use_the_regions_own_virtual_hosted_endpoint(
     wiring.reset()
     blobs = wiring.services().blobs
     # When an upload and a download are presigned (locally: no call is made)
-    upload = blobs.presign_upload("artifacts/app/_blobs/x", SHA)["url"]
+    upload = blobs.presign_upload("artifacts/app/_blobs/x", SHA).url
     download, _ = blobs.presign_download("artifacts/app/_blobs/x", content_type="text/plain", filename="app-1")
     wiring.reset()
     # Then both name the bucket in the host of the Region's endpoint, never the legacy global one
@@ -158,6 +160,26 @@ def test_an_upload_url_cannot_replace_a_published_blob(api: HandlerApi, aws: Sim
     assert upload["headers"]["If-None-Match"] == "*"
     assert again.status_code == 412, again.text
     assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
+
+
+def test_an_upload_target_is_typed_and_answers_the_same_json(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given the presigned PUT the blobs adapter makes for some bytes
+    data = b"bytes to upload"
+    with iam.acting_as("publish"):
+        target = wiring.services().blobs.presign_upload(_blob_key("app", data), sha256(data))
+    # Then it is an UploadTarget (not a map), and the upload answer is its JSON, field for field and in order
+    assert isinstance(target, UploadTarget)
+    body = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body
+    assert list(body) == ["exists", "sha256", "size", "upload"] and body["exists"] is False
+    upload = body["upload"]
+    assert list(upload) == ["url", "method", "headers", "expires_at"] and upload["method"] == "PUT"
+    assert upload["headers"] == {
+        "Content-Type": "application/octet-stream",
+        "x-amz-checksum-sha256": hex_to_b64(sha256(data)),
+        "x-amz-tagging": "arca:state=uploaded",
+        "If-None-Match": "*",
+    }
+    assert list(upload["headers"]) == list(target.headers)
 
 
 def test_a_body_that_does_not_match_the_signed_checksum_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:

@@ -12,7 +12,7 @@ import pytest
 from arca import wiring
 from arca.adapters import keys
 from arca.adapters.store.feed import Feed
-from arca.domain.events import Change, event_id
+from arca.domain.events import Change, Detail, event_id
 from local import iam
 from local.events import api_event, lambda_context
 from tests.helpers import HandlerApi, sha256
@@ -222,8 +222,11 @@ def test_a_writer_whose_clock_is_behind_goes_after_the_newest_event(api: Handler
 
 
 def test_the_primitive_refuses_unknown_event_types() -> None:
-    with pytest.raises(ValueError, match="unknown event type"):
-        Change("version.exploded")
+    class Exploded(Detail):
+        TYPE = "version.exploded"
+
+    with pytest.raises(ValueError, match="unknown event detail Exploded"):
+        Change(Exploded())
 
 
 def test_tag_writes_announce_what_they_changed(api: HandlerApi) -> None:
@@ -304,3 +307,4 @@ def test_a_rollout_announces_its_start_steps_and_end_beside_the_alias_moves(api:
     assert {e["by"] for e in rollout_events[:3]} == {f"rollout:{started['id']}"}
     assert rollout_events[-1]["detail"]["state"] == "aborted"
     assert rollout_events[-1]["detail"]["id"] == again["id"]
+    assert rollout_events[0]["detail"] == {"id": started["id"], "step": 1, "weight": 10, "steps": [10, 50]}

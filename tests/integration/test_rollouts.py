@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
+from pydantic import ValidationError
 
 from arca import wiring
 from arca.handlers import rollout as driver
@@ -33,10 +34,9 @@ def start(api: HandlerApi, **body: Any) -> Any:
     return api.call("PUT", ROLLOUT, {"version": 2, "steps": [10, 50], "interval_seconds": 60, **body})
 
 
-def step(rollout: dict[str, Any], number: int | None = None) -> dict[str, Any]:
-    """One invocation of the driver, as the state machine makes it: with a rollout as the API answers it (the
-    first step), or with the driver's previous output."""
-    event = {
+def step_event(rollout: dict[str, Any], number: int | None = None) -> dict[str, Any]:
+    """The driver's event for `rollout` as the API answers it (the first step), or its previous output."""
+    return {
         "name": rollout["name"],
         "alias": rollout["alias"],
         "rollout_id": rollout.get("rollout_id", rollout.get("id")),
@@ -44,8 +44,12 @@ def step(rollout: dict[str, Any], number: int | None = None) -> dict[str, Any]:
         "interval_seconds": rollout["interval_seconds"],
         "done": False,
     }
+
+
+def step(rollout: dict[str, Any], number: int | None = None) -> dict[str, Any]:
+    """One invocation of the driver, as the state machine makes it."""
     with iam.acting_as("rollout"):
-        result: dict[str, Any] = driver.handler(event, lambda_context("rollout"))
+        result: dict[str, Any] = driver.handler(step_event(rollout, number), lambda_context("rollout"))
     return result
 
 
@@ -93,6 +97,29 @@ def test_a_step_run_twice_writes_nothing_the_second_time(app: HandlerApi, aws: S
     # Then nothing changed, and the answer says where the rollout is
     assert snapshot(aws) == before
     assert again["step"] == first["step"] == 2 and again["done"] is False
+
+
+@pytest.mark.parametrize(
+    ("change", "fields"),
+    [
+        ({"rollout_id": None}, {"rollout_id"}),
+        ({"step": "2", "interval_seconds": 6.5}, {"step", "interval_seconds"}),
+        ({"name": "", "done": "no"}, {"name", "done"}),
+    ],
+)
+def test_a_malformed_driver_event_is_refused_naming_its_fields_and_writes_nothing(
+    app: HandlerApi, aws: SimpleNamespace, change: dict[str, Any], fields: set[str]
+) -> None:
+    # Given a running rollout and its driver's event, spoilt
+    started = start(app).body
+    event = {k: v for k, v in {**step_event(started), **change}.items() if v is not None}
+    before = snapshot(aws)
+    # When the driver is invoked with it
+    with iam.acting_as("rollout"), pytest.raises(ValidationError) as refused:
+        driver.handler(event, lambda_context("rollout"))
+    # Then it is refused naming exactly the fields at fault, and nothing was written
+    assert {error["loc"][0] for error in refused.value.errors()} == fields
+    assert snapshot(aws) == before
 
 
 def test_abort_rolls_back_to_the_primary_and_stops_the_driver(app: HandlerApi, aws: SimpleNamespace) -> None:

@@ -4,7 +4,6 @@ assembly and abort. Errors are translated as in arca.adapters.s3 (and only there
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -17,6 +16,7 @@ from arca.adapters.s3 import (
     hex_to_b64,
 )
 from arca.domain import multipart
+from arca.domain.entities import PartTarget
 from arca.domain.errors import ConflictError, ValidationError
 
 _NO_UPLOAD = frozenset({"NoSuchUpload", "404"})
@@ -56,7 +56,7 @@ class Multipart:
             raise _translate(error) from error
         return str(answer["UploadId"])
 
-    def presign_part(self, key: str, upload: str, number: int, sha256_hex: str) -> dict[str, Any]:
+    def presign_part(self, key: str, upload: str, number: int, sha256_hex: str) -> PartTarget:
         """A PUT URL for part `number` whose signature covers the part's SHA-256: S3 refuses other bytes."""
         checksum = hex_to_b64(sha256_hex)
         url = self.client.generate_presigned_url(
@@ -72,7 +72,7 @@ class Multipart:
         )
         # Content-Type is not signed, but sent: some S3 implementations drop a body sent as form-urlencoded.
         headers = {"Content-Type": UPLOAD_CONTENT_TYPE, "x-amz-checksum-sha256": checksum}
-        return {"number": number, "url": url, "method": "PUT", "headers": headers}
+        return PartTarget(number=number, url=url, method="PUT", headers=headers)
 
     def parts(self, key: str, upload: str) -> dict[int, StoredPart] | None:
         """The parts S3 holds for `upload` by number (ListParts, 1,000 a call); None when S3 has no such upload

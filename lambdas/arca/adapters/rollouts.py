@@ -8,6 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
 from arca.domain.errors import ThrottledError
 
@@ -60,7 +61,9 @@ class StepFunctionsDriver:
 
     def start(self, rollout: Rollout) -> None:
         self._factory().start_execution(
-            stateMachineArn=self.state_machine_arn, name=rollout.id, input=json.dumps(driver_event(rollout))
+            stateMachineArn=self.state_machine_arn,
+            name=rollout.id,
+            input=json.dumps(DriverEvent.of(rollout).model_dump()),
         )
 
 
@@ -69,15 +72,3 @@ class ExternalDriver:
 
     def start(self, rollout: Rollout) -> None:
         return None
-
-
-def driver_event(rollout: Rollout) -> dict[str, Any]:
-    """The driver's input and output: which rollout, the step it is at, how long to wait, whether it ended."""
-    return {
-        "name": rollout.name,
-        "alias": rollout.alias,
-        "rollout_id": rollout.id,
-        "step": rollout.step,
-        "interval_seconds": rollout.interval_seconds,
-        "done": rollout.state != "running",
-    }

@@ -16,6 +16,7 @@ from typing import Any, cast
 from botocore.exceptions import ClientError
 
 from arca.domain.downloads import content_disposition
+from arca.domain.entities import UploadTarget
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
@@ -96,7 +97,7 @@ class Blobs:
         self.upload_ttl = upload_ttl
         self.download_ttl = download_ttl
 
-    def presign_upload(self, key: str, sha256_hex: str) -> dict[str, Any]:
+    def presign_upload(self, key: str, sha256_hex: str) -> UploadTarget:
         """A PUT URL whose signature covers the checksum: S3 refuses a body that does not match it.
 
         The Content-Type is signed too, and must be sent: some S3 implementations drop the body of a PUT
@@ -116,17 +117,17 @@ class Blobs:
             },
             ExpiresIn=self.upload_ttl,
         )
-        return {
-            "url": url,
-            "method": "PUT",
-            "headers": {
+        return UploadTarget(
+            url=url,
+            method="PUT",
+            headers={
                 "Content-Type": UPLOAD_CONTENT_TYPE,
                 "x-amz-checksum-sha256": checksum,
                 "x-amz-tagging": UPLOAD_TAG,
                 "If-None-Match": CREATE_ONLY,
             },
-            "expires_at": _iso(self.clock() + timedelta(seconds=self.upload_ttl)),
-        }
+            expires_at=_iso(self.clock() + timedelta(seconds=self.upload_ttl)),
+        )
 
     def presign_download(self, key: str, *, content_type: str, filename: str) -> tuple[str, str]:
         """A GET URL serving the blob with its content type and a download filename; (url, expires_at).

@@ -1,17 +1,27 @@
 """What the registry stores, as the API shows it: the response models of every operation.
 
-The repository (arca.adapters.repository) alone builds these from items. Fields marked `exclude=True` are
-state the services need (counters, pins, an alias's copied targets) and never reach a caller or the
-OpenAPI document.
+The stores (arca.adapters.store) alone build these from items. Fields marked `exclude=True` are state the
+services need (pins, an alias's copied targets) and never reach a caller or the OpenAPI document; LATEST's
+stored state is a record of its own (arca.adapters.store.records.LatestRecord), not fields of `Latest`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from arca.domain.events import EventDetail, detail_of
 
 VersionRef = int | Literal["LATEST"]
 
@@ -44,6 +54,8 @@ class Health(_Entity):
 class Latest(_Entity):
     """The artifact's mutable working copy (sort key LATEST)."""
 
+    # What its item holds besides (counters, marks, tags) is its record: arca.adapters.store.records.LatestRecord.
+
     name: str
     version: Literal["LATEST"] = "LATEST"
     sha256: str | None = None
@@ -52,34 +64,8 @@ class Latest(_Entity):
     metadata: dict[str, str] | None = None
     updated_at: str | None = None
     newest_version: int | None = None
-    created_at: str | None = Field(None, exclude=True)
-    rev: int = Field(0, exclude=True)  # compare-and-set counter advanced by every LATEST write
-    newest_sha256: str | None = Field(None, exclude=True)
-    # The content whose reference LATEST holds in the artifact's blob counts (absent: written before counts).
-    counted_sha256: str | None = Field(None, exclude=True)
-    version_count: int = Field(0, exclude=True)
-    deleted_count: int = Field(0, exclude=True)
-    alias_count: int = Field(0, exclude=True)  # live aliases, kept by the alias transactions
-    purging: str | None = Field(None, exclude=True)
-    purged: str | None = Field(None, exclude=True)
-    purges: int = Field(0, exclude=True)  # finished purges: a publish re-checks its blob when this moved
-    revision_base: int = Field(0, exclude=True)  # the highest alias revision purges removed: new aliases go on
-    link: str | None = Field(None, exclude=True)  # set: this name is a link to that artifact, not an artifact
-    link_count: int = Field(0, exclude=True)  # links that point at this artifact
     via: str | None = via_field()
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
-    parts_sha256: str | None = Field(None, exclude=True)  # the layout of multipart content (arca.domain.multipart)
-    tags: dict[str, str] = Field(default_factory=dict, exclude=True)  # the artifact's tags (the summary shows them)
-    description: str | None = Field(None, exclude=True)
-    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the artifact's tags and description
-    last_event: str | None = Field(None, exclude=True)  # the newest event id: the next one must sort after it
-    # The signed manifest of the newest version while LATEST holds its bytes (resolving LATEST shows it).
-    manifest: str | None = Field(None, exclude=True)
-    signature: str | None = Field(None, exclude=True)
-
-    @property
-    def newest(self) -> int:
-        return self.newest_version or 0
 
 
 class Version(_Entity):
@@ -441,7 +427,15 @@ class Event(_Entity):
     name: str
     version: VersionRef | None = None
     alias: str | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: EventDetail = Field(description="what the change carries: its fields are the type's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_detail(cls, data: Any) -> Any:
+        """The detail (a stored map, absent when empty) read as its type's: one type, one shape."""
+        if isinstance(data, dict) and "type" in data:
+            return {**data, "detail": detail_of(str(data["type"]), data.get("detail"))}
+        return data
 
 
 class EventPage(_Entity):

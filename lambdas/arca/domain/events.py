@@ -8,50 +8,273 @@ only forwards, so the order of ids is the order of commits.
 
 from __future__ import annotations
 
+import operator
 import secrets
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import reduce
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-EVENT_TYPES = (
-    "latest.updated",
-    "version.published",
-    "version.deleted",
-    "version.restored",
-    "version.tagged",
-    "artifact.updated",
-    "alias.updated",
-    "alias.deleted",
-    "link.updated",
-    "link.deleted",
-    "rollout.started",
-    "rollout.advanced",
-    "rollout.completed",
-    "rollout.rolled_back",
-    "artifact.purged",
-    "version.expired",
-    "alias.policy_updated",
-    "promotion.requested",
-    "promotion.approved",
-    "promotion.applied",
-    "promotion.rejected",
-    "attestation.added",
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
 ID_PATTERN = r"^[0-9]{16}-[0-9a-f]{8}$"
 _DIGITS = 16
+Ref = int | Literal["LATEST"]  # a version number or LATEST
+
+
+class Detail(BaseModel):
+    """What an event of one type carries besides its id, time, author, version and alias.
+
+    One class per event type (`TYPE`). A field left out (or absent from the stored map) and null is absent
+    from the answer, as a key the writer did not put; one given as null stays null. Stored items drop nulls.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    TYPE: ClassVar[str]
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k in self.model_fields_set}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The contract is the fields: the wrap serializer alone would leave the schema empty."""
+        return handler({k: v for k, v in schema.items() if k != "serialization"})
+
+
+def _absent_if_none() -> Any:
+    return Field(None, exclude_if=lambda value: value is None)
+
+
+def _absent_if_false() -> Any:
+    return Field(False, exclude_if=lambda value: not value)
+
+
+class _Content(Detail):
+    sha256: str
+    size: int
+    content_type: str
+
+
+class LatestUpdated(_Content):
+    TYPE = "latest.updated"
+
+
+class VersionPublished(_Content):
+    TYPE = "version.published"
+
+
+class VersionDeleted(Detail):
+    TYPE = "version.deleted"
+    prune: bool = _absent_if_false()  # a prune deleted it
+    retention: bool = _absent_if_false()  # a retention run deleted it
+
+
+class VersionRestored(Detail):
+    TYPE = "version.restored"
+
+
+class VersionTagged(Detail):
+    TYPE = "version.tagged"
+    tags: dict[str, str | None] = Field(description="the tags that changed: their new values, null for removed")
+
+
+class ArtifactUpdated(Detail):
+    TYPE = "artifact.updated"
+    tags: dict[str, str | None] = Field(description="the tags that changed: their new values, null for removed")
+    description: str | None = Field(None, description="present when the description changed")
+
+
+class AliasUpdated(Detail):
+    TYPE = "alias.updated"
+    revision: int
+    action: str = Field(description="set, rollback or rollout")
+    secondary_version: Ref | None = None
+    secondary_version_weight: int | None = None
+    previous_version: Ref | None = None
+    reason: str | None = None
+    rollback: bool = _absent_if_false()
+
+
+class AliasDeleted(Detail):
+    TYPE = "alias.deleted"
+    revision: int
+
+
+class LinkUpdated(Detail):
+    TYPE = "link.updated"
+    link: str
+    target: str
+    previous_target: str | None = _absent_if_none()
+
+
+class LinkDeleted(Detail):
+    TYPE = "link.deleted"
+    link: str
+    target: str
+
+
+class _Rollout(Detail):
+    id: str
+    step: int
+    weight: int
+    steps: list[int]
+
+
+class RolloutStarted(_Rollout):
+    TYPE = "rollout.started"
+
+
+class RolloutAdvanced(_Rollout):
+    TYPE = "rollout.advanced"
+
+
+class RolloutCompleted(_Rollout):
+    TYPE = "rollout.completed"
+
+
+class RolloutRolledBack(_Rollout):
+    TYPE = "rollout.rolled_back"
+    state: str | None = Field(None, description="rolled_back or aborted")
+    alarm: str | None = Field(None, description="the alarm found in ALARM")
+
+
+class ArtifactPurged(Detail):
+    TYPE = "artifact.purged"
+    newest_version: int | None = None
+    purges: int
+
+
+class VersionExpired(Detail):
+    TYPE = "version.expired"
+    retention: bool = True
+
+
+class AliasPolicyUpdated(Detail):
+    TYPE = "alias.policy_updated"
+    revision: int
+    removed: bool
+    policy: dict[str, Any] | None = _absent_if_none()
+
+
+class PromotionRequested(Detail):
+    TYPE = "promotion.requested"
+    id: str
+    required_approvals: int
+    reason: str | None = Field(None, exclude_if=lambda value: not value)
+    rollout: dict[str, Any] | None = _absent_if_none()
+
+
+class PromotionApproved(Detail):
+    TYPE = "promotion.approved"
+    id: str
+    by: str | None = None
+    approvals: int
+    reason: str | None = None
+
+
+class PromotionApplied(Detail):
+    TYPE = "promotion.applied"
+    id: str
+    revision: int
+    approved_by: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+
+
+class PromotionRejected(Detail):
+    TYPE = "promotion.rejected"
+    id: str
+    by: str | None = None
+    reason: str | None = None
+
+
+class AttestationAdded(Detail):
+    TYPE = "attestation.added"
+    id: str
+    type: str
+    sha256: str
+
+
+DETAILS: dict[str, type[Detail]] = {
+    d.TYPE: d
+    for d in (
+        LatestUpdated,
+        VersionPublished,
+        VersionDeleted,
+        VersionRestored,
+        VersionTagged,
+        ArtifactUpdated,
+        AliasUpdated,
+        AliasDeleted,
+        LinkUpdated,
+        LinkDeleted,
+        RolloutStarted,
+        RolloutAdvanced,
+        RolloutCompleted,
+        RolloutRolledBack,
+        ArtifactPurged,
+        VersionExpired,
+        AliasPolicyUpdated,
+        PromotionRequested,
+        PromotionApproved,
+        PromotionApplied,
+        PromotionRejected,
+        AttestationAdded,
+    )
+}
+EVENT_TYPES = tuple(DETAILS)
+
+
+def _tag(value: Any) -> str | None:
+    return value.TYPE if isinstance(value, Detail) else None
+
+
+if TYPE_CHECKING:
+    EventDetail = Detail
+else:  # the union of every detail, told apart by the event's type (Event parses the stored map by it)
+    _TAGGED = (Annotated[d, Tag(t)] for t, d in DETAILS.items())
+    EventDetail = Annotated[reduce(operator.or_, _TAGGED), Discriminator(_tag)]
+
+
+def detail_of(type_: str, detail: Any) -> Detail:
+    """`detail` (a stored or sent map, or a Detail) as the detail of an event of `type_`."""
+    cls = DETAILS.get(type_)
+    if cls is None:
+        raise ValueError(f"unknown event type {type_!r}")
+    if isinstance(detail, Detail):
+        if not isinstance(detail, cls):
+            raise ValueError(f"a {type_} event cannot carry {type(detail).__name__}")
+        return detail
+    return cls.model_validate(detail or {})
 
 
 @dataclass(frozen=True)
 class Change:
-    """One event a write announces, before it has an id, a time and an author (the transaction gives those)."""
+    """One event a write announces, before it has an id, a time and an author (the transaction gives those).
 
-    type: str
+    Its type is its detail's: a change carries exactly what its type announces."""
+
+    detail: Detail
     version: int | str | None = None
     alias: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.type not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {self.type!r}")
+        if type(self.detail) not in DETAILS.values():
+            raise ValueError(f"unknown event detail {type(self.detail).__name__}")
+
+    @property
+    def type(self) -> str:
+        return self.detail.TYPE
 
 
 def event_id(micros: int, suffix: str | None = None) -> str:

@@ -1,7 +1,7 @@
-"""The `rollout` function: one step of a progressive rollout, invoked by the rollout state machine.
+"""The `rollout` function (its contract: arca.api.driver): one step of a progressive rollout, invoked by the
+rollout state machine.
 
-Input and output are the driver event of arca.adapters.rollouts.driver_event; the state machine waits
-`interval_seconds`, invokes this again with the output, and stops once `done` is true.
+The state machine waits `interval_seconds`, invokes this again with the output, and stops once `done` is true.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca import wiring
+from arca.api.driver import handle
 from arca.observability import logger, traced
 
 
 @logger.inject_lambda_context
 def _handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    progress = wiring.rollouts().drive(event)
-    logger.info("rollout step", extra={"event": event, "progress": progress})
-    return progress
+    return handle(event, context)
 
 
 handler = traced(_handler)

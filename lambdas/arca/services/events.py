@@ -11,7 +11,7 @@ from arca.adapters.dynamo import deserialize
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import event_entity
 from arca.domain.entities import Event, EventPage
-from arca.domain.events import event_id
+from arca.domain.events import ArtifactPurged, event_id
 from arca.services.reading import Reading
 
 
@@ -65,7 +65,9 @@ def announcement(record: dict[str, Any]) -> Event | None:
             type="artifact.purged",
             at=purged,
             name=str(latest["name"]),
-            detail={"newest_version": int(latest.get("newest", 0)) or None, "purges": int(latest.get("purges", 0))},
+            detail=ArtifactPurged(
+                newest_version=int(latest.get("newest", 0)) or None, purges=int(latest.get("purges", 0))
+            ),
         )
     return None
 

@@ -19,7 +19,13 @@ from arca.adapters.dynamo import TransactionCancelled, Write
 from arca.adapters.store.guards import compact
 from arca.domain.entities import Alias
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import (
+    Change,
+    PromotionApplied,
+    PromotionApproved,
+    PromotionRejected,
+    PromotionRequested,
+)
 from arca.domain.guards import (
     PROMOTION_TTL_SECONDS,
     Approval,
@@ -81,7 +87,7 @@ class Promotions:
                 expires_at=now_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
                 required_approvals=policy.approvals if policy else 0,
             )
-            requested = Change("promotion.requested", body.version, alias=alias, detail=self._detail(promotion))
+            requested = Change(self._detail(promotion), body.version, alias=alias)
             if promotion.required_approvals == 0:
                 return self._apply(promotion, 0, [requested], by=identity)
             # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
@@ -121,12 +127,8 @@ class Promotions:
             approvals = [*seen.approvals, Approval(by=identity or "", at=now)]
             required = policy.approvals if policy else 0
             promotion = seen.model_copy(update={"approvals": approvals, "required_approvals": required})
-            approved = Change(
-                "promotion.approved",
-                seen.version,
-                alias=alias,
-                detail={"id": seen.id, "by": identity, "approvals": len(approvals), "reason": reason},
-            )
+            detail = PromotionApproved(id=seen.id, by=identity, approvals=len(approvals), reason=reason)
+            approved = Change(detail, seen.version, alias=alias)
             if len(approvals) >= required:
                 return self._apply(promotion, seq, [approved], by=identity)
             write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
@@ -147,12 +149,7 @@ class Promotions:
             promotion = seen.model_copy(
                 update={"state": "rejected", "decided_by": identity, "decided_at": now, "decision_reason": reason}
             )
-            change = Change(
-                "promotion.rejected",
-                seen.version,
-                alias=alias,
-                detail={"id": seen.id, "by": identity, "reason": reason},
-            )
+            change = Change(PromotionRejected(id=seen.id, by=identity, reason=reason), seen.version, alias=alias)
             write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
             self.store.put_promotion(write, name, [change], by=identity, now=now)
             return promotion
@@ -227,14 +224,8 @@ class Promotions:
     ) -> tuple[list[Write], list[Change]]:
         applied = self._applied_entity(promotion, revision, now, by)
         write = self.store.promotion_write(applied, seen=seq, ttl=self._ttl(promotion))
-        done = Change(
-            "promotion.applied",
-            promotion.version,
-            alias=promotion.alias,
-            detail=compact(
-                {"id": promotion.id, "revision": revision, "approved_by": [a.by for a in promotion.approvals]}
-            ),
-        )
+        detail = PromotionApplied(id=promotion.id, revision=revision, approved_by=[a.by for a in promotion.approvals])
+        done = Change(detail, promotion.version, alias=promotion.alias)
         return [write], [*changes, done]
 
     @staticmethod
@@ -270,10 +261,10 @@ class Promotions:
         return int(datetime.fromisoformat(promotion.expires_at.replace("Z", "+00:00")).timestamp())
 
     @staticmethod
-    def _detail(promotion: Promotion) -> dict[str, object]:
-        detail: dict[str, object] = {"id": promotion.id, "required_approvals": promotion.required_approvals}
-        if promotion.reason:
-            detail["reason"] = promotion.reason
-        if promotion.rollout is not None:
-            detail["rollout"] = compact(promotion.rollout.model_dump())
-        return detail
+    def _detail(promotion: Promotion) -> PromotionRequested:
+        return PromotionRequested(
+            id=promotion.id,
+            required_approvals=promotion.required_approvals,
+            reason=promotion.reason,
+            rollout=None if promotion.rollout is None else compact(promotion.rollout.model_dump()),
+        )

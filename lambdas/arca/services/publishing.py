@@ -23,6 +23,7 @@ from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
+from arca.adapters.store.records import LatestRecord
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
@@ -105,7 +106,7 @@ class Publishing:
         """
         stored = self._stored(name, content)
         reader = self._verified_reader(name, stored)
-        return self._set_latest(name, stored, reader, seal=seal, identity=identity)
+        return self._set_latest(name, stored, reader, seal=seal, identity=identity).entity()
 
     def _stored(self, name: str, content: Content) -> StoredContent:
         """`content` with its layout: multipart content (completed by POST …/uploads/{id}/complete in this
@@ -118,19 +119,19 @@ class Publishing:
         self,
         name: str,
         content: Content,
-        read: Callable[[], Latest | None],
+        read: Callable[[], LatestRecord | None],
         *,
         seal: Seal | None = None,
         identity: str | None = None,
-    ) -> Latest:
-        def attempt() -> Latest:
+    ) -> LatestRecord:
+        def attempt() -> LatestRecord:
             written = self.artifacts.write_latest(name, read(), content, now=self.policy.now(), seal=seal, by=identity)
-            assert isinstance(written, Latest)
+            assert isinstance(written, LatestRecord)
             return written
 
         return self.policy.compare_and_set(attempt)
 
-    def _verified_reader(self, name: str, content: StoredContent) -> Callable[[], Latest | None]:
+    def _verified_reader(self, name: str, content: StoredContent) -> Callable[[], LatestRecord | None]:
         """Check the blob in S3, and return the reader of LATEST for the compare-and-set tries.
 
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
@@ -156,7 +157,7 @@ class Publishing:
         check()
         checked = [seen.purges if seen else 0]
 
-        def read() -> Latest | None:
+        def read() -> LatestRecord | None:
             latest = self.artifacts.latest(name)
             if latest is not None and latest.purges != checked[0]:
                 check()

@@ -17,7 +17,7 @@ from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.history import HistoryStore
-from arca.adapters.store.records import target_of
+from arca.adapters.store.records import LatestRecord, target_of
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import (
@@ -46,7 +46,7 @@ _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
 R = TypeVar("R", bound=BaseModel)
 
 
-def refuse_link(name: str, latest: Latest | None) -> None:
+def refuse_link(name: str, latest: LatestRecord | None) -> None:
     """A write (or a read that does not follow links) under a link name is refused, naming the target
     (LinkedNameError)."""
     if latest is not None and latest.link:
@@ -97,7 +97,7 @@ class Reading:
             return summary
         return summary.model_copy(update={"name": name, "link": summary.name})
 
-    def live_latest(self, name: str) -> Latest:
+    def live_latest(self, name: str) -> LatestRecord:
         """LATEST of an artifact that exists (being purged counts); NotFoundError otherwise, LinkedNameError
         for a link."""
         latest = self.artifacts.latest(name)
@@ -110,10 +110,10 @@ class Reading:
         return self.summary_of(self.live_latest(name))
 
     @staticmethod
-    def summary_of(latest: Latest) -> Summary:
+    def summary_of(latest: LatestRecord) -> Summary:
         return Summary(
             name=latest.name,
-            latest=latest,
+            latest=latest.entity(),
             newest_version=latest.newest_version,
             counts=Counts(
                 versions=latest.version_count - latest.deleted_count,
@@ -132,14 +132,17 @@ class Reading:
             raise NotFoundError(f"artifact {name!r} has no version {number}")
         return found
 
-    def with_parts(self, found: Version | Latest) -> Version | Latest:
-        """A version of multipart content with its part hashes, read from its layout's item (one GetItem)."""
-        if not isinstance(found, Version) or found.parts_sha256 is None:
+    def with_parts(self, found: Version | LatestRecord) -> Version | Latest:
+        """The answer of a version or LATEST: a version of multipart content with its part hashes, read from
+        its layout's item (one GetItem)."""
+        if isinstance(found, LatestRecord):
+            return found.entity()
+        if found.parts_sha256 is None:
             return found
         layout = self.layouts.get(found.name, keys.upload_id(found.sha256, found.parts_sha256))
         return found.model_copy(update={"parts": layout.parts if layout else None})
 
-    def version_or_latest(self, name: str, ref: int | str) -> Version | Latest:
+    def version_or_latest(self, name: str, ref: int | str) -> Version | LatestRecord:
         if isinstance(ref, str) and ref.startswith(CONTENT_REF):
             return self.content_version(name, ref.removeprefix(CONTENT_REF))
         return self.live_latest(name) if ref == LATEST else self.version(name, int(ref))

@@ -20,11 +20,13 @@ from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.records import LatestRecord
 from arca.adapters.store.retention import RetentionStore
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
-from arca.domain.entities import Latest, Version
+from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
+from arca.domain.events import VersionDeleted
 from arca.domain.retention import (
     Applied,
     Facts,
@@ -100,7 +102,7 @@ class Retention:
 
     # Preview and apply.
 
-    def roots(self, name: str, latest: Latest, policy: RetentionPolicy) -> Roots:
+    def roots(self, name: str, latest: LatestRecord, policy: RetentionPolicy) -> Roots:
         """The protected roots: live aliases (one listing), running rollouts (one Query) and each live alias's
         last `rollback_window` revisions (one Query each: at most MAX_ALIASES)."""
         aliases = self.aliases.live_aliases(name)
@@ -196,7 +198,7 @@ class Retention:
         if not doomed:
             return []
         now = self.policy.now()
-        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail={"retention": True}):
+        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail=VersionDeleted(retention=True)):
             return doomed
         done = []
         for number in doomed:

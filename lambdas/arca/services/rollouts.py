@@ -9,13 +9,13 @@ anyone else ends the rollout as `superseded` instead of being overwritten.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from arca.adapters.rollouts import driver_event
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.rollouts import RolloutStore
+from arca.domain.driver import DriverEvent
 from arca.domain.entities import Alias, Rollout
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
 from arca.services.reading import Reading
@@ -211,14 +211,13 @@ class Rollouts:
         except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive
             return None
 
-    def drive(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def drive(self, event: DriverEvent) -> DriverEvent:
         """The driver's entry (the state machine's Lambda task, the local server's timer): `advance` for the
         event's rollout and step, and the event of the next step (`done` once nothing is left to do)."""
-        rollout_id = str(event["rollout_id"])
-        rollout = self.advance(str(event["name"]), str(event["alias"]), rollout_id, int(event["step"]))
-        if rollout is None or rollout.id != rollout_id:
-            return {**event, "done": True}
-        return driver_event(rollout)
+        rollout = self.advance(event.name, event.alias, event.rollout_id, event.step)
+        if rollout is None or rollout.id != event.rollout_id:
+            return event.model_copy(update={"done": True})
+        return DriverEvent.of(rollout)
 
     def _next_weight(self, seen: Rollout, old: Alias) -> Rollout:
         step = seen.step + 1

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from arca.adapters.store.records import LatestRecord
 from arca.adapters.store.tags import TagStore
 from arca.adapters.store.versions import VersionFilters, VersionStore
-from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Latest, Summary, Version, VersionPage
+from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
 from arca.domain.errors import ValidationError
 from arca.domain.tags import TagPatch, merge, parse_filter
 from arca.services.reading import Reading
@@ -46,7 +47,7 @@ class Tagging:
     ) -> Summary:
         """Merge `patch` into the artifact's tags and set its description (when given; None clears it)."""
 
-        def attempt() -> Latest:
+        def attempt() -> LatestRecord:
             seen = self.reading.live_latest(name)
             merged = merge(seen.tags, patch or {})
             wanted = seen.description if description is UNSET else description  # absent keeps, None clears

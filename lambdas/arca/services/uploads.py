@@ -18,7 +18,7 @@ from arca.adapters.s3 import UPLOAD_EXPIRY_DAYS, Blobs
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.uploads import UploadSession, UploadStore
 from arca.domain import multipart
-from arca.domain.entities import CompletedUpload, MultipartTarget, PartTarget, StoredPartInfo, Upload
+from arca.domain.entities import CompletedUpload, MultipartTarget, StoredPartInfo, Upload
 from arca.domain.errors import ConflictError, NotFoundError
 from arca.domain.models import UploadBody
 from arca.services.reading import refuse_link
@@ -168,9 +168,7 @@ class Uploads:
             size=session.size,
             part_size=session.part_size,
             part_count=len(session.parts),
-            parts=[
-                PartTarget(**self.multipart.presign_part(key, session.s3_upload, n, h)) for n, h in missing[:MAX_URLS]
-            ],
+            parts=[self.multipart.presign_part(key, session.s3_upload, n, h) for n, h in missing[:MAX_URLS]],
             uploaded=[StoredPartInfo(number=p.number, size=p.size) for p in stored.values() if p.number not in lacking],
             missing=len(missing),
             expires_at=now_iso(self.policy.clock() + timedelta(seconds=self.blobs.upload_ttl)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr
 
@@ -25,7 +25,7 @@ from arca.domain.errors import (
     PolicyMovedError,
     RegistryError,
 )
-from arca.domain.events import Change
+from arca.domain.events import AliasDeleted, AliasUpdated, Change
 from arca.domain.receipts import Seal
 
 if TYPE_CHECKING:
@@ -180,18 +180,17 @@ def _alias_change(new: Alias, old: Alias | None, action: str) -> Change:
     """alias.updated (a set or a rollback, with the targets before and after) or alias.deleted."""
     before = old.version if old is not None and not old.deleted else None
     if new.deleted:
-        return Change("alias.deleted", before, alias=new.alias, detail={"revision": new.revision})
-    detail: dict[str, Any] = {
-        "revision": new.revision,
-        "action": action,
-        "secondary_version": new.secondary_version,
-        "secondary_version_weight": new.secondary_version_weight,
-        "previous_version": before,
-        "reason": new.reason,
-    }
-    if action == "rollback":
-        detail["rollback"] = True
-    return Change("alias.updated", new.version, alias=new.alias, detail=detail)
+        return Change(AliasDeleted(revision=new.revision), before, alias=new.alias)
+    detail = AliasUpdated(
+        revision=new.revision,
+        action=action,
+        secondary_version=new.secondary_version,
+        secondary_version_weight=new.secondary_version_weight,
+        previous_version=before,
+        reason=new.reason,
+        rollback=action == "rollback",
+    )
+    return Change(detail, new.version, alias=new.alias)
 
 
 def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> list[Write]:

@@ -12,10 +12,10 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, lat
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
-from arca.adapters.store.records import latest_entity, signed_attributes, version_entity
-from arca.domain.entities import Latest, Version
+from arca.adapters.store.records import LatestRecord, latest_record, signed_attributes, version_entity
+from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.events import Change
+from arca.domain.events import Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
 
@@ -28,10 +28,10 @@ class ArtifactStore:
         self.table = table
         self.feed = feed
 
-    def latest(self, name: str) -> Latest | None:
+    def latest(self, name: str) -> LatestRecord | None:
         """LATEST as stored, tombstones (purged) and marks (purging) included."""
         item = self.table.get(keys.latest_key(name))
-        return None if item is None else latest_entity(item)
+        return None if item is None else latest_record(item)
 
     def names_page(
         self, prefix: str, *, limit: int, token: str | None
@@ -71,7 +71,7 @@ class ArtifactStore:
     def write_latest(
         self,
         name: str,
-        seen: Latest | None,
+        seen: LatestRecord | None,
         content: Content,
         *,
         now: str,
@@ -79,7 +79,7 @@ class ArtifactStore:
         signed: Signed | None = None,
         seal: Seal | None = None,
         by: str | None = None,
-    ) -> Latest | Version:
+    ) -> LatestRecord | Version:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
 
         `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
@@ -107,11 +107,11 @@ class ArtifactStore:
             }
             key = keys.version_key(name, publish_as)
             writes.append(Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST))
-        written: Latest | Version
+        written: LatestRecord | Version
         if version is not None:
             written = version_entity(version)
         elif seen is None or seen.purged:
-            written = latest_entity(dict(writes[0].item or {}))
+            written = latest_record(dict(writes[0].item or {}))
         else:
             written = seen.model_copy(
                 update={
@@ -122,15 +122,16 @@ class ArtifactStore:
                     **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
                 }
             )
-        writes = sealed(seal, written) + writes
-        changes = []
+        # The idempotency record keeps the answer: LATEST as the API shows it, not its record
+        writes = sealed(seal, written.entity() if isinstance(written, LatestRecord) else written) + writes
+        changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
         # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
         if changed or publish_as is None:
-            changes.append(Change("latest.updated", "LATEST", detail=_content_detail(content)))
+            changes.append(Change(LatestUpdated(**_content_detail(content)), "LATEST"))
         if publish_as is not None:
-            changes.append(Change("version.published", publish_as, detail=_content_detail(content)))
+            changes.append(Change(VersionPublished(**_content_detail(content)), publish_as))
         try:
             self.feed.commit(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
@@ -149,7 +150,7 @@ class ArtifactStore:
     def _latest_writes(
         self,
         name: str,
-        seen: Latest | None,
+        seen: LatestRecord | None,
         content: Content,
         *,
         now: str,
@@ -236,7 +237,7 @@ def _content_detail(content: Content) -> dict[str, Any]:
     return {"sha256": content.sha256, "size": content.size, "content_type": content.content_type}
 
 
-def _same_bytes(seen: Latest, content: Content) -> bool:
+def _same_bytes(seen: LatestRecord, content: Content) -> bool:
     return seen.sha256 == content.sha256 and seen.size == content.size
 
 
@@ -267,7 +268,7 @@ def _folder_rows(name: str, delta: int, leaf: Item | None) -> list[Write]:
     return writes
 
 
-def blob_count_writes(name: str, seen: Latest | None, sha256: str, *, published: bool) -> list[Write]:
+def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, published: bool) -> list[Write]:
     """The blob counts' part of a LATEST write (keys.blob_count_key): +1 for a published version, and LATEST's
     reference moved from its counted content to `sha256` when that changes, netted per content (one action per
     item). A new reference holds only while no collection of that content is under way (`collecting`), so

@@ -19,7 +19,7 @@ from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.domain.entities import Attestation
 from arca.domain.errors import AttestationLimitError, ConflictError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import AttestationAdded, Change
 from arca.domain.models import MAX_ATTESTATIONS
 
 FIELDS = ("id", "type", "sha256", "size", "media_type", "created_at", "created_by")
@@ -84,8 +84,8 @@ class AttestationStore:
             ),
             Write("latest", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]
-        detail = {"id": attestation.id, "type": attestation.type, "sha256": attestation.sha256}
-        change = Change("attestation.added", version, detail=detail)
+        added = AttestationAdded(id=attestation.id, type=attestation.type, sha256=attestation.sha256)
+        change = Change(added, version)
         try:
             self.feed.commit(writes, name, [change], by=attestation.created_by, now=now)
         except TransactionCancelled as cancelled:

@@ -29,7 +29,7 @@ from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import AliasPolicyUpdated, Change
 from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
 
 POLICY_FIELDS = tuple(PolicyFields.model_fields)
@@ -121,10 +121,8 @@ class GuardStore:
             Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
         ]
-        detail: dict[str, Any] = {"revision": revision, "removed": rules is None}
-        if rules is not None:
-            detail["policy"] = compact(rules.model_dump(mode="json"))
-        change = Change("alias.policy_updated", alias=alias, detail=detail)
+        policy = None if rules is None else compact(rules.model_dump(mode="json"))
+        change = Change(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
         try:
             self.feed.commit(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:

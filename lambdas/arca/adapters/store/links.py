@@ -22,9 +22,10 @@ from arca.adapters.store.artifacts import listing_rows, unlisting_rows
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.domain.entities import Latest, Link
+from arca.adapters.store.records import LatestRecord
+from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import Change, LinkDeleted, LinkUpdated
 
 
 class LinkStore:
@@ -38,7 +39,7 @@ class LinkStore:
         page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
         return [i["sk"] for i in page.items]
 
-    def write_link(self, name: str, target: str, seen: Latest | None, *, now: str, by: str | None = None) -> Link:
+    def write_link(self, name: str, target: str, seen: LatestRecord | None, *, now: str, by: str | None = None) -> Link:
         """Make `name` a link to `target`, or re-point it, in one transaction (a compare-and-set on `seen`).
 
         `seen` is the name's LATEST as read: None (never used), a tombstone (a purged artifact: its counters
@@ -101,8 +102,7 @@ class LinkStore:
         else:
             writes += listing_rows(name, link=target)
         # Announced in the target's feed (reads under the link name follow it there), ordered on its LATEST.
-        detail = {"link": name, "target": target, **({"previous_target": old} if old else {})}
-        change = Change("link.updated", detail=detail)
+        change = Change(LinkUpdated(link=name, target=target, previous_target=old or None))
         try:
             self.feed.commit(writes, target, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
@@ -126,12 +126,12 @@ class LinkStore:
         created = seen.created_at if seen is not None and old else now
         return Link(name=name, link=target, created_at=created, updated_at=now)
 
-    def delete_link(self, name: str, seen: Latest, *, now: str, by: str | None = None) -> None:
+    def delete_link(self, name: str, seen: LatestRecord, *, now: str, by: str | None = None) -> None:
         """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved.
         Announced as `link.deleted` in the target's feed."""
         assert seen.link is not None
         writes = _unlink_writes(name, seen.link, condition=Attr("link").eq(seen.link) & latest_unchanged(seen.rev))
-        change = Change("link.deleted", detail={"link": name, "target": seen.link})
+        change = Change(LinkDeleted(link=name, target=seen.link))
         try:
             self.feed.commit(writes, seen.link, [change], by=by, now=now)
         except TransactionCancelled as cancelled:

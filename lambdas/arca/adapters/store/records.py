@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from arca.adapters.dynamo import Item
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import Alias, AliasRevision, Event, Latest, Rollout, Target, Version
@@ -14,9 +16,55 @@ TARGET_FIELDS = ("sha256", "size", "content_type")
 ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
 
 
-def latest_entity(item: Item) -> Latest:
+class LatestRecord(BaseModel):
+    """What LATEST's item holds: the working copy (the API answers it as `Latest`, see `entity`) and the
+    artifact's state the writes keep there."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    sha256: str | None = None
+    size: int | None = None
+    content_type: str | None = None
+    metadata: dict[str, str] | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    newest_version: int | None = None
+    rev: int = 0  # compare-and-set counter advanced by every LATEST write
+    newest_sha256: str | None = None
+    # The content whose reference LATEST holds in the artifact's blob counts (absent: written before counts).
+    counted_sha256: str | None = None
+    version_count: int = 0
+    deleted_count: int = 0
+    alias_count: int = 0  # live aliases, kept by the alias transactions
+    purging: str | None = None
+    purged: str | None = None
+    purges: int = 0  # finished purges: a publish re-checks its blob when this moved
+    revision_base: int = 0  # the highest alias revision purges removed: new aliases go on from it
+    link: str | None = None  # set: this name is a link to that artifact, not an artifact
+    link_count: int = 0  # links that point at this artifact
+    part_size: int | None = None
+    parts_sha256: str | None = None  # the layout of multipart content (arca.domain.multipart)
+    tags: dict[str, str] = Field(default_factory=dict)  # the artifact's tags (the summary shows them)
+    description: str | None = None
+    tag_rev: int = 0  # compare-and-set counter of the artifact's tags and description
+    last_event: str | None = None  # the newest event id: the next one must sort after it
+    # The signed manifest of the newest version while LATEST holds its bytes (resolving LATEST shows it).
+    manifest: str | None = None
+    signature: str | None = None
+
+    @property
+    def newest(self) -> int:
+        return self.newest_version or 0
+
+    def entity(self) -> Latest:
+        """LATEST as the API answers it."""
+        return Latest.model_validate({f: getattr(self, f) for f in Latest.model_fields if f in type(self).model_fields})
+
+
+def latest_record(item: Item) -> LatestRecord:
     fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256", "counted_sha256")}
-    return Latest(
+    return LatestRecord(
         name=item["name"],
         **fields,
         newest_version=int(item.get("newest", 0)) or None,
@@ -98,8 +146,13 @@ def event_entity(item: Item) -> Event:
 
 
 def event_item(event: Event) -> Item:
-    # An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads.
-    item = {"kind": "event", **event.model_dump(exclude_none=True)}
+    """The event's item: its null fields left out, but not its detail's (a null there is part of the detail).
+    An empty `detail` is left out: DynamoDB Local's stream gives an empty map as `{}`, which no decoder reads."""
+    item = {
+        "kind": "event",
+        **event.model_dump(exclude_none=True, exclude={"detail"}),
+        "detail": event.detail.model_dump(),
+    }
     if not item.get("detail"):
         item.pop("detail", None)
     return item
@@ -116,7 +169,7 @@ def alias_item(new: Alias) -> dict[str, Any]:
     }
 
 
-def target_of(source: Latest | Version) -> Target:
+def target_of(source: LatestRecord | Version) -> Target:
     return Target(
         sha256=str(source.sha256),
         size=int(source.size or 0),

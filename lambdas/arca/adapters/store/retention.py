@@ -26,7 +26,7 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_mos
 from arca.adapters.store.feed import Feed
 from arca.domain.entities import Version
 from arca.domain.errors import LinkedNameError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import Change, VersionExpired
 from arca.domain.retention import RetentionPolicy
 from arca.domain.versions import encode_version
 
@@ -177,9 +177,7 @@ class RetentionStore:
                 )
             )
         try:
-            self.feed.commit(
-                writes, name, [Change("version.expired", number, detail={"retention": True})], by=by, now=now
-            )
+            self.feed.commit(writes, name, [Change(VersionExpired(), number)], by=by, now=now)
         except TransactionCancelled:
             return False
         return True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
@@ -14,7 +14,14 @@ from arca.adapters.store.conditions import ITEM_NOT_EXIST
 from arca.adapters.store.records import rollout_entity, rollout_item
 from arca.domain.entities import Alias, Rollout
 from arca.domain.errors import RolloutMovedError, RolloutRunningError
-from arca.domain.events import Change
+from arca.domain.events import (
+    Change,
+    Detail,
+    RolloutAdvanced,
+    RolloutCompleted,
+    RolloutRolledBack,
+    RolloutStarted,
+)
 
 if TYPE_CHECKING:
     from arca.adapters.store.guards import Guard
@@ -112,11 +119,14 @@ def _still(seen: Rollout) -> ConditionBase:
 def _rollout_change(rollout: Rollout) -> Change:
     """The rollout's own event for the alias write it makes: started, advanced, then completed or rolled back
     (an abort is a roll back that says so)."""
-    kind = {
-        "running": "rollout.started" if rollout.step == 1 else "rollout.advanced",
-        "completed": "rollout.completed",
-    }.get(rollout.state, "rollout.rolled_back")
-    detail: dict[str, Any] = {"id": rollout.id, "step": rollout.step, "weight": rollout.weight, "steps": rollout.steps}
-    if rollout.state in ("aborted", "rolled_back"):
-        detail.update({"state": rollout.state, "alarm": rollout.alarm})
-    return Change(kind, rollout.version, alias=rollout.alias, detail=detail)
+    facts = {"id": rollout.id, "step": rollout.step, "weight": rollout.weight, "steps": rollout.steps}
+    detail: Detail
+    if rollout.state == "running":
+        detail = (RolloutStarted if rollout.step == 1 else RolloutAdvanced)(**facts)
+    elif rollout.state == "completed":
+        detail = RolloutCompleted(**facts)
+    elif rollout.state in ("aborted", "rolled_back"):  # an end that names itself and its alarm (null: an abort)
+        detail = RolloutRolledBack(**facts, state=rollout.state, alarm=rollout.alarm)
+    else:
+        detail = RolloutRolledBack(**facts)
+    return Change(detail, rollout.version, alias=rollout.alias)

@@ -17,10 +17,10 @@ from arca.adapters.keys import Key
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
-from arca.adapters.store.records import TARGET_FIELDS
-from arca.domain.entities import Latest, Version, VersionHit
+from arca.adapters.store.records import TARGET_FIELDS, LatestRecord
+from arca.domain.entities import Version, VersionHit
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import Change
+from arca.domain.events import ArtifactUpdated, Change, VersionTagged
 
 
 class TagStore:
@@ -64,13 +64,13 @@ class TagStore:
                 "gsi1sk": keys.version_search_sk(name, number),
             },
         )
-        change = Change("version.tagged", number, detail={"tags": dict(changed)})
+        change = Change(VersionTagged(tags=dict(changed)), number)
         self._transact_tags(name, writes, what=f"version {number}", change=change, by=by, now=now)
         return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
 
     def write_artifact_tags(
-        self, seen: Latest, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
-    ) -> Latest:
+        self, seen: LatestRecord, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
+    ) -> LatestRecord:
         """Replace the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
 
         LATEST's `rev` does not move: tags are not content, so a publish racing this is not sent back.
@@ -109,10 +109,13 @@ class TagStore:
                 "gsi1sk": name,
             },
         )
-        detail: dict[str, Any] = {"tags": dict(changed)}
-        if description != seen.description:
-            detail["description"] = description
-        change = Change("artifact.updated", detail=detail)
+        # The description only when it changed (then null for removed), as the tags
+        updated = (
+            ArtifactUpdated(tags=dict(changed), description=description)
+            if description != seen.description
+            else ArtifactUpdated(tags=dict(changed))
+        )
+        change = Change(updated)
         self._transact_tags(name, writes, what="the artifact", change=change, by=by, now=now)
         return seen.model_copy(update={"tags": tags, "description": description, "tag_rev": seen.tag_rev + 1})
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from boto3.dynamodb.conditions import Attr
 
@@ -16,7 +15,7 @@ from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import version_entity
 from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, VersionPinnedError
-from arca.domain.events import Change
+from arca.domain.events import Change, VersionDeleted, VersionRestored
 from arca.domain.receipts import Seal
 
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
@@ -79,7 +78,7 @@ class VersionStore:
         Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
         ConflictError while a purge runs.
         """
-        change = Change("version.deleted" if deleted else "version.restored", number)
+        change = Change(VersionDeleted() if deleted else VersionRestored(), number)
         try:
             self.feed.commit(
                 self._deletion_writes(name, [number], deleted=deleted, now=now), name, [change], by=by, now=now
@@ -121,14 +120,14 @@ class VersionStore:
         now: str,
         seal: Seal | None = None,
         by: str | None = None,
-        detail: dict[str, Any] | None = None,
+        detail: VersionDeleted | None = None,
     ) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
 
         With `seal`, its idempotency record is written in the same transaction (its answer rendered from
         `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
         """
-        changes = [Change("version.deleted", n, detail={"prune": True} if detail is None else detail) for n in numbers]
+        changes = [Change(VersionDeleted(prune=True) if detail is None else detail, n) for n in numbers]
         try:
             self.feed.commit(
                 sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
