@@ -74,27 +74,13 @@ class LinkStore:
             )
         writes = [
             own,
-            Write(
-                "target",
-                "Update",
-                keys.latest_key(target),
-                update=Update(add=("link_count :one",)),
-                condition=ARTIFACT_IS_LIVE,
-                values={":one": 1},
-            ),
+            _link_count("target", target, 1, condition=ARTIFACT_IS_LIVE),
             Write("row", "Put", keys.link_row_key(target, name), item={"kind": "link-row"}),
             Write("marker", "Put", keys.link_marker_key(name), item={"kind": "link-marker", "link": target}),
         ]
         if old:
             writes += [
-                Write(
-                    "old_target",
-                    "Update",
-                    keys.latest_key(old),
-                    update=Update(add=("link_count :minus",)),
-                    condition=ITEM_EXISTS,
-                    values={":minus": -1},
-                ),
+                _link_count("old_target", old, -1, condition=ITEM_EXISTS),
                 Write("old_row", "Delete", keys.link_row_key(old, name)),
                 Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}),
                 Write("leaf", "Update", keys.dir_keys(name)[-1][0], update="SET link = :t", values={":t": target}),
@@ -180,13 +166,18 @@ def _unlink_writes(name: str, target: str, *, condition: ConditionBase) -> list[
         ),
         Write("marker", "Delete", keys.link_marker_key(name)),
         Write("row", "Delete", keys.link_row_key(target, name)),
-        Write(
-            "target",
-            "Update",
-            keys.latest_key(target),
-            update=Update(add=("link_count :minus",)),
-            condition=ITEM_EXISTS,
-            values={":minus": -1},
-        ),
+        _link_count("target", target, -1, condition=ITEM_EXISTS),
     ]
     return writes + unlisting_rows(name)
+
+
+def _link_count(write: str, target: str, delta: int, *, condition: ConditionBase) -> Write:
+    """The target's LATEST counts its links: `delta` more (a new link only while the target is live)."""
+    return Write(
+        write,
+        "Update",
+        keys.latest_key(target),
+        update=Update(add=("link_count :n",)),
+        condition=condition,
+        values={":n": delta},
+    )
