@@ -193,3 +193,14 @@ def test_the_revision_record_keeps_the_targets_and_answers_as_the_entity() -> No
         "reason": None,
         "deleted": False,
     }
+
+
+def test_the_openapi_document_shows_no_field_of_a_record_alone() -> None:
+    # What only the records hold (counters, layouts, copied targets, tombstones) is nowhere in the contract
+    from arca.api.openapi import document
+
+    schemas = document()["components"]["schemas"]
+    internal = {"tag_rev", "parts_sha256", "primary", "secondary", "first_revision", "rev", "last_event"}
+    shown = {(name, p) for name, s in schemas.items() for p in s.get("properties", {}) if p in internal}
+    assert shown == set()
+    assert "Target" not in schemas
