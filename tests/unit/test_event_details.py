@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from arca.adapters.store.aliases import _alias_change
-from arca.adapters.store.records import event_entity, event_item
+from arca.adapters.store.records import AliasRecord, event_entity, event_item
 from arca.adapters.store.rollouts import _rollout_change
-from arca.domain.entities import Alias, Event, Rollout
+from arca.domain.entities import Event, Rollout
 from arca.domain.events import (
     DETAILS,
     EVENT_TYPES,
@@ -40,8 +40,8 @@ from arca.services.promotions import Promotions
 CONTENT = {"sha256": "a" * 64, "size": 3, "content_type": "text/plain"}
 
 
-def _alias(**fields: Any) -> Alias:
-    return Alias(name="app", alias="prod", **fields)
+def _alias(**fields: Any) -> AliasRecord:
+    return AliasRecord(name="app", alias="prod", **fields)
 
 
 def _rollout(**fields: Any) -> Rollout:

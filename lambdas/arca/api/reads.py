@@ -155,7 +155,7 @@ def list_aliases(name: Name, limit: Limit = 100, next_token: NextToken = None) -
 def get_alias(name: Name, alias: AliasName) -> Response[Alias]:
     """One alias; `ETag` is its revision."""
     reading = wiring.reading()
-    found = reading.follow(name, lambda n: reading.live_alias(n, alias))
+    found = reading.follow(name, lambda n: reading.live_alias(n, alias).entity())
     return Response(200, JSON, found, headers={"ETag": f'"{found.revision}"'})
 
 

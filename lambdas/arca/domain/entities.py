@@ -1,8 +1,9 @@
 """What the registry stores, as the API shows it: the response models of every operation.
 
-The stores (arca.adapters.store) alone build these from items. Fields marked `exclude=True` are state the
-services need (pins, an alias's copied targets) and never reach a caller or the OpenAPI document; LATEST's
-stored state is a record of its own (arca.adapters.store.records.LatestRecord), not fields of `Latest`.
+The stores (arca.adapters.store) read items as records (arca.adapters.store.records: LatestRecord,
+VersionRecord, AliasRecord, RevisionRecord), which keep the state the services need besides (counters, a
+multipart layout's name, an alias's copied targets, tombstones); a record's `entity()` is its answer here. No
+field of these models is excluded: each is what a caller gets and what the OpenAPI document shows.
 """
 
 from __future__ import annotations
@@ -81,7 +82,6 @@ class Version(_Entity):
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
     via: str | None = via_field()
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
-    tag_rev: int = Field(0, exclude=True)  # compare-and-set counter of the tags
     attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
     part_size: int | None = Field(
         None, description="multipart content: the size of every part but the last", exclude_if=lambda v: v is None
@@ -94,7 +94,6 @@ class Version(_Entity):
         description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
         exclude_if=lambda v: v is None,
     )
-    parts_sha256: str | None = Field(None, exclude=True)  # the layout's name (arca.domain.multipart)
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
     expired: bool = Field(
@@ -263,15 +262,6 @@ class _AliasState(_Entity):
     updated_at: str | None = None
     updated_by: str | None = None
     reason: str | None = None
-    primary: Target | None = Field(None, exclude=True)
-    secondary: Target | None = Field(None, exclude=True)
-
-    @property
-    def pinned(self) -> set[int]:
-        """The numbered versions this state points at (LATEST is never pinned: it cannot be deleted)."""
-        if getattr(self, "deleted", False):
-            return set()
-        return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
 
 
 class Alias(_AliasState):
@@ -279,13 +269,14 @@ class Alias(_AliasState):
     alias: str
     version: VersionRef | None = None
     created_at: str | None = None
-    deleted: bool = Field(False, exclude=True)  # a tombstone keeps the revision counter after a delete
-    first_revision: int = Field(1, exclude=True)  # where this alias's history starts (after a purge: later)
     via: str | None = via_field()
 
 
+AliasAction = Literal["set", "delete", "rollback", "rollout"]
+
+
 class AliasRevision(_AliasState):
-    action: Literal["set", "delete", "rollback", "rollout"]
+    action: AliasAction
     deleted: bool = False
 
 
@@ -359,7 +350,6 @@ class Resolution(_Entity):
         description="multipart content: its part size (GET the version for the part hashes)",
         exclude_if=lambda size: size is None,
     )
-    parts_sha256: str | None = Field(None, exclude=True)
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
 

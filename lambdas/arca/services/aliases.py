@@ -15,9 +15,9 @@ from typing import TypeVar
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.guards import GuardStore
 from arca.adapters.store.history import HistoryStore
-from arca.adapters.store.records import target_of
+from arca.adapters.store.records import AliasRecord, RevisionRecord, target_of
 from arca.adapters.store.versions import VersionStore
-from arca.domain.entities import Alias, AliasRevision, Target
+from arca.domain.entities import Alias, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
 from arca.domain.guards import Via
 from arca.domain.models import AliasBody
@@ -38,7 +38,7 @@ class Placed:
     created: bool
 
 
-def _require_revision(alias: str, old: Alias | None, if_match: int | None) -> None:
+def _require_revision(alias: str, old: AliasRecord | None, if_match: int | None) -> None:
     """If-Match: the alias must exist (not as a tombstone) at exactly that revision; 412 otherwise."""
     if if_match is not None and (old is None or old.deleted or old.revision != if_match):
         raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
@@ -93,7 +93,7 @@ class Aliases:
             written = self._write(
                 name, alias, spec, old, action="set", reason=body.reason, identity=identity, seal=kept, via="direct"
             )
-            return Placed(written, created=not live)
+            return Placed(written.entity(), created=not live)
 
         return self._retry(attempt, alias, precondition=conditional)
 
@@ -120,7 +120,7 @@ class Aliases:
         """A new revision with the targets of `to_revision` (default: the last one before the current); with
         `seal`, its record (the route's rendering of the alias) is in the same transaction."""
 
-        def attempt() -> Alias:
+        def attempt() -> AliasRecord:
             old = self.store.alias(name, alias)
             if old is None:
                 raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
@@ -131,7 +131,7 @@ class Aliases:
                 name, alias, spec, old, action="rollback", reason=why, identity=identity, seal=seal, via="rollback"
             )
 
-        return self._retry(attempt, alias, precondition=False)
+        return self._retry(attempt, alias, precondition=False).entity()
 
     def _retry(self, attempt: Callable[[], T], alias: str, *, precondition: bool) -> T:
         """Retry lost races, except under a precondition: the caller's view is then stale (412). A change to what
@@ -149,7 +149,7 @@ class Aliases:
 
         return self.policy.compare_and_set(once)
 
-    def _rollback_target(self, name: str, alias: str, current: int, to_revision: int | None) -> AliasRevision:
+    def _rollback_target(self, name: str, alias: str, current: int, to_revision: int | None) -> RevisionRecord:
         if to_revision is None:
             found = self.history.revision_before(name, alias, current)
             if found is None:
@@ -185,14 +185,14 @@ class Aliases:
         name: str,
         alias: str,
         spec: dict[str, object] | None,
-        old: Alias | None,
+        old: AliasRecord | None,
         *,
         action: str,
         reason: str | None,
         identity: str | None,
         via: Via,
         seal: Seal | None = None,
-    ) -> Alias:
+    ) -> AliasRecord:
         new = self.compose(name, alias, spec, old, reason=reason, identity=identity)
         guard = self.guards.judge(new, old, identity=identity, via=via)
         return self.store.write_alias(new, old, action=action, seal=seal, guard=guard)
@@ -202,11 +202,11 @@ class Aliases:
         name: str,
         alias: str,
         spec: dict[str, object] | None,
-        old: Alias | None,
+        old: AliasRecord | None,
         *,
         reason: str | None,
         identity: str | None,
-    ) -> Alias:
+    ) -> AliasRecord:
         """The alias's next revision with targets `spec` (None: its deletion). Raises ConflictError when a
         target version is missing or deleted."""
         now = self.policy.now()
@@ -224,10 +224,10 @@ class Aliases:
             "reason": reason,
         }
         if spec is None:  # deletion: a tombstone keeps the revision counter going
-            new = Alias(**common, deleted=True)
+            new = AliasRecord(**common, deleted=True)
         else:
             if spec.get("secondary_version") is not None and spec.get("secondary_version_weight") is None:
                 spec = {**spec, "secondary_version_weight": 0}
             created = old.created_at if live_before and old else now
-            new = Alias(**common, **spec, **self._targets(name, spec), created_at=created)
+            new = AliasRecord(**common, **spec, **self._targets(name, spec), created_at=created)
         return new

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.guards import Guard, GuardStore
+from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.versions import VersionStore
-from arca.domain.entities import Alias
 from arca.domain.errors import NotFoundError, PolicyViolation, ValidationError
 from arca.domain.guards import (
     AliasPolicy,
@@ -76,7 +76,7 @@ class Guards:
         refuse(principal_violation(current, identity, action))
         return current
 
-    def judge(self, new: Alias, old: Alias | None, *, identity: str | None, via: Via) -> Guard:
+    def judge(self, new: AliasRecord, old: AliasRecord | None, *, identity: str | None, via: Via) -> Guard:
         """Refuse the write of `new` over `old` by `identity` with every violation of the alias's policy
         (PolicyViolation), or return the conditions that hold the verdict in the write's transaction."""
         name, alias = new.name, new.alias

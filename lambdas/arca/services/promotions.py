@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from arca.adapters.dynamo import TransactionCancelled, Write
 from arca.adapters.store.guards import compact
-from arca.domain.entities import Alias
+from arca.adapters.store.records import AliasRecord
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import (
     Change,
@@ -234,14 +234,14 @@ class Promotions:
             update={"state": "applied", "decided_at": now, "decided_by": by, "alias_revision": revision}
         )
 
-    def _target(self, promotion: Promotion, old: Alias | None) -> Alias:
+    def _target(self, promotion: Promotion, old: AliasRecord | None) -> AliasRecord:
         """The alias as the promotion would leave it (its first rollout step, for a rollout)."""
         return self.aliases.compose(
             promotion.name, promotion.alias, self._spec(promotion, old), old, reason=None, identity=None
         )
 
     @staticmethod
-    def _spec(promotion: Promotion, old: Alias | None) -> dict[str, object]:
+    def _spec(promotion: Promotion, old: AliasRecord | None) -> dict[str, object]:
         live = old is not None and not old.deleted
         if promotion.rollout is not None and live and old is not None:
             return {

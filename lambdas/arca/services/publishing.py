@@ -23,7 +23,7 @@ from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
-from arca.adapters.store.records import LatestRecord
+from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
@@ -201,7 +201,7 @@ class Publishing:
                 if existing is not None and not existing.deleted:
                     # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
                     # not fit its item); a replay answers part_size and part_count, GET version the hashes.
-                    same = Published(**existing.model_dump(), deduplicated=True)
+                    same = Published(**existing.entity().model_dump(), deduplicated=True)
                     if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
                         kept = seal.of(lambda _: same) if seal else None
                         self._set_latest(name, stored, read, seal=kept, identity=identity)
@@ -217,12 +217,12 @@ class Publishing:
             version = self.artifacts.write_latest(
                 name, latest, snapshot, now=now, publish_as=newest + 1, signed=signed, seal=made, by=identity
             )
-            assert isinstance(version, Version)
-            return self._with_parts(Published(**version.model_dump(), deduplicated=False), version)
+            assert isinstance(version, VersionRecord)
+            return self._with_parts(Published(**version.entity().model_dump(), deduplicated=False), version)
 
         return self.policy.compare_and_set(attempt)
 
-    def _with_parts(self, published: Published, version: Version) -> Published:
+    def _with_parts(self, published: Published, version: VersionRecord) -> Published:
         """The answer of a publish carries the part hashes of multipart content, as GET version does."""
         with_parts = self.reading.with_parts(version)
         return (
@@ -244,7 +244,7 @@ class Publishing:
 
     def _set_deleted(self, name: str, number: int, *, deleted: bool, identity: str | None) -> Version:
         unchanged = self.versions.set_deleted(name, number, deleted=deleted, now=self.policy.now(), by=identity)
-        return unchanged or self.reading.version(name, number)
+        return (unchanged or self.reading.version(name, number)).entity()
 
     def prune(
         self,

@@ -17,13 +17,11 @@ from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.history import HistoryStore
-from arca.adapters.store.records import LatestRecord, target_of
+from arca.adapters.store.records import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import (
-    Alias,
     AliasList,
-    AliasRevision,
     ArtifactEntry,
     ArtifactPage,
     Counts,
@@ -126,28 +124,26 @@ class Reading:
             tags=latest.tags,
         )
 
-    def version(self, name: str, number: int) -> Version:
+    def version(self, name: str, number: int) -> VersionRecord:
         found = self.versions.version(name, number)
         if found is None:
             raise NotFoundError(f"artifact {name!r} has no version {number}")
         return found
 
-    def with_parts(self, found: Version | LatestRecord) -> Version | Latest:
+    def with_parts(self, found: VersionRecord | LatestRecord) -> Version | Latest:
         """The answer of a version or LATEST: a version of multipart content with its part hashes, read from
         its layout's item (one GetItem)."""
-        if isinstance(found, LatestRecord):
+        if isinstance(found, LatestRecord) or found.parts_sha256 is None:
             return found.entity()
-        if found.parts_sha256 is None:
-            return found
         layout = self.layouts.get(found.name, keys.upload_id(found.sha256, found.parts_sha256))
-        return found.model_copy(update={"parts": layout.parts if layout else None})
+        return found.entity(parts=layout.parts if layout else None)
 
-    def version_or_latest(self, name: str, ref: int | str) -> Version | LatestRecord:
+    def version_or_latest(self, name: str, ref: int | str) -> VersionRecord | LatestRecord:
         if isinstance(ref, str) and ref.startswith(CONTENT_REF):
             return self.content_version(name, ref.removeprefix(CONTENT_REF))
         return self.live_latest(name) if ref == LATEST else self.version(name, int(ref))
 
-    def content_version(self, name: str, sha256: str) -> Version:
+    def content_version(self, name: str, sha256: str) -> VersionRecord:
         """A content reference `sha256:<hex>`: the newest version with that content that is not deleted (one
         Query of the search index, which is eventually consistent)."""
         found = self.versions.newest_with_content(name, sha256)
@@ -180,7 +176,7 @@ class Reading:
             next_token=next_token,
         )
 
-    def live_alias(self, name: str, alias: str) -> Alias:
+    def live_alias(self, name: str, alias: str) -> AliasRecord:
         found = self.aliases.alias(name, alias)
         if found is None or found.deleted:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
@@ -189,13 +185,13 @@ class Reading:
     def list_aliases(self, name: str, *, limit: int = 100, token: str | None = None) -> AliasList:
         self.live_latest(name)
         aliases, next_token = self.aliases.aliases_page(name, limit=limit, token=token)
-        return AliasList(aliases=aliases, next_token=next_token)
+        return AliasList(aliases=[a.entity() for a in aliases], next_token=next_token)
 
     def history(self, name: str, alias: str, *, limit: int, token: str | None) -> HistoryPage:
         if self.aliases.alias(name, alias) is None:
             raise NotFoundError(f"artifact {name!r} has no alias {alias!r}")
         history, next_token = self.revisions.history_page(name, alias, limit=limit, token=token)
-        return HistoryPage(history=history, next_token=next_token)
+        return HistoryPage(history=[r.entity() for r in history], next_token=next_token)
 
     def resolve(self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None) -> Resolution:
         """Turn a version number, LATEST, a content reference or an alias (optionally as it stood `at`) into a
@@ -206,11 +202,13 @@ class Reading:
         if ref == LATEST or ref.isdigit():
             target = parse_target(ref, field="ref")
             source = self.version_or_latest(name, target)
-            if isinstance(source, Version) and source.deleted:
+            if isinstance(source, VersionRecord) and source.deleted:
                 raise NotFoundError(f"artifact {name!r} has no live version {target}")
             return self._resolved(name, ref, target, target_of(source), PRIMARY, None)
         validate_alias(ref, field="ref")
-        record: Alias | AliasRevision = self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
+        record: AliasRecord | RevisionRecord = (
+            self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
+        )
         route = PRIMARY
         if record.secondary_version is not None:
             route = choose_route(record.secondary_version_weight or 0, name, ref, routing_key)
@@ -225,7 +223,7 @@ class Reading:
         assert version is not None
         return self._resolved(name, ref, version, content, route, record.revision)
 
-    def _live_version(self, name: str, number: int, ref: str) -> Version:
+    def _live_version(self, name: str, number: int, ref: str) -> VersionRecord:
         found = self.versions.version(name, number)
         if found is None or found.deleted:
             raise NotFoundError(
@@ -234,7 +232,7 @@ class Reading:
             )
         return found
 
-    def _as_of(self, name: str, alias: str, at: datetime) -> AliasRevision:
+    def _as_of(self, name: str, alias: str, at: datetime) -> RevisionRecord:
         """The alias's revision in force at `at` (it carries the same targets as the alias item did)."""
         moment = now_iso(at)
         record = self.revisions.revision_at(name, alias, moment)
@@ -254,7 +252,7 @@ class Reading:
             name=name,
             ref=ref,
             version=version,
-            **target.model_dump(exclude={"filename"}),
+            **target.model_dump(exclude={"filename", "parts_sha256"}),
             download_url=url,
             expires_at=expires_at,
             route=route,

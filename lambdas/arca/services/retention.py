@@ -20,11 +20,10 @@ from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
-from arca.adapters.store.records import LatestRecord
+from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import RetentionStore
 from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
-from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
 from arca.domain.retention import (
@@ -133,7 +132,7 @@ class Retention:
 
     @staticmethod
     def _decide(
-        version: Version, live: int, policy: RetentionPolicy, roots: Roots, now: datetime
+        version: VersionRecord, live: int, policy: RetentionPolicy, roots: Roots, now: datetime
     ) -> tuple[Planned | None, int]:
         """`decide` for one version read newest first, and the live count after it (expired ones: None)."""
         if version.expired:

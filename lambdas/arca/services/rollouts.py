@@ -14,9 +14,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.domain.driver import DriverEvent
-from arca.domain.entities import Alias, Rollout
+from arca.domain.entities import Rollout
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
 from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
@@ -219,7 +220,7 @@ class Rollouts:
             return event.model_copy(update={"done": True})
         return DriverEvent.of(rollout)
 
-    def _next_weight(self, seen: Rollout, old: Alias) -> Rollout:
+    def _next_weight(self, seen: Rollout, old: AliasRecord) -> Rollout:
         step = seen.step + 1
         weight = seen.steps[step - 1]
         spec = {**self._spec(old), "secondary_version": seen.version, "secondary_version_weight": weight}
@@ -241,7 +242,7 @@ class Rollouts:
     def _end(
         self,
         seen: Rollout,
-        old: Alias,
+        old: AliasRecord,
         state: str,
         *,
         reason: str,
@@ -267,23 +268,23 @@ class Rollouts:
         self.store.step_rollout(updated, seen, new, old)
         return updated
 
-    def _supersede(self, seen: Rollout, current: Alias | None) -> Rollout | None:
+    def _supersede(self, seen: Rollout, current: AliasRecord | None) -> Rollout | None:
         ended = self._superseded(seen, current)
         if self.store.end_rollout(ended, seen):
             return ended
         return self.store.rollout(seen.name, seen.alias)
 
-    def _superseded(self, seen: Rollout, current: Alias | None) -> Rollout:
+    def _superseded(self, seen: Rollout, current: AliasRecord | None) -> Rollout:
         """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
         ended_at = current.updated_at if current is not None and current.updated_at else self.policy.now()
         return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
 
     @staticmethod
-    def _spec(old: Alias) -> dict[str, object]:
+    def _spec(old: AliasRecord) -> dict[str, object]:
         """The alias's primary alone (no secondary), its description kept."""
         return {"version": old.version, "description": old.description}
 
-    def _live_alias(self, name: str, alias: str) -> Alias:
+    def _live_alias(self, name: str, alias: str) -> AliasRecord:
         found = self.alias_store.alias(name, alias)
         if found is None or found.deleted:
             self.reading.live_latest(name)  # 404 naming the artifact when it is the artifact that is missing

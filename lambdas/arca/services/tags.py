@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from arca.adapters.store.records import LatestRecord
+from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.tags import TagStore
 from arca.adapters.store.versions import VersionFilters, VersionStore
 from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
@@ -33,14 +33,14 @@ class Tagging:
         Raises NotFoundError, ValidationError (over the tag limit, field `tags`) or ConflictError (purging).
         """
 
-        def attempt() -> Version:
+        def attempt() -> VersionRecord:
             seen = self.reading.version(name, number)
             merged = merge(seen.tags, patch)
             if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
             return self.store.write_version_tags(seen, merged, now=self.policy.now(), by=identity)
 
-        return self.policy.compare_and_set(attempt)
+        return self.policy.compare_and_set(attempt).entity()
 
     def update_artifact(
         self, name: str, *, patch: TagPatch | None, description: object = UNSET, identity: str | None = None

@@ -14,8 +14,7 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_N
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import first_at, page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
-from arca.adapters.store.records import alias_entity, alias_item
-from arca.domain.entities import Alias
+from arca.adapters.store.records import AliasRecord, alias_item, alias_record
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,
@@ -58,19 +57,19 @@ class AliasStore:
         self.table = table
         self.feed = feed
 
-    def alias(self, name: str, alias: str) -> Alias | None:
+    def alias(self, name: str, alias: str) -> AliasRecord | None:
         """The alias item, a deletion tombstone (`deleted`) included; LinkedNameError when `name` is a link
         (its marker is the first item at or after any alias name)."""
         item = first_at(self.table, keys.alias_key(name, alias))
         if item is not None and item["sk"] == keys.LINK_SK:
             raise LinkedNameError(name, item["link"])
-        return None if item is None or item["sk"] != alias else alias_entity(item)
+        return None if item is None or item["sk"] != alias else alias_record(item)
 
-    def live_aliases(self, name: str) -> list[Alias]:
+    def live_aliases(self, name: str) -> list[AliasRecord]:
         """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
         return self.aliases_page(name, limit=MAX_ALIASES, token=None)[0]
 
-    def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[Alias], str | None]:
+    def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[AliasRecord], str | None]:
         """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
         items, next_token = page(
             self.table,
@@ -81,19 +80,19 @@ class AliasStore:
             keep=lambda i: not i.get("deleted") and i["sk"] != keys.LINK_SK,
             consistent=True,
         )
-        return [alias_entity(i) for i in items], next_token
+        return [alias_record(i) for i in items], next_token
 
     def write_alias(
         self,
-        new: Alias,
-        old: Alias | None,
+        new: AliasRecord,
+        old: AliasRecord | None,
         *,
         action: str,
         seal: Seal | None = None,
         also: Sequence[Write] = (),
         announce: Sequence[Change] = (),
         guard: Guard | None = None,
-    ) -> Alias:
+    ) -> AliasRecord:
         """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
 
         `guard` holds an alias policy's verdict (arca.adapters.store.guards): its checks join the transaction and
@@ -144,7 +143,7 @@ class AliasStore:
         writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
             self.feed.commit(
-                sealed(seal, new) + writes + list(also),
+                sealed(seal, new.entity()) + writes + list(also),
                 name,
                 [_alias_change(new, old, action), *announce],
                 by=new.updated_by,
@@ -160,7 +159,7 @@ class AliasStore:
         return new
 
     @staticmethod
-    def _alias_count_write(name: str, *, live_before: bool, new: Alias) -> Write:
+    def _alias_count_write(name: str, *, live_before: bool, new: AliasRecord) -> Write:
         """LATEST's part of an alias transaction: `alias_count` counts live aliases, under MAX_ALIASES.
 
         A new live alias adds one only while the count is below the cap (so concurrent creations cannot
@@ -176,7 +175,7 @@ class AliasStore:
         return Write("artifact", "Update", key, update=update, condition=condition, values={":delta": delta})
 
 
-def _alias_change(new: Alias, old: Alias | None, action: str) -> Change:
+def _alias_change(new: AliasRecord, old: AliasRecord | None, action: str) -> Change:
     """alias.updated (a set or a rollback, with the targets before and after) or alias.deleted."""
     before = old.version if old is not None and not old.deleted else None
     if new.deleted:

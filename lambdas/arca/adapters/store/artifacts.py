@@ -12,8 +12,7 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, lat
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
-from arca.adapters.store.records import LatestRecord, latest_record, signed_attributes, version_entity
-from arca.domain.entities import Version
+from arca.adapters.store.records import LatestRecord, VersionRecord, latest_record, signed_attributes, version_record
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
 from arca.domain.events import Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
@@ -79,7 +78,7 @@ class ArtifactStore:
         signed: Signed | None = None,
         seal: Seal | None = None,
         by: str | None = None,
-    ) -> LatestRecord | Version:
+    ) -> LatestRecord | VersionRecord:
         """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
 
         `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
@@ -107,9 +106,9 @@ class ArtifactStore:
             }
             key = keys.version_key(name, publish_as)
             writes.append(Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST))
-        written: LatestRecord | Version
+        written: LatestRecord | VersionRecord
         if version is not None:
-            written = version_entity(version)
+            written = version_record(version)
         elif seen is None or seen.purged:
             written = latest_record(dict(writes[0].item or {}))
         else:
@@ -122,8 +121,8 @@ class ArtifactStore:
                     **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
                 }
             )
-        # The idempotency record keeps the answer: LATEST as the API shows it, not its record
-        writes = sealed(seal, written.entity() if isinstance(written, LatestRecord) else written) + writes
+        # The idempotency record keeps the answer: LATEST or the version as the API shows it, not its record
+        writes = sealed(seal, written.entity()) + writes
         changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}

@@ -8,8 +8,7 @@ from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.pages import page
-from arca.adapters.store.records import revision_entity
-from arca.domain.entities import AliasRevision
+from arca.adapters.store.records import RevisionRecord, revision_record
 
 
 class HistoryStore:
@@ -17,13 +16,13 @@ class HistoryStore:
         self.table = table
         self.aliases = aliases
 
-    def revision(self, name: str, alias: str, revision: int) -> AliasRevision | None:
+    def revision(self, name: str, alias: str, revision: int) -> RevisionRecord | None:
         item = self.table.get(keys.history_key(name, alias, revision))
-        return None if item is None else revision_entity(item)
+        return None if item is None else revision_record(item)
 
     def history_page(
         self, name: str, alias: str, *, limit: int, token: str | None
-    ) -> tuple[list[AliasRevision], str | None]:
+    ) -> tuple[list[RevisionRecord], str | None]:
         items, next_token = page(
             self.table,
             keys.history_pk(name),
@@ -34,19 +33,19 @@ class HistoryStore:
             sk_prefix=keys.history_prefix(alias),
             forward=False,
         )
-        return [revision_entity(i) for i in items], next_token
+        return [revision_record(i) for i in items], next_token
 
-    def revision_before(self, name: str, alias: str, current: int) -> AliasRevision | None:
+    def revision_before(self, name: str, alias: str, current: int) -> RevisionRecord | None:
         """The newest revision before `current` that is not a deletion (a few records a page)."""
         below = (keys.history_key(name, alias, 0)["sk"], keys.history_key(name, alias, current - 1)["sk"])
         for item in self.table.query_all(
             keys.history_pk(name), sk_between=below, forward=False, consistent=True, limit=5
         ):
             if not item.get("deleted"):
-                return revision_entity(item)
+                return revision_record(item)
         return None
 
-    def revision_at(self, name: str, alias: str, moment: str) -> AliasRevision | None:
+    def revision_at(self, name: str, alias: str, moment: str) -> RevisionRecord | None:
         """The alias as it stood at `moment`: its newest revision written at or before it; None if deleted then.
 
         One Query of the alias's time rows (`<alias>@<updated_at>#n`, written with every revision), `sk <=
@@ -63,7 +62,7 @@ class HistoryStore:
             consistent=True,
         )
         found = timed.items[0] if timed.items else self._untimed_revision_at(name, alias, moment)
-        return None if found is None or found.get("deleted") else revision_entity(found)
+        return None if found is None or found.get("deleted") else revision_record(found)
 
     def _untimed_revision_at(self, name: str, alias: str, moment: str) -> Item | None:
         """No time row at or before `moment`: the alias's oldest record says whether it existed then (one item

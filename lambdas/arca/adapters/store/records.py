@@ -8,7 +8,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arca.adapters.dynamo import Item
 from arca.domain.downloads import recorded_filename
-from arca.domain.entities import Alias, AliasRevision, Event, Latest, Rollout, Target, Version
+from arca.domain.entities import (
+    Alias,
+    AliasAction,
+    AliasRevision,
+    Event,
+    Latest,
+    Rollout,
+    Target,
+    Version,
+    VersionRef,
+)
 from arca.domain.signing import Signed
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
@@ -87,8 +97,42 @@ def latest_record(item: Item) -> LatestRecord:
     )
 
 
-def version_entity(item: Item) -> Version:
-    return Version(
+class VersionRecord(BaseModel):
+    """What a version's item holds: the version (the API answers it as `Version`, see `entity`) and the state
+    the services need besides: the tags' compare-and-set counter and the name of a multipart layout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    version: int
+    sha256: str
+    size: int
+    content_type: str
+    metadata: dict[str, str]
+    created_at: str
+    deleted: bool = False
+    deleted_at: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    tags: dict[str, str] = Field(default_factory=dict)
+    tag_rev: int = 0  # compare-and-set counter of the tags
+    attestations: list[str] = Field(default_factory=list)
+    part_size: int | None = None
+    part_count: int | None = None
+    parts_sha256: str | None = None  # the layout's name (arca.domain.multipart)
+    manifest: str | None = None
+    signature: str | None = None
+    expired: bool = False
+
+    def entity(self, parts: list[str] | None = None) -> Version:
+        """The version as the API answers it (with `parts`, the part hashes of multipart content)."""
+        return Version.model_validate({**{f: getattr(self, f) for f in _VERSION_FIELDS}, "parts": parts})
+
+
+_VERSION_FIELDS = tuple(f for f in VersionRecord.model_fields if f in Version.model_fields)
+
+
+def version_record(item: Item) -> VersionRecord:
+    return VersionRecord(
         name=item["name"],
         version=int(item["sk"]),
         **{f: item.get(f) for f in CONTENT_FIELDS},
@@ -106,6 +150,64 @@ def version_entity(item: Item) -> Version:
     )
 
 
+def version_entity(item: Item) -> Version:
+    """A version's item as the API answers it (listings)."""
+    return version_record(item).entity()
+
+
+class _AliasStateRecord(BaseModel):
+    """What an alias item and a history record hold of an alias's state besides what the API answers: the
+    targets' content copied on the item (an alias resolves with one item read) and the deletion tombstone."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: VersionRef | None = None
+    secondary_version: VersionRef | None = None
+    secondary_version_weight: int | None = None
+    description: str | None = None
+    revision: int
+    updated_at: str | None = None
+    updated_by: str | None = None
+    reason: str | None = None
+    primary: Target | None = None
+    secondary: Target | None = None
+    deleted: bool = False  # a tombstone keeps the revision counter after a delete
+
+    @property
+    def pinned(self) -> set[int]:
+        """The numbered versions this state points at (LATEST is never pinned: it cannot be deleted)."""
+        if self.deleted:
+            return set()
+        return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
+
+
+class AliasRecord(_AliasStateRecord):
+    """What an alias item holds (the API answers it as `Alias`, see `entity`)."""
+
+    name: str
+    alias: str
+    created_at: str | None = None
+    first_revision: int = 1  # where this alias's history starts (after a purge: later)
+
+    def entity(self) -> Alias:
+        """The alias as the API answers it."""
+        return Alias.model_validate({f: getattr(self, f) for f in _ALIAS_FIELDS})
+
+
+class RevisionRecord(_AliasStateRecord):
+    """What a history record holds (the API answers it as `AliasRevision`, see `entity`)."""
+
+    action: AliasAction
+
+    def entity(self) -> AliasRevision:
+        """The revision as the API answers it."""
+        return AliasRevision.model_validate({f: getattr(self, f) for f in _REVISION_FIELDS})
+
+
+_ALIAS_FIELDS = tuple(f for f in AliasRecord.model_fields if f in Alias.model_fields)
+_REVISION_FIELDS = tuple(f for f in RevisionRecord.model_fields if f in AliasRevision.model_fields)
+
+
 def _alias_state(item: Item) -> dict[str, Any]:
     return {
         **{f: item.get(f) for f in (*ALIAS_FIELDS, "updated_at", "updated_by", "reason")},
@@ -116,8 +218,8 @@ def _alias_state(item: Item) -> dict[str, Any]:
     }
 
 
-def alias_entity(item: Item) -> Alias:
-    return Alias(
+def alias_record(item: Item) -> AliasRecord:
+    return AliasRecord(
         name=item["name"],
         alias=item["alias"],
         created_at=item.get("created_at"),
@@ -126,8 +228,8 @@ def alias_entity(item: Item) -> Alias:
     )
 
 
-def revision_entity(item: Item) -> AliasRevision:
-    return AliasRevision(action=item["action"], **_alias_state(item))
+def revision_record(item: Item) -> RevisionRecord:
+    return RevisionRecord(action=item["action"], **_alias_state(item))
 
 
 def rollout_entity(item: Item) -> Rollout:
@@ -158,18 +260,19 @@ def event_item(event: Event) -> Item:
     return item
 
 
-def alias_item(new: Alias) -> dict[str, Any]:
+def alias_item(new: AliasRecord) -> dict[str, Any]:
     """The alias item's attributes (without its key)."""
+    state = new.model_dump(exclude={"primary", "secondary", "deleted", "first_revision"})
     return {
         "kind": "alias",
-        **{k: v for k, v in new.model_dump(exclude={"primary", "secondary"}).items() if v is not None},
+        **{k: v for k, v in state.items() if v is not None},
         **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
         "deleted": new.deleted,
         "first_revision": new.first_revision,
     }
 
 
-def target_of(source: LatestRecord | Version) -> Target:
+def target_of(source: LatestRecord | VersionRecord) -> Target:
     return Target(
         sha256=str(source.sha256),
         size=int(source.size or 0),

@@ -24,7 +24,7 @@ from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancel
 from arca.adapters.store.aliases import MAX_ALIASES
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most
 from arca.adapters.store.feed import Feed
-from arca.domain.entities import Version
+from arca.adapters.store.records import VersionRecord
 from arca.domain.errors import LinkedNameError, NotFoundError
 from arca.domain.events import Change, VersionExpired
 from arca.domain.retention import RetentionPolicy
@@ -126,7 +126,7 @@ class RetentionStore:
 
     # Expiry.
 
-    def expire(self, version: Version, *, cutoff: str, now: str, by: str) -> bool:
+    def expire(self, version: VersionRecord, *, cutoff: str, now: str, by: str) -> bool:
         """Turn a soft-deleted version into a tombstone, in one transaction; False when its state changed since it
         was read (restored, pinned, already expired): then nothing was written.
 

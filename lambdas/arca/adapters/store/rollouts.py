@@ -11,8 +11,8 @@ from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.conditions import ITEM_NOT_EXIST
-from arca.adapters.store.records import rollout_entity, rollout_item
-from arca.domain.entities import Alias, Rollout
+from arca.adapters.store.records import AliasRecord, rollout_entity, rollout_item
+from arca.domain.entities import Rollout
 from arca.domain.errors import RolloutMovedError, RolloutRunningError
 from arca.domain.events import (
     Change,
@@ -39,14 +39,14 @@ class RolloutStore:
 
     def start_rollout(
         self,
-        new: Alias,
-        old: Alias,
+        new: AliasRecord,
+        old: AliasRecord,
         rollout: Rollout,
         *,
         guard: Guard | None = None,
         also: Sequence[Write] = (),
         announce: Sequence[Change] = (),
-    ) -> Alias:
+    ) -> AliasRecord:
         """The alias's first rollout revision and the rollout item, in one transaction (with `guard`, `also` and
         `announce` as write_alias: a policy's conditions, a promotion's item and its events).
 
@@ -73,7 +73,7 @@ class RolloutStore:
                 f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
             ) from None
 
-    def step_rollout(self, rollout: Rollout, seen: Rollout, new: Alias, old: Alias) -> Alias:
+    def step_rollout(self, rollout: Rollout, seen: Rollout, new: AliasRecord, old: AliasRecord) -> AliasRecord:
         """One rollout step: the alias revision `new` (compare-and-set on `old`, the revision the rollout wrote
         last) and the rollout as `rollout`, only while it is still `seen` (running, at the same step).
 

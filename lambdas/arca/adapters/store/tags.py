@@ -17,8 +17,8 @@ from arca.adapters.keys import Key
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
-from arca.adapters.store.records import TARGET_FIELDS, LatestRecord
-from arca.domain.entities import Version, VersionHit
+from arca.adapters.store.records import TARGET_FIELDS, LatestRecord, VersionRecord
+from arca.domain.entities import VersionHit
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import ArtifactUpdated, Change, VersionTagged
 
@@ -28,7 +28,9 @@ class TagStore:
         self.table = table
         self.feed = feed
 
-    def write_version_tags(self, seen: Version, tags: dict[str, str], *, now: str, by: str | None = None) -> Version:
+    def write_version_tags(
+        self, seen: VersionRecord, tags: dict[str, str], *, now: str, by: str | None = None
+    ) -> VersionRecord:
         """Replace the version's tags with `tags` (the merge decided from `seen`), and their index rows.
 
         Allowed on a soft-deleted version. Raises ContentionError when the tags changed since `seen` was read,

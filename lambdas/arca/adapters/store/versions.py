@@ -12,7 +12,7 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, first_at, index_page, page, sk_test
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
-from arca.adapters.store.records import version_entity
+from arca.adapters.store.records import VersionRecord, version_entity, version_record
 from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, VersionPinnedError
 from arca.domain.events import Change, VersionDeleted, VersionRestored
@@ -31,12 +31,12 @@ class VersionStore:
         self.table = table
         self.feed = feed
 
-    def version(self, name: str, number: int) -> Version | None:
+    def version(self, name: str, number: int) -> VersionRecord | None:
         """One version; LinkedNameError when `name` is a link (its LATEST is the first item at or after the key)."""
         item = first_at(self.table, keys.version_key(name, number))
         if item is not None and item["sk"] == keys.latest_key(name)["sk"] and item.get("link"):
             raise LinkedNameError(name, item["link"])
-        return None if item is None or item["sk"] != keys.version_key(name, number)["sk"] else version_entity(item)
+        return None if item is None or item["sk"] != keys.version_key(name, number)["sk"] else version_record(item)
 
     def versions_page(
         self, name: str, *, limit: int, token: str | None, newest_first: bool, include_deleted: bool
@@ -56,10 +56,10 @@ class VersionStore:
 
     def versions_chunk(
         self, name: str, *, start: dict[str, str] | None, size: int
-    ) -> tuple[list[Version], dict[str, str] | None]:
+    ) -> tuple[list[VersionRecord], dict[str, str] | None]:
         """One Query of up to `size` versions, newest first, deleted ones included; and the key to go on from."""
         page = self.table.query(name, sk_between=VERSIONS, forward=False, consistent=True, limit=size, start=start)
-        return [version_entity(i) for i in page.items], page.last_key
+        return [version_record(i) for i in page.items], page.last_key
 
     @staticmethod
     def resume_token(name: str, scope: str, key: dict[str, str], state: dict[str, int]) -> str:
@@ -71,7 +71,9 @@ class VersionStore:
         """The key and counters of a `resume_token`; ValidationError(next_token) for any other token."""
         return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=VERSIONS))
 
-    def set_deleted(self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None) -> Version | None:
+    def set_deleted(
+        self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None
+    ) -> VersionRecord | None:
         """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
 
         Returns None when written, or the version as it is when it was already in that state (idempotent).
@@ -90,7 +92,7 @@ class VersionStore:
                     self._refuse_link(name)
                     raise NotFoundError(f"artifact {name!r} has no version {number}") from None
                 if bool(failed.item.get("deleted")) == deleted:
-                    return version_entity(failed.item)
+                    return version_record(failed.item)
                 if failed.item.get("expired"):
                     raise ConflictError(f"version {number} expired; it cannot be restored", field="version") from None
                 aliases = sorted(failed.item.get("pinned_by") or ())
@@ -166,7 +168,7 @@ class VersionStore:
         )
         return writes
 
-    def newest_with_content(self, name: str, sha256: str) -> Version | None:
+    def newest_with_content(self, name: str, sha256: str) -> VersionRecord | None:
         """The newest version of `name` holding `sha256` that is not deleted.
 
         The search index (eventually consistent) names the candidates, newest first, deleted ones skipped within
