@@ -85,7 +85,7 @@ def test_an_update_placeholder_that_clashes_with_the_conditions_is_refused(
 def test_the_event_order_is_anded_onto_latests_condition_structurally() -> None:
     # Given LATEST's write in a transaction, conditioned on the artifact being live
     write = Write("artifact", "ConditionCheck", latest_key("a"), condition=ARTIFACT_IS_LIVE)
-    event = Event(id="e2", name="a", type="alias.updated", at="2026-01-01T00:00:00Z")
+    event = Event(id="e2", name="a", type="alias.deleted", at="2026-01-01T00:00:00Z", detail={"revision": 1})
     # When the feed stamps it
     _, latest = _stamped([write], "a", [event])
     body = latest.request("t")["Update"]
