@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
+from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
@@ -86,7 +87,7 @@ def test_transaction_conflict_is_retried_but_condition_failure_is_reported_by_na
     )
     writes = [
         Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
-        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition="attribute_exists(pk)"),
+        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition=Attr("pk").exists()),
     ]
     # When
     with stub, pytest.raises(TransactionCancelled) as raised:
@@ -120,7 +121,7 @@ def test_cancellation_for_a_reason_other_than_a_condition_is_rejected_not_a_conf
     )
     writes = [
         Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
-        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition="attribute_exists(pk)"),
+        Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition=Attr("pk").exists()),
     ]
     # When / Then it is reported as what it is, by item, and not retried
     with stub, pytest.raises(TransactionRejected) as raised:
@@ -194,7 +195,9 @@ def test_condition_failure_under_moto_carries_the_old_item(aws: SimpleNamespace)
     table.transact([Write("v", "Put", {"pk": "a", "sk": "000001"}, item={"deleted": True})])
     # When / Then
     with pytest.raises(ConditionFailed) as raised:
-        table.update({"pk": "a", "sk": "000001"}, "SET deleted = :f", condition="deleted = :f", values={":f": False})
+        table.update(
+            {"pk": "a", "sk": "000001"}, "SET deleted = :f", condition=Attr("deleted").eq(False), values={":f": False}
+        )
     assert raised.value.item is not None and raised.value.item["deleted"] is True
 
 
@@ -207,7 +210,7 @@ def test_cancellation_under_moto_names_the_failed_item(aws: SimpleNamespace) -> 
         table.transact(
             [
                 Write("other", "Put", {"pk": "b", "sk": "LATEST"}, item={}),
-                Write("version", "Put", keys.version_key("a", 1), item={}, condition="attribute_not_exists(pk)"),
+                Write("version", "Put", keys.version_key("a", 1), item={}, condition=Attr("pk").not_exists()),
             ]
         )
     # Then nothing of it was written, and the reason is under the right name

@@ -29,8 +29,8 @@ from botocore.exceptions import ClientError
 from arca.domain.errors import ThrottledError, ValidationError
 
 Item = dict[str, Any]
-# A condition: built with boto3's condition builders (`Attr(...)`, `&`, `|`, `~`), or still a hand-written string.
-Condition: TypeAlias = ConditionBase | str
+# A condition: built with boto3's condition builders (`Attr(...)`, `&`, `|`, `~`), rendered per request.
+Condition: TypeAlias = ConditionBase
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -169,7 +169,7 @@ def expressions(
     names, values = dict(names), dict(values)
     if update:
         body["UpdateExpression"] = str(update)
-    if isinstance(condition, ConditionBase):
+    if condition is not None:
         built = ConditionExpressionBuilder().build_expression(condition)
         clash = (built.attribute_name_placeholders.keys() & names.keys()) | (
             built.attribute_value_placeholders.keys() & values.keys()
@@ -179,8 +179,6 @@ def expressions(
         body["ConditionExpression"] = built.condition_expression
         names.update(built.attribute_name_placeholders)
         values.update(built.attribute_value_placeholders)
-    elif condition:
-        body["ConditionExpression"] = condition
     if names:
         body["ExpressionAttributeNames"] = names
     if values:

@@ -94,8 +94,6 @@ def _stamped(writes: list[Write], name: str, events: list[Event]) -> tuple[list[
     last = events[-1].id
     at = next(i for i, w in enumerate(writes) if dict(w.key) == keys.latest_key(name))
     write = writes[at]
-    if isinstance(write.condition, str):
-        raise TypeError(f"LATEST's write {write.name!r} must have a builder condition to carry the event order")
     condition = event_is_newer(last) if write.condition is None else write.condition & event_is_newer(last)
     if write.kind == "Put":
         latest = dataclasses.replace(write, item={**(write.item or {}), "last_event": last}, condition=condition)
