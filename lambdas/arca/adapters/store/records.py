@@ -69,7 +69,10 @@ class LatestRecord(BaseModel):
 
     def entity(self) -> Latest:
         """LATEST as the API answers it."""
-        return Latest.model_validate({f: getattr(self, f) for f in Latest.model_fields if f in type(self).model_fields})
+        return Latest.model_validate({f: getattr(self, f) for f in _LATEST_FIELDS})
+
+
+_LATEST_FIELDS = tuple(f for f in LatestRecord.model_fields if f in Latest.model_fields)
 
 
 def latest_record(item: Item) -> LatestRecord:
