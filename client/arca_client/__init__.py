@@ -32,6 +32,7 @@ from arca_client.models import (
     BlobRef,
     Downloaded,
     Event,
+    Lease,
     Link,
     ListEntry,
     Page,
@@ -45,6 +46,7 @@ from arca_client.models import (
     VersionHit,
 )
 from arca_client.refs import parse_ref, split_ref
+from arca_client.resolver import Resolved, Resolver
 from arca_client.sdk import Client, guess_content_type
 from arca_client.transport import RetryPolicy
 
@@ -63,6 +65,7 @@ __all__ = [
     "CredentialsError",
     "Downloaded",
     "Event",
+    "Lease",
     "Link",
     "ListEntry",
     "NotFoundError",
@@ -73,6 +76,8 @@ __all__ = [
     "PruneResult",
     "Published",
     "Resolution",
+    "Resolved",
+    "Resolver",
     "RetryPolicy",
     "Rollout",
     "ServerError",

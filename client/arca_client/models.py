@@ -230,6 +230,20 @@ class Resolution(Decoded):
 
 
 @dataclass(frozen=True)
+class Lease(Decoded):
+    """A consumer's lease: `consumer` runs `version` until `expires_at` (unless renewed)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("Lease",)
+    consumer: str
+    version: int
+    expires_at: str
+    by: str | None = None
+    # a list of strings or a map of strings, as the lease was written
+    labels: list[str] | dict[str, str] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class Downloaded:
     SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
     resolution: Resolution

@@ -20,6 +20,7 @@ from arca_client.calls.aliases import AliasCalls
 from arca_client.calls.artifacts import UNSET as UNSET
 from arca_client.calls.artifacts import ArtifactCalls
 from arca_client.calls.attestations import AttestationCalls
+from arca_client.calls.consumers import ConsumerCalls
 from arca_client.calls.events import EventCalls
 from arca_client.calls.guards import GuardCalls
 from arca_client.calls.http import LOCAL_USER_HEADER as LOCAL_USER_HEADER
@@ -54,6 +55,7 @@ class Client(
     RolloutCalls,
     GuardCalls,
     RetentionCalls,
+    ConsumerCalls,
 ):
     """A client of one Arca API.
 
