@@ -52,6 +52,8 @@ class FakeRegistry:
         self.repositories: dict[str, Repository] = {}
         self.uploads: dict[str, Upload] = {}
         self.callers: list[str | None] = []
+        # Tags an alias policy refuses to move: the manifest is kept (a published version), the tag is DENIED.
+        self.denied_tags: set[str] = set()
         self.lock = threading.RLock()
         self._ids = itertools.count(1)
 
@@ -149,6 +151,12 @@ class FakeBackend:
             repository.deleted.discard(manifest.digest)
             if manifest.subject is None and manifest.digest not in repository.versions:
                 repository.versions.append(manifest.digest)
+            if reference.kind is RefKind.TAG and reference.tag in self.registry.denied_tags:
+                raise OciError.of(
+                    "DENIED",
+                    f"the alias policy of {reference.tag} refuses this version",
+                    {"violations": [{"rule": "require_attestations"}]},
+                )
             if reference.kind is RefKind.TAG and reference.tag:
                 repository.tags[reference.tag] = manifest.digest
             subject = manifest.subject.ref if manifest.subject is not None else None
