@@ -57,6 +57,7 @@ def test_a_blob_listed_twice_is_one_file_named_where_it_is_first_listed() -> Non
         (["a//b", "b"], "not a file path"),
         (["tab\there", "b"], "not a file path"),
         (["x" * 1025, "b"], "not a file path"),
+        (["\ud800", "b"], "not a file path"),
     ],
 )
 def test_names_that_are_no_tree_are_manifest_invalid(titles: list[str], why: str) -> None:
@@ -125,6 +126,7 @@ def test_without_a_media_type_in_the_body_the_content_type_decides() -> None:
         (b"[1]", OCI_MANIFEST, "not a JSON object"),
         (b'{"schemaVersion": NaN}', OCI_MANIFEST, "not JSON"),
         (b"\xff\xfe", OCI_MANIFEST, "not JSON"),
+        (b"[" * 100_000, OCI_MANIFEST, "nests too deeply"),
         (b'{"schemaVersion": 2, "schemaVersion": 2}', OCI_MANIFEST, "duplicate key"),
         (encode(image([]) | {"schemaVersion": 1}), OCI_MANIFEST, "schemaVersion"),
         (encode(image([]) | {"schemaVersion": True}), OCI_MANIFEST, "schemaVersion"),

@@ -214,6 +214,8 @@ def _strict_json(body: bytes) -> dict[str, Any]:
         document = json.loads(body.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=unique_keys)
     except (UnicodeDecodeError, ValueError) as error:
         raise OciError.of("MANIFEST_INVALID", f"the manifest is not JSON: {error}", {"reason": str(error)}) from None
+    except RecursionError:  # nesting deeper than the parser goes: no manifest is nested like that
+        raise OciError.of("MANIFEST_INVALID", "the manifest nests too deeply") from None
     if not isinstance(document, dict):
         raise OciError.of("MANIFEST_INVALID", "the manifest is not a JSON object")
     return document
@@ -257,7 +259,10 @@ def _invalid(message: str, place: str) -> OciError:
 def path_problem(path: str) -> str | None:
     """Why `path` is not a tree path (1-1,024 bytes of UTF-8, `/`-separated segments, none empty, `.` or `..`, no
     leading `/`, no control character), or None."""
-    size = len(path.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(path.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate, which JSON's \u escapes can spell
+        return "a path is UTF-8 text"
     if not 1 <= size <= MAX_PATH_BYTES:
         return f"a path is 1 to {MAX_PATH_BYTES} bytes"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
