@@ -11,6 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lambdas" / "arca"
 # What each room may import from the package (besides itself). Everything points inward, towards domain/.
 ALLOWED = {
     "domain": set(),
+    # Protocol packages (OCI, …) are pure: parsing and rendering over the domain, never a service or a store.
+    "protocols": {"domain"},
     "adapters": {"domain"},
     "services": {"domain", "adapters"},
     "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
@@ -123,3 +125,15 @@ def test_services_never_choose_an_http_status() -> None:
     ]
     # Then the routes render every status (api/); the services only say what happened
     assert not named
+
+
+def test_protocol_packages_perform_no_io() -> None:
+    # Given every module of the protocol packages
+    files = sorted((PACKAGE / "protocols").rglob("*.py"))
+    assert files
+    # Then none imports an AWS SDK, a socket or HTTP library, or reads the environment
+    forbidden = ("boto3", "botocore", "socket", "requests", "urllib.request", "http.client")
+    for file in files:
+        imported = {m for node in ast.walk(_tree(file)) for m in _modules(node)}
+        assert not {m for m in imported if m.split(".")[0] in forbidden or m in forbidden}, file.name
+        assert "os.environ" not in file.read_text(), file.name
