@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 import requests
 
+from arca.adapters.s3 import hex_to_b64
 from tests.helpers import sha256
 
 if TYPE_CHECKING:
@@ -123,12 +124,16 @@ def test_local_s3_refuses_what_s3_refuses(arca: ArcaHttp, unique: str) -> None:
     name = f"{unique}/app"
     data = b"the bytes the URL signs"
     upload = arca.post(f"/artifacts/{name}/uploads", json={"sha256": sha256(data), "size": len(data)}).json()["upload"]
-    # When other bytes are sent, then the true ones, then the true ones again
+    # When other bytes are sent (with the signed checksum, then with their own), then the true ones, then again
     tampered = requests.put(upload["url"], data=b"tampered bytes", headers=upload["headers"], timeout=10)
+    own_checksum = {**upload["headers"], "x-amz-checksum-sha256": hex_to_b64(sha256(b"tampered bytes"))}
+    resigned = requests.put(upload["url"], data=b"tampered bytes", headers=own_checksum, timeout=10)
     honest = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
     again = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
-    # Then the tampered body is refused as S3 refuses it, the honest one stored, and the URL cannot replace it
+    # Then the tampered body is refused as S3 refuses it (the checksum, or the signature over the checksum header),
+    # the honest one stored, and the URL cannot replace it
     assert (tampered.status_code, "<Code>BadDigest</Code>" in tampered.text) == (400, True), tampered.text
+    assert (resigned.status_code, "<Code>SignatureDoesNotMatch</Code>" in resigned.text) == (403, True), resigned.text
     assert honest.status_code == 200, honest.text
     assert (again.status_code, "<Code>PreconditionFailed</Code>" in again.text) == (412, True), again.text
     published = arca.post(f"/artifacts/{name}/versions", json={"sha256": sha256(data), "size": len(data)})
