@@ -181,7 +181,8 @@ class ArcaServer(ThreadingHTTPServer):
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
         self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
-        # The rollout state machine of AWS: the rollouts this server starts, it drives.
+        # The rollout state machine of AWS: every rollout that starts, it drives (it learns of them from the
+        # table's stream, whichever route started them: LocalDriver.observe).
         self.rollouts = LocalDriver(lambda: load("rollout"))
         # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
         self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
@@ -285,8 +286,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
                 log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
                 raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
-        if route.operation == "start_rollout" and isinstance(response, dict) and response.get("statusCode") == 201:
-            self.server.rollouts.schedule(json.loads(response["body"]))
         return self._send_proxy_response(response, request_id, route.function)
 
     def _send_console(self, path: str, request_id: str) -> int:
@@ -434,7 +433,9 @@ def running_arca(
         stack.callback(reset_lambda_state)
         stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
-        stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
+        stack.enter_context(
+            consuming_stream(services, load("events"), lambda_context("events"), observe=server.rollouts.observe)
+        )
         stack.enter_context(serving(server))
         yield server.url
 
@@ -501,7 +502,11 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(reset_lambda_state)
             stack.enter_context(iam.checking())
             services = stack.enter_context(running_services(warm_up=preload_handlers))
-            stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
+            stack.enter_context(
+                consuming_stream(
+                    services, load_handler("events"), lambda_context("events"), observe=server.rollouts.observe
+                )
+            )
             stack.enter_context(serving(server))
             dynamodb_port = services.dynamodb_endpoint.rsplit(":", 1)[1]
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
