@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
 from arca_client import loopback
+from arca_client.config import DEFAULT_ENDPOINT, ENDPOINT_ENV
 from local import docs, iam
 from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
 from local.retention import DEFAULT_INTERVAL, LocalSweeper
@@ -461,6 +462,32 @@ class _WithoutMetrics(io.TextIOBase):
         self.stream.flush()
 
 
+def cli_lines(url: str, python: str = sys.executable, cwd: Path | None = None) -> list[str]:
+    """The banner's lines for the `arca` walkthrough, typed in another shell: how to put `arca` on PATH (the
+    activation of the virtual environment that runs this server, or its bin folder), and the endpoint when it is
+    not the CLI's default. Nothing to say: no lines."""
+    commands = []
+    bin_dir = Path(python).parent
+    activate = bin_dir / "activate"
+    if activate.is_file():
+        commands.append(f"source {_shown(activate, cwd or Path.cwd())}")
+    elif (bin_dir / "arca").is_file():
+        commands.append(f'export PATH="{bin_dir}:$PATH"')
+    if url != DEFAULT_ENDPOINT:
+        commands.append(f"export {ENDPOINT_ENV}={url}")
+    if not commands:
+        return []
+    return ["CLI: in the shell where you type `arca`, run:", *(f"  {command}" for command in commands)]
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """`path` relative to `cwd` when it is inside it (`.venv/bin/activate` after `make local`), else absolute."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # one shutdown path for Ctrl-C and `kill`
 
@@ -522,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"on {services.s3_endpoint}",
                 flush=True,
             )
+            for line in cli_lines(server.url):
+                print(line, flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

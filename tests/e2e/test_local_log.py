@@ -7,6 +7,7 @@ import logging
 import re
 import socket
 import struct
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 import requests
 
 from local.server import ArcaServer, serving
-from tests.e2e.processes import local_server
+from tests.e2e.processes import REPO, local_server
 
 REQUEST_LINE = r"^(GET|POST|PUT|DELETE|PATCH) \S+ (\d{3}|client hung up) \d+ ms$"
 
@@ -78,8 +79,16 @@ def test_the_request_log_is_one_line_per_request_unless_verbose(verbose: bool, t
     assert out_lines[0].startswith("Arca is running at ")
     assert out_lines[1].startswith("API reference: ")
     assert out_lines[2].startswith("Events: bus ")
+    # The CLI walkthrough's lines: this virtualenv's activation (`.venv/bin/activate` in a checkout), and the
+    # endpoint (the port is not 3000)
+    activate = Path(sys.executable).with_name("activate")
+    assert out_lines[3:6] == [
+        "CLI: in the shell where you type `arca`, run:",
+        f"  source {activate.relative_to(REPO) if activate.is_relative_to(REPO) else activate}",
+        f"  export ARCA_ENDPOINT={server.url}",
+    ]
     if verbose:
         assert any(line.startswith('{"_aws":') for line in out_lines)
         assert any('"message":"request refused"' in line for line in out_lines)
     else:
-        assert out_lines == out_lines[:3]
+        assert out_lines == out_lines[:6]
