@@ -17,6 +17,7 @@ import requests
 
 from local.server import ArcaServer, serving
 from tests.e2e.processes import REPO, local_server
+from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
 REQUEST_LINE = r"^(GET|POST|PUT|DELETE|PATCH) \S+ (\d{3}|client hung up) \d+ ms$"
 
@@ -29,7 +30,7 @@ def test_a_client_that_hangs_up_is_one_quiet_line(
 
     def slow_handler(function: str) -> Any:
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-            answered.wait(5)
+            answered.wait(PATIENCE)
             return {"statusCode": 200, "headers": {"Content-Type": "application/json"}, "body": "{}" * 100_000}
 
         return handler
@@ -49,7 +50,7 @@ def test_a_client_that_hangs_up_is_one_quiet_line(
         half.close()
         answered.set()
         # Then the server goes on serving
-        assert requests.get(f"http://127.0.0.1:{port}/nowhere", timeout=10).status_code == 404
+        assert requests.get(f"http://127.0.0.1:{port}/nowhere", timeout=HTTP_TIMEOUT).status_code == 404
     lines = [r.getMessage() for r in caplog.records if r.name == "arca.local"]
     assert any(line.startswith("GET /health client hung up ") for line in lines), lines
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
@@ -61,9 +62,9 @@ def test_the_request_log_is_one_line_per_request_unless_verbose(verbose: bool, t
     # Given the local server as `make local` starts it
     with local_server(tmp_path, *(["--verbose"] if verbose else [])) as server:
         # When: requests the API refuses (the handlers log those) and one it answers; each counts a metric
-        requests.put(f"{server.url}/artifacts/demo/aliases/prod", json={"version": 1}, timeout=10)
-        requests.get(f"{server.url}/artifacts/demo", timeout=10)
-        requests.get(f"{server.url}/health", timeout=10)
+        requests.put(f"{server.url}/artifacts/demo/aliases/prod", json={"version": 1}, timeout=HTTP_TIMEOUT)
+        requests.get(f"{server.url}/artifacts/demo", timeout=HTTP_TIMEOUT)
+        requests.get(f"{server.url}/health", timeout=HTTP_TIMEOUT)
     out, err = server.output()
     # Then
     err_lines = err.splitlines()

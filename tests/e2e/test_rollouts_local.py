@@ -15,9 +15,7 @@ from arca.wiring import build
 from local.services import client
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import race
-from tests.helpers import acting, wait_for
-
-DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
+from tests.helpers import PATIENCE, acting, wait_for
 
 
 def given_an_alias(arca: ArcaHttp, name: str) -> str:
@@ -34,7 +32,7 @@ def wait_until_ended(arca: ArcaHttp, alias: str) -> dict[str, Any]:
         status: dict[str, Any] = arca.get(f"{alias}/rollout").json()
         return status if status["state"] != "running" else None
 
-    return wait_for(ended, timeout=DEADLINE, what=f"the end of the rollout of {alias}", interval=0.2)
+    return wait_for(ended, timeout=PATIENCE, what=f"the end of the rollout of {alias}", interval=0.2)
 
 
 def test_local_server_drives_a_rollout_to_completion(arca: ArcaHttp, unique: str) -> None:

@@ -10,9 +10,9 @@ from boto3.dynamodb.types import TypeSerializer
 from local.rollouts import LocalDriver, driver_event, started
 from local.services import Services
 from local.stream import StreamConsumer
+from tests.helpers import PATIENCE
 
 _serialize = TypeSerializer().serialize
-WAIT = 60.0  # seconds, at most, for a thread of the driver on a busy machine; the tests end as soon as it has run
 
 
 def rollout_image(rollout_id: str, *, state: str = "running", step: int = 1) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def test_a_rollout_shown_twice_is_driven_once() -> None:
     try:
         driver.observe(record("INSERT", rollout_image("r1")))
         driver.observe(record("INSERT", rollout_image("r1")))
-        assert ran.wait(WAIT)
+        assert ran.wait(PATIENCE)
     finally:
         driver.stop()
     # Then one loop drove it
