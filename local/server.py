@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
 from arca_client import loopback
+from arca_client.config import DEFAULT_ENDPOINT, ENDPOINT_ENV
 from local import docs, iam
 from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
 from local.retention import DEFAULT_INTERVAL, LocalSweeper
@@ -181,7 +182,8 @@ class ArcaServer(ThreadingHTTPServer):
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
         self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
-        # The rollout state machine of AWS: the rollouts this server starts, it drives.
+        # The rollout state machine of AWS: every rollout that starts, it drives (it learns of them from the
+        # table's stream, whichever route started them: LocalDriver.observe).
         self.rollouts = LocalDriver(lambda: load("rollout"))
         # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
         self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
@@ -285,8 +287,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
                 log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
                 raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
-        if route.operation == "start_rollout" and isinstance(response, dict) and response.get("statusCode") == 201:
-            self.server.rollouts.schedule(json.loads(response["body"]))
         return self._send_proxy_response(response, request_id, route.function)
 
     def _send_console(self, path: str, request_id: str) -> int:
@@ -434,7 +434,9 @@ def running_arca(
         stack.callback(reset_lambda_state)
         stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
-        stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
+        stack.enter_context(
+            consuming_stream(services, load("events"), lambda_context("events"), observe=server.rollouts.observe)
+        )
         stack.enter_context(serving(server))
         yield server.url
 
@@ -458,6 +460,32 @@ class _WithoutMetrics(io.TextIOBase):
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+def cli_lines(url: str, python: str = sys.executable, cwd: Path | None = None) -> list[str]:
+    """The banner's lines for the `arca` walkthrough, typed in another shell: how to put `arca` on PATH (the
+    activation of the virtual environment that runs this server, or its bin folder), and the endpoint when it is
+    not the CLI's default. Nothing to say: no lines."""
+    commands = []
+    bin_dir = Path(python).parent
+    activate = bin_dir / "activate"
+    if activate.is_file():
+        commands.append(f"source {_shown(activate, cwd or Path.cwd())}")
+    elif (bin_dir / "arca").is_file():
+        commands.append(f'export PATH="{bin_dir}:$PATH"')
+    if url != DEFAULT_ENDPOINT:
+        commands.append(f"export {ENDPOINT_ENV}={url}")
+    if not commands:
+        return []
+    return ["CLI: in the shell where you type `arca`, run:", *(f"  {command}" for command in commands)]
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """`path` relative to `cwd` when it is inside it (`.venv/bin/activate` after `make local`), else absolute."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -501,7 +529,11 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(reset_lambda_state)
             stack.enter_context(iam.checking())
             services = stack.enter_context(running_services(warm_up=preload_handlers))
-            stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
+            stack.enter_context(
+                consuming_stream(
+                    services, load_handler("events"), lambda_context("events"), observe=server.rollouts.observe
+                )
+            )
             stack.enter_context(serving(server))
             dynamodb_port = services.dynamodb_endpoint.rsplit(":", 1)[1]
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
@@ -517,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"on {services.s3_endpoint}",
                 flush=True,
             )
+            for line in cli_lines(server.url):
+                print(line, flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

@@ -18,6 +18,7 @@ import pytest
 from arca_client import Client, RetryPolicy
 from arca_client.cli import main
 from local.services import free_port
+from tests.helpers import PATIENCE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -175,7 +176,7 @@ def test_the_installed_console_script_publishes_and_downloads(arca_url: str, uni
     name = f"{unique}/site"
 
     def arca(*argv: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, timeout=120, check=False)
+        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, timeout=PATIENCE, check=False)
 
     # When
     published = arca("publish", name, source, "--alias", "prod", "--json")

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,22 @@ import requests
 
 from arca_client import transfer
 from tests.e2e.test_cli_behaviour import ARCA, _env
+from tests.helpers import HTTP_TIMEOUT, PATIENCE, wait_for
 
 PART = 5 * 1024**2
 PARTS = 8
 
 
 def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 120
-    while not condition():
+    def met() -> bool:
         assert process.poll() is None, f"the process ended before {what}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+        return condition()
+
+    wait_for(met, timeout=PATIENCE, what=what, interval=0.05)
 
 
 def _run(env: dict[str, str], cwd: Path, *argv: str) -> dict[str, Any]:
-    done = subprocess.run([str(ARCA), *argv, "--json"], env=env, cwd=cwd, capture_output=True, timeout=300)
+    done = subprocess.run([str(ARCA), *argv, "--json"], env=env, cwd=cwd, capture_output=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr.decode()
     return dict(json.loads(done.stdout))
 
@@ -49,7 +49,7 @@ def test_a_killed_upload_and_a_killed_download_resume_where_they_stopped(
     status_url = f"{arca_url}/artifacts/{name}/uploads/{upload_id}"
 
     def parts_in_s3() -> int:
-        answer = requests.get(status_url, timeout=30)
+        answer = requests.get(status_url, timeout=HTTP_TIMEOUT)
         return len(answer.json()["upload"]["uploaded"]) if answer.status_code == 200 else 0
 
     stalled = subprocess.Popen([str(ARCA), *argv], env={**env, transfer.STALL_ENV: "4"}, cwd=tmp_path)

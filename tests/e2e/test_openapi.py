@@ -12,6 +12,7 @@ from openapi_spec_validator import validate
 from arca.api.openapi import document
 from arca.routes import ROUTES
 from tests.e2e.conftest import ArcaHttp
+from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
 # Bounded so the run stays well under a minute on two cores; the seed makes a failure reproducible.
 MAX_EXAMPLES = 8
@@ -86,13 +87,13 @@ def test_property_based_run_finds_no_server_error_and_no_answer_outside_the_sche
         "--generation-database",
         "none",
         "--request-timeout",
-        "20",
+        str(int(HTTP_TIMEOUT)),
         # The name and If-Match patterns make hypothesis discard many drafts; that is expected, not a failure.
         "--suppress-health-check",
         "filter_too_much",
     ]
     env = {**os.environ, "NO_COLOR": "1"}
     # In a temporary folder: schemathesis keeps a cache in the working directory.
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=4 * PATIENCE, env=env, cwd=tmp_path)
     # Then
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
