@@ -9,6 +9,7 @@ difference between two trees. No request is made here; the SDK and the CLI make 
 """
 
 from arca_client.trees.diff import Changed, TreeDiff, tree_diff
+from arca_client.trees.directory import Found, LocalFile, guess_content_type, hash_files, scan, walk
 from arca_client.trees.download import DownloadPlan, Placement, plan_download, receive
 from arca_client.trees.globs import Selector
 from arca_client.trees.hashcache import HashCache, cache_dir
@@ -27,7 +28,6 @@ from arca_client.trees.manifest import (
     tree_digest,
 )
 from arca_client.trees.plan import PublishForm, Upload, UploadPlan, plan_upload, publish_form
-from arca_client.trees.walk import Found, LocalFile, guess_content_type, hash_files, scan, walk
 
 __all__ = [
     "MAX_FILES",

@@ -24,9 +24,9 @@ class Changed:
 
 @dataclass(frozen=True)
 class TreeDiff:
-    """Paths only in the second tree (`added`), only in the first (`removed`), in both with another sha256
-    (`changed`), each in path order; `unchanged` counts the rest. A content type alone is no change: it is not part
-    of the tree's digest."""
+    """Paths only in the second tree (`added`), only in the first (`removed`), in both with another sha256 or size
+    (`changed`), each in path order; `unchanged` counts the rest. A content type alone is no change: it is not part of
+    the tree's digest."""
 
     added: list[TreeEntry]
     removed: list[TreeEntry]
@@ -76,5 +76,5 @@ def tree_diff(before: Iterable[TreeEntry], after: Iterable[TreeEntry]) -> TreeDi
     added = path_order(entry for path, entry in new.items() if path not in old)
     removed = path_order(entry for path, entry in old.items() if path not in new)
     both = sorted(old.keys() & new.keys())
-    changed = [Changed(path, old[path], new[path]) for path in both if old[path].sha256 != new[path].sha256]
+    changed = [Changed(p, old[p], new[p]) for p in both if (old[p].sha256, old[p].size) != (new[p].sha256, new[p].size)]
     return TreeDiff(added, removed, changed, len(both) - len(changed))

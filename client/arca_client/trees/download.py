@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arca_client.errors import ChecksumMismatchError
+from arca_client.trees.directory import DEFAULT_PARALLEL, Found, LocalFile, hash_files
 from arca_client.trees.hashcache import HashCache
 from arca_client.trees.manifest import TreeEntry, TreeError, check_tree, shown
-from arca_client.trees.walk import DEFAULT_PARALLEL, Found, LocalFile, hash_files
 
 # Characters and names Windows cannot hold in a file name; a tree path holding one cannot be written there.
 _WINDOWS_FORBIDDEN = set('<>:"\\|?*')

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arca_client.trees.directory import LocalFile
 from arca_client.trees.manifest import TREE_MEDIA_TYPE, TreeEntry, canonical_manifest, check_tree, tree_digest
-from arca_client.trees.walk import LocalFile
 
 # A publish body carries its `files` inline while its JSON, written as a string inside Lambda's event (as API
 # Gateway puts it there), stays under this: Lambda takes 6 MB of event in all, headers and request context
