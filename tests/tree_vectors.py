@@ -45,7 +45,7 @@ def _quote(text: str) -> str:
 
 
 def reference_manifest(files: list[tuple[str, str, int]]) -> bytes:
-    """The tree manifest of (path, sha256, size) triples as SPEC words it, built without Arca's code."""
+    """The tree manifest of (path, sha256, size) triples as the API defines it, built without Arca's code."""
     ordered = sorted(files, key=lambda f: f[0].encode("utf-8"))  # path order: the byte order of UTF-8
     return jcs({"files": [{"size": s, "path": p, "sha256": d} for p, d, s in ordered]}).encode("utf-8")
 

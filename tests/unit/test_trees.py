@@ -79,7 +79,7 @@ def test_paths_that_are_refused_say_why(path: str, why: str) -> None:
 
 @given(st.text(max_size=40))
 def test_the_path_rules_are_the_oci_packages_rules(path: str) -> None:
-    # Both read SPEC's one sentence; the OCI package names a manifest's files by them.
+    # One rule of paths: the OCI package names a manifest's files by it.
     assert (trees.path_problem(path) is None) == (oci.path_problem(path) is None)
 
 

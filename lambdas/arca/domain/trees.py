@@ -20,7 +20,8 @@ Decision 90, the canonical form and what is refused:
   a path listed twice, a path that is a folder of another (`a` and `a/b`), more than 10,000 files, a sha256 that
   is not 64 lower-case hex characters, a size that is not an integer from 0 to 5 TiB (S3's largest object; it
   also keeps every size exact as an ECMAScript number), an unknown key, and JSON that is not strict (duplicate
-  keys, NaN). A file may be empty; a tree may have no files (the SPEC sets no minimum).
+  keys, NaN). A file may be empty; a tree may have no files (no rule sets a minimum; the CLI refuses to publish
+  an empty directory).
 """
 
 from __future__ import annotations
