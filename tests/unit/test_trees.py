@@ -354,3 +354,15 @@ def test_prefixes_no_path_starts_with_are_refused(prefix: object) -> None:
     with pytest.raises(ValidationError) as caught:
         trees.check_prefix(prefix)
     assert caught.value.field == "prefix"
+
+
+@given(valid_trees(), st.integers(min_value=1, max_value=5))
+def test_counting_steps_cover_each_distinct_content_once(files: list[Any], limit: int) -> None:
+    tree = Tree.of(_entries(files))
+    counted: list[str] = []
+    cursor: str | None = None
+    while step := tree.contents_after(cursor, limit):
+        assert len(step) <= limit
+        counted.extend(step)
+        cursor = step[-1]
+    assert counted == sorted({f.sha256 for f in tree.files})

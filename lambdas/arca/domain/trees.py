@@ -264,6 +264,14 @@ class Tree:
         hold it."""
         return {entry.sha256: entry.size for entry in self.files}
 
+    def contents_after(self, cursor: str | None, limit: int) -> list[str]:
+        """The next `limit` distinct contents in sha256 order after `cursor` (None: from the first): one bounded
+        step of counting (or un-counting) a tree's references, whose last sha256 is the next step's cursor, so a
+        step repeated after a crash is recognised by the cursor it was to advance."""
+        ordered = sorted(self.contents())
+        start = bisect.bisect_right(ordered, cursor) if cursor is not None else 0
+        return ordered[start : start + limit]
+
 
 def _worst_entry_bytes() -> int:
     # A 1,024-byte path of `"` (each escaped as two characters) and the largest size: no entry is longer.
