@@ -366,3 +366,13 @@ def test_counting_steps_cover_each_distinct_content_once(files: list[Any], limit
         counted.extend(step)
         cursor = step[-1]
     assert counted == sorted({f.sha256 for f in tree.files})
+
+
+def test_entries_built_in_code_are_held_to_the_same_rules() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Tree.of([FileEntry("ok", A, 1), FileEntry("a/../b", A, 1)])
+    assert caught.value.field == "files[1].path"
+    deep = "/".join(["d"] * 500)
+    with pytest.raises(ValidationError) as folder:
+        Tree.of([FileEntry(f"{deep}/x/y", A, 1), FileEntry(f"{deep}/x", A, 1)])
+    assert folder.value.field == "files[1].path"
