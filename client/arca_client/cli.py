@@ -405,9 +405,14 @@ def _main(argv: list[str], client_factory: ClientFactory) -> int:
     except OSError as error:
         _fail(args.json, type(error).__name__, str(error))
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stopped:
+        # A transfer says how far it got (arca_client.transfer.Interrupted); anything else just stopped.
         print("", file=sys.stderr)
-        _fail(args.json, "Interrupted", "interrupted")
+        message = str(stopped) or "interrupted"
+        if args.json:
+            _fail(True, "Interrupted", message)
+        else:
+            print(f"arca: {message}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
