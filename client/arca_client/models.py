@@ -307,3 +307,18 @@ class Event(Decoded):
     alias: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def action(self) -> str:
+        """The type as a person reads it: an aborted rollout is `rollout.aborted` (the feed records it as
+        `rollout.rolled_back` with `detail.state` aborted)."""
+        if self.type == "rollout.rolled_back" and self.detail.get("state") == "aborted":
+            return "rollout.aborted"
+        return self.type
+
+    @property
+    def actor(self) -> str | None:
+        """Who acted: the approver of an approval or a rejection (its `detail.by`), else the event's `by`."""
+        if self.type in ("promotion.approved", "promotion.rejected") and self.detail.get("by"):
+            return str(self.detail["by"])
+        return self.by

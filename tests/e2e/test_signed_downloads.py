@@ -166,7 +166,7 @@ def test_attest_and_list_from_the_cli(
     out = "".join(line for line in capsys.readouterr().out.splitlines(keepends=True) if not line.startswith('{"_aws"'))
     # Then
     assert (inline, by_file, listed) == (EXIT_OK, EXIT_OK, EXIT_OK)
-    (found,) = json.loads(out)["attestations"]
+    (found,) = json.loads(out)
     assert (found["type"], found["media_type"], found["size"]) == ("sbom-spdx", "application/json", sbom.stat().st_size)
     assert client.get_version(unique, 1).raw["attestations"] == ["sbom-spdx", "slsa-provenance"]
     assert main([*run, "attest", f"{unique}@1", "x", str(sbom), "--content", "{}"]) == 1

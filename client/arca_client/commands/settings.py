@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from arca_client import config
 from arca_client.commands.base import Commands
@@ -59,14 +60,24 @@ def cmd_config_remove(args: argparse.Namespace, client: Client | None) -> Result
 def cmd_config_list(args: argparse.Namespace, client: Client | None) -> Result:
     settings = config.load()
     target = config.resolve_endpoint(args.endpoint)
-    data = {
-        "file": str(config.config_path()),
-        "current": settings.current,
-        "endpoints": {
-            n: {"url": e.url, "region": e.region, "profile": e.profile} for n, e in settings.endpoints.items()
-        },
-        "in_effect": {"url": target.url, "source": target.source, "name": target.name},
-    }
+
+    def row(name: str | None, url: str, region: str | None = None, profile: str | None = None) -> dict[str, Any]:
+        effect = target.name == name if name is not None else True
+        return {
+            "name": name,
+            "url": url,
+            "region": region,
+            "profile": profile,
+            "current": name is not None and name == settings.current,
+            "in_effect": effect,
+            "source": target.source if effect else None,
+        }
+
+    # One row per configured endpoint; the endpoint in effect is flagged, or is a row of its own (no name) when it
+    # is a URL from --endpoint, $ARCA_ENDPOINT or the default.
+    data = [row(n, e.url, e.region, e.profile) for n, e in sorted(settings.endpoints.items())]
+    if target.name is None:
+        data.append(row(None, target.url))
 
     def report() -> str:
         rows = [
@@ -91,18 +102,33 @@ def register(commands: Commands) -> None:
         dest="config_command",
         metavar="CONFIG_COMMAND",
     )
+    endpoint_name = "a configured endpoint's name (letters, digits, _ and -)"
     p = settings.add(
         "set-endpoint",
         cmd_config_set_endpoint,
         "add or replace the endpoint NAME (with --region and --profile to sign for it)",
+        example="arca config set-endpoint prod https://abc123.execute-api.eu-west-1.amazonaws.com/prod "
+        "--region eu-west-1",
         offline=True,
     )
-    p.add_argument("endpoint_name", metavar="NAME")
-    p.add_argument("url", metavar="URL")
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    p.add_argument("url", metavar="URL", help="the API's URL (http:// or https://)")
     p = settings.add(
-        "use", cmd_config_use, "make NAME the endpoint used unless --endpoint or ARCA_ENDPOINT", offline=True
+        "use",
+        cmd_config_use,
+        "make NAME the endpoint used unless --endpoint or ARCA_ENDPOINT",
+        example="arca config use prod",
+        offline=True,
     )
-    p.add_argument("endpoint_name", metavar="NAME")
-    p = settings.add("remove", cmd_config_remove, "forget the endpoint NAME", offline=True)
-    p.add_argument("endpoint_name", metavar="NAME")
-    settings.add("list", cmd_config_list, "the configured endpoints, and which endpoint is in effect", offline=True)
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    p = settings.add(
+        "remove", cmd_config_remove, "forget the endpoint NAME", example="arca config remove prod", offline=True
+    )
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    settings.add(
+        "list",
+        cmd_config_list,
+        "the configured endpoints, and which endpoint is in effect",
+        example="arca config list",
+        offline=True,
+    )
