@@ -332,6 +332,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     for key, value in _GLOBAL_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)
+    if getattr(args, "endpoint_arg", None):  # a command naming its endpoint (`config trust-key ENDPOINT`)
+        args.endpoint = args.endpoint_arg
     if args.output == "json":
         args.json = True
     elif args.output is not None and args.json:

@@ -31,7 +31,7 @@ def test_the_tree_has_every_command_flag_and_choice_of_the_parser() -> None:
     assert set(tree[""].commands) >= {"publish", "download", "resolve", "show", "alias", "config", "completion"}
     assert set(tree["alias"].commands) == {"set", "copy", "rollback", "history", "ls", "show", "rm", "policy"}
     assert set(tree["alias policy"].commands) == {"set", "show", "rm"}
-    assert set(tree["config"].commands) == {"set-endpoint", "use", "remove", "list"}
+    assert set(tree["config"].commands) == {"set-endpoint", "use", "remove", "list", "trust-key"}
     assert {"--canary", "--weight", "--if-revision", "--json", "--endpoint"} <= set(tree["alias set"].flags)
     assert "--canary" in tree["alias set"].valued
     assert "--json" not in tree["alias set"].valued

@@ -178,7 +178,7 @@ def _commands() -> list[list[str]]:
 def test_every_command_help_is_short_describes_its_positionals_and_shows_an_example() -> None:
     # Given every command
     commands = _commands()
-    assert ["publish"] in commands and ["alias", "policy", "set"] in commands
+    assert ["publish"] in commands and ["alias", "policy", "set"] in commands and ["config", "trust-key"] in commands
     root = subprocess.run([str(ARCA), "--help"], capture_output=True, text=True, check=True).stdout
     assert "--endpoint" in root and "exit codes:" in root
     for path in commands:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from arca_client import config
-from arca_client.commands.base import Commands
+from arca_client import verify as signing
+from arca_client.commands.base import Commands, UsageError, ask
 from arca_client.config import ConfigError
-from arca_client.output import Result, table
+from arca_client.output import MODE, Result, table
 from arca_client.sdk import Client
 
 _SOURCES = {
@@ -94,6 +96,31 @@ def cmd_config_list(args: argparse.Namespace, client: Client | None) -> Result:
     return Result(data, report)
 
 
+def cmd_config_trust_key(args: argparse.Namespace, client: Client) -> Result:
+    """Show the fingerprint of the key the endpoint serves now and of the one pinned, and pin the one served (asked
+    on a terminal, or --yes)."""
+    endpoint = config.canonical_endpoint(client.endpoint)
+    served = client.signing_key()
+    pinned = signing.pinned_key(endpoint)
+    now, before = signing.fingerprint(served), signing.fingerprint(pinned) if pinned else None
+    data = {"endpoint": endpoint, "fingerprint": now, "previous": before, "file": str(signing.pins_path())}
+    lines = [f"{endpoint} signs with {now}"]
+    if pinned is not None and pinned.strip() == served.strip():
+        return Result({**data, "pinned": True, "changed": False}, f"{lines[0]}: pinned already; nothing to do")
+    lines.append(f"pinned now: {before}" if before else "no key pinned yet")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"{'; '.join(lines)}. Check the fingerprint with the stage's operator, then pin it with --yes"
+            )
+        if not MODE.quiet:
+            print("\n".join(lines), file=sys.stderr)
+        if not ask(f"Trust {now} for {endpoint}?"):
+            raise UsageError("not trusted; the pinned key stays")
+    signing.trust(endpoint, served)
+    return Result({**data, "pinned": True, "changed": True}, f"{endpoint}: pinned {now} in {signing.pins_path()}")
+
+
 def register(commands: Commands) -> None:
     settings = commands.group(
         "config",
@@ -132,3 +159,17 @@ def register(commands: Commands) -> None:
         example="arca config list",
         offline=True,
     )
+    p = settings.add(
+        "trust-key",
+        cmd_config_trust_key,
+        "show the fingerprint of the signing key ENDPOINT serves (and of the one pinned) and pin it: asked on a "
+        "terminal, or --yes",
+        example="arca config trust-key http://127.0.0.1:3000",
+    )
+    p.add_argument(
+        "endpoint_arg",
+        metavar="ENDPOINT",
+        nargs="?",
+        help="a URL or a configured endpoint's name (default: the endpoint in effect)",
+    )
+    p.add_argument("-y", "--yes", action="store_true", help="pin without asking (after checking the fingerprint)")
