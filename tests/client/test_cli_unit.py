@@ -685,6 +685,7 @@ def test_purge_with_yes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_keyboard_interrupt_exits_130(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run(["versions", "app"], FakeClient(error=KeyboardInterrupt()))
     assert code == 130
+    assert capsys.readouterr().err == "\narca: interrupted\n"  # not "arca: error: Interrupted: interrupted"
 
 
 def test_default_client_uses_the_endpoint_option(monkeypatch: pytest.MonkeyPatch) -> None:
