@@ -75,6 +75,18 @@ export function who(arn) {
   return h("span", { class: "who", title: arn }, short);
 }
 
+/** An event's type as a person reads it: an aborted rollout is `rollout.aborted` (the feed records it as
+ * `rollout.rolled_back` with `detail.state` aborted), as `arca events` shows it. */
+export function eventAction(event) {
+  return event.type === "rollout.rolled_back" && event.detail?.state === "aborted" ? "rollout.aborted" : event.type;
+}
+
+/** Who acted: the approver of an approval or a rejection (its `detail.by`), else the event's `by`. */
+export function eventActor(event) {
+  const decided = event.type === "promotion.approved" || event.type === "promotion.rejected";
+  return decided && event.detail?.by ? event.detail.by : event.by;
+}
+
 export function tagChips(tags) {
   const entries = Object.entries(tags ?? {});
   return entries.length ? entries.map(([k, v]) => chip(v === "" ? k : `${k}=${v}`, "tag")) : null;
