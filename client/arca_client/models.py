@@ -253,6 +253,7 @@ class Rollout(Decoded):
     superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Rollout",)
+    LOCAL: ClassVar[frozenset[str]] = frozenset({"warnings"})
     name: str
     alias: str
     id: str
@@ -270,6 +271,8 @@ class Rollout(Decoded):
     reason: str | None = None
     alarm: str | None = None
     alias_revision: int | None = None
+    # What the start's answer warned of (its `Warning` header): an alarm that does not exist.
+    warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
+from local.services import client
 from tests.e2e.test_cli_behaviour import ARCA, Arca, _env, installed_arca
 
 WHEN = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
@@ -123,3 +125,32 @@ def test_an_endpoint_that_is_no_api_host_says_so(tmp_path: Path) -> None:
     assert ran.returncode == 4
     assert "example.invalid is not an API Gateway host" in ran.stderr
     assert "--region" in ran.stderr and "region=" not in ran.stderr
+
+
+def test_a_rollout_naming_an_alarm_that_does_not_exist_warns_at_start(cli: Arca, app: str) -> None:
+    # Given an alarm that exists in the local CloudWatch, and prod on 1
+    cloudwatch = client("cloudwatch", os.environ["AWS_ENDPOINT_URL_CLOUDWATCH"])
+    alarm = f"errors-{uuid.uuid4().hex[:8]}"
+    cloudwatch.put_metric_alarm(
+        AlarmName=alarm,
+        MetricName="Errors",
+        Namespace="App",
+        Statistic="Sum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=1,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+    )
+    assert cli("alias", "set", app, "prod", "1").code == 0
+    assert cli("alias", "set", app, "qa", "1").code == 0
+    # When one rollout names it, another a misspelling of it
+    named = cli("rollout", "start", app, "prod", "2", "--steps", "10", "--interval", "3600", "--alarm", alarm)
+    misspelt = cli("rollout", "start", app, "qa", "2", "--steps", "10", "--interval", "3600", "--alarm", alarm + "x")
+    # Then both start, and the misspelt one is told at once what would happen at its first step
+    assert (named.code, misspelt.code) == (0, 0), named.err + misspelt.err
+    assert named.err == ""
+    assert misspelt.err == (
+        f"arca: warning: alarm {alarm}x does not exist: the rollout rolls back at its first step unless it is created\n"
+    )
+    for alias in ("prod", "qa"):
+        assert cli("rollout", "abort", app, alias).code == 0

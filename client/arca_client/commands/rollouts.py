@@ -6,7 +6,7 @@ import argparse
 
 from arca_client.commands.base import Commands, count_arg, version_arg
 from arca_client.models import Rollout
-from arca_client.output import EXIT_NOT_COMPLETED, EXIT_OK, MODE, Result, out, target, when
+from arca_client.output import EXIT_NOT_COMPLETED, EXIT_OK, MODE, Result, note, out, target, when
 from arca_client.sdk import Client
 
 
@@ -43,6 +43,8 @@ def cmd_rollout_start(args: argparse.Namespace, client: Client) -> Result:
         alarms=args.alarm,
         reason=args.reason,
     )
+    for warning in rollout.warnings:
+        note(f"warning: {warning}")
     return Result(rollout.raw, _line(args, rollout))
 
 
