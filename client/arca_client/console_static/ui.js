@@ -185,9 +185,19 @@ export function errorText(error) {
     `: ${error.message}`,
     error.requestId ? h("span", { class: "request-id" }, ` (request id ${error.requestId})`) : null,
     error.violations?.length
-      ? h("ul", { class: "violations" }, error.violations.map((v) => h("li", {}, h("strong", {}, v.rule), `: ${v.message}`)))
+      ? h(
+          "ul",
+          { class: "violations" },
+          error.violations.map((v) => h("li", {}, h("strong", {}, v.rule), `: ${inWords(v)}`)),
+        )
       : null,
   );
+}
+
+/** A policy's rule in the console's words: what to press, not the API route the message names for scripts. */
+function inWords(violation) {
+  const message = String(violation.message ?? "").replace(/\s*\((?:POST|PUT|GET|DELETE) [^)]*\)/g, "");
+  return violation.rule === "approvals" ? `${message}; ask with Request promotion (under Protection)` : message;
 }
 
 let flashTimer = 0;
