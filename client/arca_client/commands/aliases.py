@@ -19,7 +19,7 @@ from arca_client.commands.base import (
     target_arg,
 )
 from arca_client.commands.guards import policy_lines
-from arca_client.errors import AccessDeniedError, NotFoundError
+from arca_client.errors import AccessDeniedError, ConflictError, NotFoundError
 from arca_client.models import Alias, AliasRevision
 from arca_client.output import MODE, Result, canary, fields, stamp, table, target, when
 from arca_client.sdk import Client
@@ -90,25 +90,20 @@ def _split(version: int | str | None, secondary: int | str | None, weight: int |
     return f"{target(version)}, canary {secondary} at {weight or 0}%"
 
 
-def _rollback_plan(
-    client: Client, args: argparse.Namespace
-) -> tuple[Alias, AliasRevision, list[str], AliasRevision | None]:
+def _rollback_plan(client: Client, args: argparse.Namespace) -> tuple[Alias, AliasRevision | None, list[str]]:
     """The alias now, the revision a rollback takes the target of (as the API chooses it: `--to-revision`, else the
-    newest earlier revision that is not a deletion), the plan in words, and a revision without the canary to offer
-    when the target would keep the version being rolled back as a canary."""
+    newest earlier revision that is not a deletion; None when there is none, which the API refuses), and the plan
+    in words, warning when the target keeps the version rolled back from as a canary (and naming a revision
+    without it)."""
     alias = client.get_alias(args.name, args.alias)
     current = alias.revision or 0
     earlier = [
         r for r in client.iter_alias_history(args.name, args.alias) if (r.revision or 0) < current and not r.deleted
     ]
-    if args.to_revision is not None:
-        chosen = next((r for r in earlier if r.revision == args.to_revision), None)
-        if chosen is None:
-            raise UsageError(f"--to-revision {args.to_revision}: no such revision before the current {current}")
-    elif earlier:
-        chosen = earlier[0]
-    else:
-        raise UsageError(f"{args.alias} has no earlier revision to roll back to")
+    wanted = (lambda r: r.revision == args.to_revision) if args.to_revision is not None else (lambda r: True)
+    chosen = next((r for r in earlier if wanted(r)), None)
+    if chosen is None:
+        return alias, None, []
     now = _split(alias.version, alias.secondary_version, alias.secondary_version_weight)
     after = _split(chosen.version, chosen.secondary_version, chosen.secondary_version_weight)
     lines = [
@@ -117,7 +112,6 @@ def _rollback_plan(
     ]
     rolled_back = {alias.version, alias.secondary_version} - {chosen.version, None}
     kept = chosen.secondary_version if chosen.secondary_version in rolled_back else None
-    clean = None
     if kept is not None:
         lines.append(
             f"{args.name}: note: version {kept}, which this rolls back from, keeps "
@@ -127,13 +121,24 @@ def _rollback_plan(
         if clean is not None:
             shown = _split(clean.version, clean.secondary_version, clean.secondary_version_weight)
             lines.append(f"{args.name}: --to-revision {clean.revision} routes {shown}")
-    return alias, chosen, lines, clean
+    return alias, chosen, lines
 
 
 def cmd_alias_rollback(args: argparse.Namespace, client: Client) -> Result | int:
     """Print what the rollback will route, ask on a terminal (unless --yes), then roll back to exactly that
     revision; --dry-run stops after printing."""
-    alias, chosen, plan, _ = _rollback_plan(client, args)
+    alias, chosen, plan = _rollback_plan(client, args)
+    if chosen is None:
+        # No revision to go back to: the API says why, in its words and with its status (as it always did).
+        if args.dry_run:
+            raise ConflictError(
+                f"alias {args.alias!r} has no earlier revision to roll back to"
+                + (f" (--to-revision {args.to_revision})" if args.to_revision else ""),
+                code="ConflictError",
+                status=409,
+            )
+        back = client.rollback_alias(args.name, args.alias, to_revision=args.to_revision, reason=args.reason)
+        return _reported(args, back, "rolled back to")
     if args.dry_run:
         data: dict[str, Any] = {
             "dry_run": True,
