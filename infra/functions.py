@@ -69,7 +69,8 @@ class FunctionSpec:
     bucket_actions: tuple[str, ...] = ()
     index_actions: tuple[str, ...] = ()
     reserved_concurrency: int | None = None
-    # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
+    # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them; the alias
+    # function, when a rollout starts).
     alarm_actions: tuple[str, ...] = ()
     # Actions on the stage's signing key alone (the key's ARN; the function then gets ARCA_SIGNING_KEY_ARN).
     key_actions: tuple[str, ...] = ()
@@ -162,6 +163,8 @@ SPECS = (
         api=True,
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=alias_writes(receipts=True),
+        # A rollout's start reads its alarms once, to warn of one that does not exist.
+        alarm_actions=("cloudwatch:DescribeAlarms",),
         reserved_concurrency=10,
     ),
     FunctionSpec(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 import tempfile
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arca_client.config import config_path
+from arca_client.config import canonical_endpoint, config_path
 from arca_client.errors import ArcaError
 
 ALGORITHM = "ECDSA_SHA_256"
@@ -29,8 +30,8 @@ class VerificationError(ArcaError):
 
 
 class SigningKeyChangedError(VerificationError):
-    """The endpoint's signing key is not the one pinned for it. Remove its entry from the pins file only if the
-    stage's key was really replaced."""
+    """The endpoint's signing key is not the one pinned for it. Trust the new one (`arca config trust-key`,
+    `trust`) only if the stage's key was really replaced."""
 
 
 class SignatureError(VerificationError):
@@ -56,25 +57,52 @@ def load_pins(path: Path | None = None) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
+def pinned_key(endpoint: str, path: Path | None = None) -> str | None:
+    """The key pinned for `endpoint`, whatever spelling of it pinned the key (`canonical_endpoint`); None if none."""
+    key = canonical_endpoint(endpoint)
+    pins = load_pins(path or pins_path())
+    if key in pins:
+        return pins[key]
+    return next((pem for spelled, pem in sorted(pins.items()) if canonical_endpoint(spelled) == key), None)
+
+
 def pin(endpoint: str, public_key_pem: str, path: Path | None = None) -> str:
-    """The key pinned for `endpoint`: the one pinned before, else `public_key_pem`, pinned now (first use).
+    """The key pinned for `endpoint`: the one pinned before, else `public_key_pem`, pinned now (first use). Pins are
+    kept by the endpoint's canonical form: `http://localhost:3000` and `HTTP://127.0.0.1:3000/` are one pin.
 
     Raises SigningKeyChangedError when another key is pinned for the endpoint.
     """
     path = path or pins_path()
-    pins = load_pins(path)
-    pinned = pins.get(endpoint)
+    pinned = pinned_key(endpoint, path)
     if pinned is None:
-        pins[endpoint] = public_key_pem
-        _save(pins, path)
+        trust(endpoint, public_key_pem, path)
         return public_key_pem
     if pinned.strip() != public_key_pem.strip():
         raise SigningKeyChangedError(
-            f"the signing key of {endpoint} is not the one pinned in {path}: refusing to trust it. If the stage's "
-            "key was replaced on purpose, remove the endpoint's entry from that file to pin the new one",
+            f"the signing key of {endpoint} ({fingerprint(public_key_pem)}) is not the one pinned in {path} "
+            f"({fingerprint(pinned)}): refusing to trust it. If the stage's key was replaced on purpose, `arca config "
+            f"trust-key {canonical_endpoint(endpoint)}` shows the new key's fingerprint and pins it",
             code="SigningKeyChanged",
         )
     return pinned
+
+
+def trust(endpoint: str, public_key_pem: str, path: Path | None = None) -> None:
+    """Pin `public_key_pem` for `endpoint` (under its canonical form), replacing any key pinned for any spelling
+    of it. Only a person who checked the key's fingerprint should call this for a key that changed."""
+    path = path or pins_path()
+    key = canonical_endpoint(endpoint)
+    pins = {spelled: pem for spelled, pem in load_pins(path).items() if canonical_endpoint(spelled) != key}
+    pins[key] = public_key_pem
+    _save(pins, path)
+
+
+def fingerprint(public_key_pem: str) -> str:
+    """`SHA256:<base64>` of the key's DER SubjectPublicKeyInfo, as `ssh-keygen -l` shows a key's."""
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_public_key
+
+    der = load_pem_public_key(public_key_pem.encode()).public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return "SHA256:" + base64.b64encode(hashlib.sha256(der).digest()).decode().rstrip("=")
 
 
 def check(resolution: Mapping[str, Any], public_key_pem: str) -> dict[str, Any]:

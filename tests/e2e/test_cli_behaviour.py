@@ -54,6 +54,11 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture
 def arca(arca_url: str, tmp_path: Path) -> Arca:
     """The installed `arca`, talking to the local server through ARCA_ENDPOINT, in tmp_path."""
+    return installed_arca(arca_url, tmp_path)
+
+
+def installed_arca(arca_url: str, tmp_path: Path) -> Arca:
+    """`arca(*argv)`: the installed command run in tmp_path against `arca_url`, its config of its own."""
     env = _env(tmp_path, ARCA_ENDPOINT=arca_url)
 
     def run(*argv: str, stdin: str | None = None) -> Ran:

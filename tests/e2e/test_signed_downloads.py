@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from arca_client.cli import EXIT_OK, EXIT_UNVERIFIED, main
 from arca_client.errors import ChecksumMismatchError
 from arca_client.verify import SignatureError, SigningKeyChangedError, UnsignedVersionError, pins_path
 from local.services import FAKE_AWS_ENV
+from tests.e2e.test_cli_behaviour import ARCA, _env
 
 
 @pytest.fixture(autouse=True)
@@ -166,7 +169,59 @@ def test_attest_and_list_from_the_cli(
     out = "".join(line for line in capsys.readouterr().out.splitlines(keepends=True) if not line.startswith('{"_aws"'))
     # Then
     assert (inline, by_file, listed) == (EXIT_OK, EXIT_OK, EXIT_OK)
-    (found,) = json.loads(out)["attestations"]
+    (found,) = json.loads(out)
     assert (found["type"], found["media_type"], found["size"]) == ("sbom-spdx", "application/json", sbom.stat().st_size)
     assert client.get_version(unique, 1).raw["attestations"] == ["sbom-spdx", "slsa-provenance"]
     assert main([*run, "attest", f"{unique}@1", "x", str(sbom), "--content", "{}"]) == 1
+
+
+def _other_key() -> str:
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    return other.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def test_pins_are_kept_by_the_endpoint_and_trust_key_shows_the_fingerprint_and_repins(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given a version, and the installed arca with a config of its own
+    client = Client(arca_url)
+    publish(client, unique, b"signed bytes", tmp_path)
+    port = arca_url.rsplit(":", 1)[1]
+    env = _env(tmp_path)
+
+    def arca(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(ARCA), *argv], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    pins = tmp_path / "xdg" / "arca" / "signing-keys.json"
+    # When the endpoint is spelt two ways
+    first = arca("--endpoint", f"http://localhost:{port}", "download", f"{unique}@1", "--verify", "-o", "a.bin")
+    second = arca("--endpoint", f"HTTP://127.0.0.1:{port}/", "download", f"{unique}@1", "--verify", "-o", "b.bin")
+    # Then it is one endpoint, pinned once
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    served = client.signing_key()
+    assert json.loads(pins.read_text()) == {f"http://127.0.0.1:{port}": served}
+
+    # Given the stage's key replaced (in local mode: a restart), pinned under an old spelling
+    pins.write_text(json.dumps({f"http://LOCALHOST:{port}": _other_key()}))
+    # When
+    refused = arca("--endpoint", arca_url, "download", f"{unique}@1", "--verify", "-o", "c.bin")
+    unasked = arca("config", "trust-key", f"http://localhost:{port}")
+    trusted = arca("config", "trust-key", f"http://localhost:{port}", "--yes")
+    again = arca("--endpoint", arca_url, "download", f"{unique}@1", "--verify", "-o", "c.bin")
+    # Then the refusal names the way out, trust-key shows the fingerprint, asks (no terminal: --yes), and re-pins
+    fingerprint = signing_fingerprint(served)
+    assert refused.returncode == 5
+    assert f"arca config trust-key http://127.0.0.1:{port}" in refused.stderr and fingerprint in refused.stderr
+    assert unasked.returncode == 1 and fingerprint in unasked.stderr and "--yes" in unasked.stderr
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stdout == f"http://127.0.0.1:{port}: pinned {fingerprint} in {pins}\n"
+    assert json.loads(pins.read_text()) == {f"http://127.0.0.1:{port}": served}
+    assert again.returncode == 0 and (tmp_path / "c.bin").read_bytes() == b"signed bytes"
+    assert "pinned already" in arca("config", "trust-key", arca_url).stdout
+
+
+def signing_fingerprint(pem: str) -> str:
+    """What `ssh-keygen -l` would show for the key: SHA256 of its DER, base64 without padding."""
+    key = serialization.load_pem_public_key(pem.encode())
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "SHA256:" + base64.b64encode(hashlib.sha256(der).digest()).decode().rstrip("=")

@@ -146,10 +146,11 @@ BUCKET_ACTIONS = {
     "rollout": set(),
     "retention": {"s3:ListBucket"},
 }
-# Beyond the table and the bucket: the alias function starts rollout executions, the driver reads alarms.
+# Beyond the table and the bucket: the alias function starts rollout executions and reads their alarms once, the
+# driver reads alarms.
 OTHER_ACTIONS: dict[str, set[str]] = {
     "publish": {"kms:Sign"},
-    "alias": {"states:StartExecution"},
+    "alias": {"states:StartExecution", "cloudwatch:DescribeAlarms"},
     "resolve": {"kms:GetPublicKey"},
     "rollout": {"cloudwatch:DescribeAlarms"},
     "retention": set(),
@@ -798,9 +799,12 @@ def test_alias_function_may_start_only_the_rollout_state_machine(template: dict[
     assert starts == {("states:StartExecution", json.dumps({"Ref": _state_machine(template)}))}
 
 
-def test_rollout_driver_reads_alarms_and_nothing_else_of_cloudwatch(template: dict[str, Any]) -> None:
-    # Given the driver's grants
-    grants = set(_grants(template, _functions_by_name(template)["rollout"]))
+@pytest.mark.parametrize("function", ["rollout", "alias"])
+def test_rollout_driver_and_alias_function_read_alarms_and_nothing_else_of_cloudwatch(
+    template: dict[str, Any], function: str
+) -> None:
+    # Given the driver's grants (it reads alarms before each step) or the alias function's (once, at a start)
+    grants = set(_grants(template, _functions_by_name(template)[function]))
     partition, account = ({"Ref": f"AWS::{pseudo}"} for pseudo in ("Partition", "AccountId"))
     region = {"Ref": "AWS::Region"}
     # When its CloudWatch grants are read

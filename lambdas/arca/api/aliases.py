@@ -110,10 +110,17 @@ def rollback_alias(
 def start_rollout(
     name: Name, alias: AliasName, body: Annotated[RolloutBody, Body()], caller: Caller
 ) -> Response[Rollout]:
-    """Start a rollout: `version` as the alias's secondary at each weight in turn, then its primary."""
-    started = wiring.rollouts().start(name, alias, body, identity=caller)
+    """Start a rollout: `version` as the alias's secondary at each weight in turn, then its primary. An alarm that
+    does not exist is named in a `Warning` header (it counts as firing: the rollout rolls back at its first step)."""
+    rollouts = wiring.rollouts()
+    started = rollouts.start(name, alias, body, identity=caller)
     metrics.add_metric(name="RolloutsStarted", unit="Count", value=1)
-    return Response(201, JSON, started)
+    missing = rollouts.missing_alarms(body.alarms)
+    warnings = ", ".join(
+        f'199 arca "alarm {alarm} does not exist: the rollout rolls back at its first step unless it is created"'
+        for alarm in missing
+    )
+    return Response(201, JSON, started, headers={"Warning": warnings} if warnings else None)
 
 
 @router.delete(

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 class Alarms(Protocol):
     def firing(self, names: list[str]) -> tuple[str, str] | None: ...
 
+    def missing(self, names: list[str]) -> list[str]: ...
+
 
 class Driver(Protocol):
     def start(self, rollout: Rollout) -> None: ...
@@ -63,6 +65,11 @@ class Rollouts:
         self.alarms = alarms
         self.driver = driver
         self.new_id = new_id
+
+    def missing_alarms(self, names: list[str]) -> list[str]:
+        """The alarms among `names` that do not exist. A rollout naming one rolls back at its first step (a
+        missing alarm counts as firing), so whoever starts it is told at once; the start itself stands."""
+        return self.alarms.missing(names)
 
     def start(
         self,
