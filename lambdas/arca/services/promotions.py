@@ -36,6 +36,7 @@ from arca.domain.guards import (
     Violation,
 )
 from arca.domain.models import RolloutBody
+from arca.domain.principals import principal
 from arca.services.guards import refuse
 from arca.services.retry import now_iso
 
@@ -111,17 +112,27 @@ class Promotions:
         self, name: str, alias: str, promotion_id: str, *, identity: str | None, reason: str | None
     ) -> Promotion:
         """Add `identity`'s approval; the one that reaches the count applies the promotion. 403 for the requester,
-        a second approval by one identity, a principal the policy does not allow, or a target that no longer
-        passes the policy; 409 when the promotion is not pending."""
+        a second approval by one principal, a principal the policy does not allow, or a target that no longer
+        passes the policy; 409 when the promotion is not pending. Callers are compared as principals
+        (arca.domain.principals): two sessions of one role are one approver, and the requester."""
 
         def attempt() -> Promotion:
             seen, seq = self._pending(name, alias, promotion_id)
             policy = self.guards.allowed(name, alias, identity, "approve promotions of this alias")
             found: list[Violation] = []
-            if identity is None or identity == seen.requested_by:
-                found.append(Violation(rule="approvals", message="the requester cannot approve their own promotion"))
-            elif any(a.by == identity for a in seen.approvals):
-                found.append(Violation(rule="approvals", message=f"{identity} has approved this promotion already"))
+            who = principal(identity)
+            if who is None:
+                found.append(Violation(rule="approvals", message="an anonymous caller cannot approve a promotion"))
+            elif who == principal(seen.requested_by):
+                found.append(
+                    Violation(
+                        rule="approvals",
+                        message=f"the requester cannot approve their own promotion ({identity} is the principal "
+                        f"{who}, who requested it)",
+                    )
+                )
+            elif any(principal(a.by) == who for a in seen.approvals):
+                found.append(Violation(rule="approvals", message=f"{who} has approved this promotion already"))
             refuse(found)
             now = self.retry.now()
             approvals = [*seen.approvals, Approval(by=identity or "", at=now)]
