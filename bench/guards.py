@@ -26,7 +26,7 @@ def guard_group(w: World, cfg: Any) -> Group:
     a.call("PUT", f"{base}/aliases/staging", {"version": 2}, expect=201)
     tags = {"qa": "passed", "team": "pay"}
     policies: dict[str, dict[str, Any]] = {
-        "principals": {"allowed_principals": ["arca:*"]},
+        "principals": {"allowed_principals": ["*"]},
         "tagged": {"require_tags": tags},
         "soaked": {"require_tags": tags, "require_soak": {"alias": "staging", "seconds": SOAK_SECONDS}},
         "closed": {

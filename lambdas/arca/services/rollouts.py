@@ -162,8 +162,9 @@ class Rollouts:
     def abort(self, name: str, alias: str, *, identity: str | None) -> Rollout:
         """Roll back a running rollout: the alias keeps its primary and loses the secondary (a new revision).
 
-        404 without a rollout; 409 when it is not running, or when someone else wrote the alias since (the
-        rollout is then recorded as superseded and that write is kept).
+        404 without a rollout; 403 when the alias's policy does not let `identity` write the alias (an abort is a
+        way back, judged by `allowed_principals` alone); 409 when it is not running, or when someone else wrote
+        the alias since (the rollout is then recorded as superseded and that write is kept).
         """
 
         def attempt() -> Rollout:
@@ -177,7 +178,8 @@ class Rollouts:
                     f"alias {alias!r} was changed by another writer: the rollout is superseded and that change kept",
                     field="alias",
                 )
-            return self._end(seen, old, "aborted", reason=f"rollout {seen.id} aborted", identity=identity)
+            why = f"rollout {seen.id} aborted"
+            return self._end(seen, old, "aborted", reason=why, identity=identity, judged="abort")
 
         return self.policy.compare_and_set(attempt)
 
@@ -248,12 +250,16 @@ class Rollouts:
         reason: str,
         identity: str | None,
         alarm: str | None = None,
+        judged: Via | None = None,
     ) -> Rollout:
-        """The rollout's last write: `version` alone (completed), or the primary alone (rolled back, aborted)."""
+        """The rollout's last write: `version` alone (completed), or the primary alone (rolled back, aborted).
+        `judged`: the write is a person's (an abort), judged by the alias's policy as coming that way; the driver's
+        own writes are not (the rollout was judged when it started)."""
         spec = self._spec(old)
         if state == "completed":
             spec["version"] = seen.version
         new = self._aliases().compose(seen.name, seen.alias, spec, old, reason=reason, identity=identity)
+        guard = None if judged is None else self._aliases().guards.judge(new, old, identity=identity, via=judged)
         updated = seen.model_copy(
             update={
                 "state": state,
@@ -265,7 +271,7 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.store.step_rollout(updated, seen, new, old)
+        self.store.step_rollout(updated, seen, new, old, guard=guard)
         return updated
 
     def _supersede(self, seen: Rollout, current: AliasRecord | None) -> Rollout | None:

@@ -140,7 +140,7 @@ class AliasStore:
         # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
         # where `alias_count` is zero).
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
-        writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
+        writes += _guarded(name, _pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
             self.feed.commit(
                 sealed(seal, new.entity()) + writes + list(also),
@@ -220,18 +220,27 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
     return writes
 
 
-def _guarded(pins: list[Write], guard: Guard | None) -> list[Write]:
+def _guarded(name: str, pins: list[Write], guard: Guard | None) -> list[Write]:
     """The pin writes with a guard's conditions on their versions merged in (DynamoDB takes one action per item in
-    a transaction), and the guard's checks. A guarded version is one the write brings in, so it has its pin."""
+    a transaction), and the guard's checks. A guarded version the alias pinned already (a secondary made the
+    primary, its weight raised) has no pin write: its condition is a ConditionCheck of its own."""
     if guard is None:
         return pins
     found = []
+    merged: set[int] = set()
     for write in pins:
-        extra = guard.versions.get(int(write.name[1:]))
+        number = int(write.name[1:])
+        extra = guard.versions.get(number)
         if extra is not None and isinstance(write.update, Update) and write.update.add:
             write = dataclasses.replace(write, condition=write.condition & extra)
+            merged.add(number)
         found.append(write)
-    return [*guard.checks, *found]
+    kept = [
+        Write(f"guard-v{number}", "ConditionCheck", keys.version_key(name, number), condition=condition)
+        for number, condition in sorted(guard.versions.items())
+        if number not in merged
+    ]
+    return [*guard.checks, *kept, *found]
 
 
 def _alias_refusal(cancelled: TransactionCancelled, name: str, alias: str) -> RegistryError:

@@ -10,8 +10,8 @@ Items (keys: arca.adapters.keys):
 A `Guard` is what an alias write adds to its own transaction so that what the policy's verdict read still holds
 when it commits: a ConditionCheck on the policy at the revision read (or its absence), on each required tag's
 index row (the tag rows are written in the same transaction as the version's tags), on the soak alias at the
-revision whose history gave the soak, and on the arriving version's `attestations` (merged into its pin update:
-one item, one action). A failure of any of them is a PolicyMovedError: judged again.
+revision whose history gave the soak, and on a gaining version's `attestations` (merged into its pin update where
+it has one: one item, one action). A failure of any of them is a PolicyMovedError: judged again.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
+from arca.adapters.store.records import AliasRecord
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import AliasPolicyUpdated, Change
 from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
@@ -100,10 +101,19 @@ class GuardStore:
         return policy_entity(item), int(item["revision"])
 
     def write_policy(
-        self, name: str, alias: str, rules: PolicyFields | None, *, seen: int, now: str, by: str | None
+        self,
+        name: str,
+        alias: str,
+        rules: PolicyFields | None,
+        *,
+        seen: int,
+        alias_seen: AliasRecord | None,
+        now: str,
+        by: str | None,
     ) -> AliasPolicy | None:
-        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read. Raises
-        ContentionError when it changed, NotFoundError / ConflictError when the artifact is gone or being purged."""
+        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read, with the alias
+        checked as it was read (`alias_seen`: its revision, or None: absent). Raises ContentionError when either
+        changed, NotFoundError / ConflictError when the artifact is gone or being purged."""
         revision = seen + 1
         item: dict[str, Any] = {
             "kind": "alias-policy",
@@ -120,13 +130,19 @@ class GuardStore:
         writes = [
             Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
+            Write(
+                "alias",
+                "ConditionCheck",
+                keys.alias_key(name, alias),
+                condition=ITEM_NOT_EXIST if alias_seen is None else Attr("revision").eq(alias_seen.revision),
+            ),
         ]
         policy = None if rules is None else compact(rules.model_dump(mode="json"))
         change = Change(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
         try:
             self.feed.commit(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
-            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy")
+            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy", also=("alias",))
         return policy_entity(item)
 
     def guard(
@@ -239,13 +255,13 @@ def _at_revision(seen: int) -> dict[str, Any]:
     return {"condition": Attr("revision").eq(seen)}
 
 
-def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str) -> None:
+def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str, also: tuple[str, ...] = ()) -> None:
     artifact = cancelled.failed("artifact")
     if artifact is not None:
         if artifact.item is None or artifact.item.get("purged"):
             raise NotFoundError(f"artifact {name!r} does not exist") from None
         if artifact.item.get("purging"):
             raise ConflictError(f"artifact {name!r} is being purged") from None
-    if cancelled.failed(item) is not None:
+    if any(cancelled.failed(n) is not None for n in (item, *also)):
         raise ContentionError(f"{what} changed concurrently") from None
     raise cancelled

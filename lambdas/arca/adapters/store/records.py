@@ -19,6 +19,7 @@ from arca.domain.entities import (
     Version,
     VersionRef,
 )
+from arca.domain.guards import Serving
 from arca.domain.signing import Signed
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
@@ -182,6 +183,13 @@ class _AliasStateRecord(BaseModel):
         if self.deleted:
             return set()
         return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
+
+    def serving(self) -> Serving | None:
+        """What this state serves (None: a deletion), as a policy judges it."""
+        if self.deleted or self.version is None:
+            return None
+        weight = self.secondary_version_weight or 0
+        return Serving(self.version, self.secondary_version, weight if self.secondary_version is not None else 0)
 
 
 class AliasRecord(_AliasStateRecord):
