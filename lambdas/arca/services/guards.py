@@ -13,7 +13,7 @@ from arca.adapters.store.guards import Guard, GuardStore
 from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.adapters.store.versions import VersionStore
-from arca.domain.errors import ConflictError, NotFoundError, PolicyViolation, ValidationError
+from arca.domain.errors import ConflictError, NotFoundError, PolicyMovedError, PolicyViolation, ValidationError
 from arca.domain.guards import (
     ROLLOUTS,
     WAYS_BACK,
@@ -33,6 +33,7 @@ from arca.domain.guards import (
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 
+FIELDS = set(PolicyFields.model_fields)
 # History records read to measure a soak, at most: the soak is found as soon as the run covers the seconds asked.
 SOAK_READ_LIMIT = 200
 
@@ -69,10 +70,11 @@ class Guards:
 
     def set_policy(self, name: str, alias: str, body: PolicyBody | None, *, identity: str | None) -> AliasPolicy | None:
         """Put (or, with None, remove) the alias's policy; once one is set, only its `allowed_principals` may
-        change it (403). 404 when the artifact does not exist, or (removal) when there is no policy. 409 when the
-        new `allowed_principals` would not let the caller in (it would lock them out), and for rules besides
-        `allowed_principals` on an alias that serves LATEST. The alias is read and checked unchanged in the
-        policy's transaction, so an alias moved to LATEST meanwhile is never guarded by such rules."""
+        change it (403); the rules it has already change nothing (a retried PUT writes nothing). 404 when the
+        artifact does not exist, or (removal) when there is no policy. 409 when the new `allowed_principals` would
+        not let the caller in (it would lock them out), and for rules besides `allowed_principals` on an alias
+        that serves LATEST. The alias is read and checked unchanged in the policy's transaction, so an alias
+        moved to LATEST meanwhile is never guarded by such rules."""
         if body is not None and body.require_soak is not None and body.require_soak.alias == alias:
             raise ValidationError("require_soak.alias must be another alias", field="require_soak.alias")
         rules = None if body is None else PolicyFields(**body.model_dump())
@@ -89,6 +91,8 @@ class Guards:
             refuse(principal_violation(current, identity, "change this alias's policy"))
             if body is None and current is None:
                 raise NotFoundError(f"alias {alias!r} of {name!r} has no policy")
+            if current is not None and rules == PolicyFields(**current.model_dump(include=FIELDS)):
+                return current
             target = self.aliases.alias(name, alias)
             serving = target.serving() if target is not None else None
             if rules is not None and rules.rules and serving is not None and "LATEST" in serving.targets:
@@ -119,14 +123,14 @@ class Guards:
         and, for `approvals` and `require_rollout`, whether the write moves the alias at all. A rollout read as
         running is running at the alias revision the write replaces, which the write's compare-and-set holds."""
         name, alias = new.name, new.alias
-        current, seen = self.store.policy(name, alias)
+        current, seen = self._policy_of(name, alias, old)
         before = old.serving() if old is not None else None
         after = new.serving()
         refuse_latest(current, after, via=via, alias=alias)
         replaces = before is not None
         if current is None or via in WAYS_BACK:
             refuse(violations(current, identity=identity, via=via, candidates=[], replaces=replaces))
-            return self.store.guard(name, alias, seen, tags={}, attestations={}, soak=None)
+            return self.store.guard(name, alias, current, seen, tags={}, attestations={}, soak=None)
         gained = {t for t in gaining(before, after) if isinstance(t, int)}
         if via in ROLLOUTS and isinstance(new.secondary_version, int):
             gained.add(new.secondary_version)
@@ -151,11 +155,27 @@ class Guards:
         return self.store.guard(
             name,
             alias,
+            current,
             seen,
             tags=dict.fromkeys(numbers, current.require_tags),
             attestations=dict.fromkeys(numbers, current.require_attestations),
             soak=soak,
         )
+
+    def _policy_of(self, name: str, alias: str, old: AliasRecord | None) -> tuple[AliasPolicy | None, int | None]:
+        """The alias's live policy, and the policy item's revision to check in the transaction (None: no check, the
+        alias item's mark holds it). A mark of 0 is no policy, read from the alias item alone; a mark of a
+        revision reads the policy (its rules); no mark (a new alias, an item written before marks) reads it and
+        checks it. PolicyMovedError when the policy read is not the one marked (it changed between the reads)."""
+        mark = old.policy_revision if old is not None else None
+        if mark == 0:
+            return None, None
+        current, seen = self.store.policy(name, alias)
+        if mark is None:
+            return current, seen
+        if current is None or current.revision != mark:
+            raise PolicyMovedError(f"the policy of {alias!r} changed while it was read; judged again")
+        return current, None
 
     def _rollout_running(self, old: AliasRecord) -> bool:
         """Whether a rollout of the alias runs at `old`'s revision (one it no longer owns is over)."""

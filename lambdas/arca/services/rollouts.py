@@ -18,7 +18,14 @@ from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
+from arca.domain.errors import (
+    ConflictError,
+    ContentionError,
+    NotFoundError,
+    PolicyMovedError,
+    RolloutMovedError,
+    RolloutRunningError,
+)
 from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
 
@@ -36,6 +43,10 @@ class Alarms(Protocol):
 
 class Driver(Protocol):
     def start(self, rollout: Rollout) -> None: ...
+
+
+# Tries of one step whose alias's policy keeps being written meanwhile (each write moves the alias's mark of it).
+POLICY_RETRIES = 10
 
 
 def step_reason(step: int, steps: list[int]) -> str:
@@ -187,8 +198,17 @@ class Rollouts:
         """Run step `step` of the rollout: read its alarms, then roll back (one in ALARM), move to the next
         weight, or make `version` the primary after the last. Idempotent: a rollout no longer at `step`
         (the step ran already, or it ended) is returned as it is, unchanged. None when the rollout is gone
-        (purged) or replaced by another one.
+        (purged) or replaced by another one. A policy written meanwhile (the alias's mark of it moved, not the
+        alias) only makes the step read the alias again: the steps are not judged.
         """
+        for _ in range(POLICY_RETRIES):
+            try:
+                return self._advance(name, alias, rollout_id, step)
+            except PolicyMovedError:
+                continue
+        raise ContentionError(f"the policy of {alias!r} kept changing; the step runs again")
+
+    def _advance(self, name: str, alias: str, rollout_id: str, step: int) -> Rollout | None:
         seen = self.store.rollout(name, alias)
         if seen is None or seen.id != rollout_id:
             return None
@@ -209,6 +229,8 @@ class Rollouts:
             return self._end(seen, old, "completed", reason=reason, identity=seen.writer)
         except RolloutMovedError:  # another invocation ran this step, or the rollout was aborted meanwhile
             return self.store.rollout(name, alias)
+        except PolicyMovedError:  # the alias's policy changed, not the alias: read it again (advance)
+            raise
         except ContentionError:  # the alias moved between our read and our write
             return self._supersede(seen, self.alias_store.alias(name, alias))
         except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive

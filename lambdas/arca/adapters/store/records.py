@@ -199,6 +199,9 @@ class AliasRecord(_AliasStateRecord):
     alias: str
     created_at: str | None = None
     first_revision: int = 1  # where this alias's history starts (after a purge: later)
+    # The revision of the alias's live policy (0: none), kept true by the alias's writes and its policy's writes,
+    # so a write of an alias without a policy reads none; None: an item written before the alias carried it.
+    policy_revision: int | None = None
 
     def entity(self) -> Alias:
         """The alias as the API answers it."""
@@ -235,6 +238,7 @@ def alias_record(item: Item) -> AliasRecord:
         alias=item["alias"],
         created_at=item.get("created_at"),
         first_revision=int(item.get("first_revision", 1)),
+        policy_revision=None if item.get("policy_revision") is None else int(item["policy_revision"]),
         **_alias_state(item),
     )
 
