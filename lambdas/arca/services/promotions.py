@@ -105,8 +105,10 @@ class Promotions:
 
     def listing(self, name: str, alias: str, *, state: str | None, limit: int, token: str | None) -> PromotionList:
         self.reading.live_latest(name)
-        found, next_token = self.store.promotions_page(name, alias, limit=limit, token=token, now=self.retry.now())
-        return PromotionList(promotions=[p for p in found if state is None or p.state == state], next_token=next_token)
+        found, next_token = self.store.promotions_page(
+            name, alias, state=state, limit=limit, token=token, now=self.retry.now()
+        )
+        return PromotionList(promotions=found, next_token=next_token)
 
     def approve(
         self, name: str, alias: str, promotion_id: str, *, identity: str | None, reason: str | None

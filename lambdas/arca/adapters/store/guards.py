@@ -36,6 +36,7 @@ from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
+from arca.adapters.store.pages import page
 from arca.adapters.store.records import AliasRecord, alias_item
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import AliasPolicyUpdated, Change
@@ -225,15 +226,22 @@ class GuardStore:
         return None if item is None else (promotion_entity(item, now), int(item["seq"]))
 
     def promotions_page(
-        self, name: str, alias: str, *, limit: int, token: str | None, now: str
+        self, name: str, alias: str, *, state: str | None, limit: int, token: str | None, now: str
     ) -> tuple[list[Promotion], str | None]:
-        """An alias's promotions, newest first (one strongly consistent Query)."""
-        pk, prefix = keys.promotions_pk(name), keys.promotion_prefix(alias)
-        scope = f"promotions:{name}:{alias}"
-        start = keys.decode_token(token, scope, pk=pk, within=lambda sk: sk.startswith(prefix)) if token else None
-        page = self.table.query(pk, sk_prefix=prefix, forward=False, consistent=True, limit=limit, start=start)
-        found = [promotion_entity(i, now) for i in page.items]
-        return found, keys.encode_token(page.last_key, scope) if page.last_key else None
+        """An alias's promotions, newest first, only those in `state` when given: the bounded page of every
+        listing (at most QUERY_BUDGET strongly consistent Queries, cut at PAGE_BYTES of JSON)."""
+        items, next_token = page(
+            self.table,
+            keys.promotions_pk(name),
+            f"promotions:{name}:{alias}",
+            limit=limit,
+            token=token,
+            keep=lambda item: state is None or promotion_entity(item, now).state == state,
+            sk_prefix=keys.promotion_prefix(alias),
+            forward=False,
+            consistent=True,
+        )
+        return [promotion_entity(i, now) for i in items], next_token
 
     @staticmethod
     def promotion_write(promotion: Promotion, *, seen: int, ttl: int) -> Write:
