@@ -29,6 +29,7 @@ from arca.domain.errors import ConflictError, ValidationError
 from arca.domain.names import validate_alias
 from arca.domain.principals import check_glob, matches
 from arca.domain.tags import MAX_TAG_VALUE, TAG_KEY_PATTERN
+from arca.domain.text import AlarmName, Reason
 
 # Each required tag and attestation type is one condition of the alias transaction (TransactWriteItems holds 100).
 MAX_REQUIRED = 10
@@ -125,9 +126,7 @@ class Approval(BaseModel):
 class PromotionRollout(_Body):
     steps: Annotated[list[Annotated[StrictInt, Field(ge=1, le=99)]], Field(min_length=1, max_length=20)]
     interval_seconds: Annotated[StrictInt, Field(ge=1, le=86_400)]
-    alarms: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=255)]], Field(max_length=100)] = Field(
-        default_factory=list
-    )
+    alarms: Annotated[list[AlarmName], Field(max_length=100)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _steps_increase(self) -> PromotionRollout:
@@ -140,14 +139,14 @@ class PromotionBody(_Body):
     """POST …/aliases/{alias}/promotions: move the alias to `version` (or start that rollout) once approved."""
 
     version: Annotated[StrictInt, Field(ge=1, le=999_999)]
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
     rollout: PromotionRollout | None = None
 
 
 class DecisionBody(_Body):
     """POST …/promotions/{id}/approve or /reject."""
 
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
 
 
 class Promotion(BaseModel):
