@@ -5,6 +5,7 @@ Query strings arrive as text, so query models are lax (``"10"`` becomes 10) but 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated
 
@@ -253,6 +254,20 @@ AttestationType = Annotated[
 ]
 
 
+def _strict_json(value: object) -> None:
+    """ValueError for a number JSON cannot hold: NaN and Infinity are no JSON (Python's parser takes them), and a
+    literal beyond a double (`1e400`) parses as Infinity."""
+    pending = [value]
+    while pending:  # iteratively: the body may nest as deep as the parser took it
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("is not strict JSON: NaN, Infinity and numbers beyond a double (1e400) have no JSON")
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+
+
 class AttestationBody(_Body):
     """`{type, content}` (a JSON object, stored by the service) or `{type, sha256, size, media_type}` (a blob
     uploaded through POST …/uploads)."""
@@ -262,6 +277,12 @@ class AttestationBody(_Body):
     sha256: Sha256 | None = None
     size: Annotated[StrictInt, Field(ge=0, le=MAX_BLOB_SIZE)] | None = None
     media_type: ContentType | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _is_json(cls, value: dict[str, object] | None) -> dict[str, object] | None:
+        _strict_json(value)
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> AttestationBody:
