@@ -278,3 +278,39 @@ def test_a_glob_no_caller_can_match_is_400_naming_it_and_writes_nothing(
     assert refused.status == 400 and refused.error["field"] == "allowed_principals.1"
     assert words in refused.error["message"]
     assert snapshot(aws) == before
+
+
+# Who did what, in the events.
+
+
+def events_by(app: HandlerApi) -> list[tuple[str, str]]:
+    feed = app.call("GET", "/artifacts/team/app/events").body["events"]
+    return [(e["type"], e["by"]) for e in feed if e["type"].startswith(("promotion.", "alias.updated", "rollout."))]
+
+
+def test_the_approval_that_applies_a_promotion_is_the_approvers_event(app: HandlerApi) -> None:
+    assert app.call("PUT", POLICY, {"approvals": 1}).status == 200
+    pid = user("alice").call("POST", f"{ALIAS}/promotions", {"version": 2}).body["id"]
+    assert user("bob").call("POST", f"{ALIAS}/promotions/{pid}/approve", {}).body["state"] == "applied"
+    alice, bob = USER.format("alice"), USER.format("bob")
+    assert events_by(app)[-4:] == [
+        ("promotion.requested", alice),
+        ("alias.updated", alice),  # the alias moves as the requester's revision
+        ("promotion.approved", bob),
+        ("promotion.applied", bob),
+    ]
+
+
+@pytest.mark.parametrize("approvals", [0, 1])
+def test_a_promotion_that_starts_a_rollout_records_who_asked_and_who_approved(app: HandlerApi, approvals: int) -> None:
+    assert app.call("PUT", POLICY, {"approvals": approvals}).status == 200
+    body = {"version": 2, "rollout": {"steps": [10], "interval_seconds": 60}}
+    pid = user("alice").call("POST", f"{ALIAS}/promotions", body).body["id"]
+    if approvals:
+        assert user("bob").call("POST", f"{ALIAS}/promotions/{pid}/approve", {}).body["state"] == "applied"
+    found = dict(events_by(app))
+    assert found["promotion.requested"] == USER.format("alice")
+    assert found["promotion.applied"] == USER.format("bob" if approvals else "alice")
+    if approvals:
+        assert found["promotion.approved"] == USER.format("bob")
+    assert found["rollout.started"].startswith("rollout:")  # the rollout writes the alias

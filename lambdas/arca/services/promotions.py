@@ -88,7 +88,8 @@ class Promotions:
                 expires_at=now_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
                 required_approvals=policy.approvals if policy else 0,
             )
-            requested = Change(self._detail(promotion), body.version, alias=alias)
+            # The requester asked, whoever writes the alias (a rollout writes it as `rollout:<id>`).
+            requested = Change(self._detail(promotion), body.version, alias=alias, by=identity)
             if promotion.required_approvals == 0:
                 return self._apply(promotion, 0, [requested], by=identity)
             # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
@@ -141,7 +142,7 @@ class Promotions:
             required = policy.approvals if policy else 0
             promotion = seen.model_copy(update={"approvals": approvals, "required_approvals": required})
             detail = PromotionApproved(id=seen.id, by=identity, approvals=len(approvals), reason=reason)
-            approved = Change(detail, seen.version, alias=alias)
+            approved = Change(detail, seen.version, alias=alias, by=identity)  # the alias is written as the requester
             if len(approvals) >= required:
                 return self._apply(promotion, seq, [approved], by=identity)
             write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
@@ -238,7 +239,7 @@ class Promotions:
         applied = self._applied_entity(promotion, revision, now, by)
         write = self.store.promotion_write(applied, seen=seq, ttl=self._ttl(promotion))
         detail = PromotionApplied(id=promotion.id, revision=revision, approved_by=[a.by for a in promotion.approvals])
-        done = Change(detail, promotion.version, alias=promotion.alias)
+        done = Change(detail, promotion.version, alias=promotion.alias, by=by)
         return [write], [*changes, done]
 
     @staticmethod
