@@ -74,7 +74,15 @@ class PolicyBody(_Body):
     require_attestations: Annotated[list[AttestationType], Field(max_length=MAX_REQUIRED)] = Field(default_factory=list)
     require_soak: Soak | None = None
     require_rollout: StrictBool = False
-    allowed_principals: Annotated[list[Glob], Field(max_length=MAX_PRINCIPALS)] = Field(default_factory=list)
+    allowed_principals: Annotated[
+        list[Glob],
+        Field(
+            max_length=MAX_PRINCIPALS,
+            description="ARN patterns of the principals who may write the alias, `*` within one `:`/`/` segment, "
+            "a lone `*` anyone; an assumed role's sessions are the role (`arn:aws:sts::ACCOUNT:assumed-role/NAME`, "
+            "`/*` after it means the same); must match the writer",
+        ),
+    ] = Field(default_factory=list)
     approvals: Annotated[StrictInt, Field(ge=0, le=MAX_APPROVALS)] = 0
 
     @field_validator("allowed_principals")
