@@ -168,16 +168,16 @@ def test_an_approved_rollout_cannot_be_skipped_by_direct_writes(app: HandlerApi,
     assert app.call("POST", f"{ALIAS}/promotions", body).body["state"] == "applied"
     before = snapshot(aws)
     # When it is skipped (2 made the primary), its weight raised, or the canary dropped, directly
-    for skip in (
-        {"version": 2},
-        {"version": 1, "secondary_version": 2, "secondary_version_weight": 90},
-        {"version": 1},
-        {"version": 1, "secondary_version": 2, "secondary_version_weight": 10, "description": "x"},
+    for skip, why in (
+        ({"version": 2}, "only through a rollout"),
+        ({"version": 1, "secondary_version": 2, "secondary_version_weight": 90}, "only through a rollout"),
+        ({"version": 1}, "running"),
+        ({"version": 1, "secondary_version": 2, "secondary_version_weight": 10, "description": "x"}, "running"),
     ):
         refused = app.call("PUT", ALIAS, skip)
         # Then each is refused while the rollout runs; the rollout still owns the alias
         assert refused.status == 403 and rules(refused) == ["require_rollout"], skip
-        assert "running" in refused.error["violations"][0]["message"]
+        assert why in refused.error["violations"][0]["message"], skip
     assert snapshot(aws) == before
     assert app.call("GET", f"{ALIAS}/rollout").body["state"] == "running"
     # and a plain promotion of 2 cannot skip it either

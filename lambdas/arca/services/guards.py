@@ -135,10 +135,12 @@ class Guards:
         if via in ROLLOUTS and isinstance(new.secondary_version, int):
             gained.add(new.secondary_version)
         numbers = sorted(gained)
+        # Read only where it decides: a version gaining a role outside a rollout is refused by the rule already.
         running = (
             current.require_rollout
             and via in ("direct", "promotion")
             and old is not None
+            and not (replaces and numbers)
             and self._rollout_running(old)
         )
         candidates, soak = self._candidates(name, current, numbers)
