@@ -203,7 +203,7 @@ class Services:
         from arca.services.aliases import Aliases
 
         s = self.stores
-        return Aliases(s.aliases, s.history, s.versions, s.guards, self.reading, self.policy)
+        return Aliases(s.aliases, s.history, s.versions, s.guards, s.rollouts, self.reading, self.policy)
 
     @cached_property
     def rollouts(self) -> Rollouts:

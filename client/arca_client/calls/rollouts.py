@@ -47,7 +47,8 @@ class RolloutCalls(HttpCalls):
         return Rollout.from_dict(self._get(alias_path(name, alias, "rollout")))
 
     def abort_rollout(self, name: str, alias: str) -> Rollout:
-        """Abort the running rollout: the alias keeps its primary and loses the canary."""
+        """Abort the running rollout: the alias keeps its primary and loses the canary. AccessDeniedError
+        (PolicyViolation) when the alias's `allowed_principals` do not include the caller."""
         data, _ = self._call("DELETE", alias_path(name, alias, "rollout"), idempotent=False)
         return Rollout.from_dict(data or {})
 

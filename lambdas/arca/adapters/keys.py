@@ -296,7 +296,8 @@ def decode_index_token(token: str, scope: str, *, index: str, pk: str, within: C
 # Attestations (documents about a version: provenance, SBOMs, test reports).
 #
 # One item per attestation in the artifact's partition `__<name>-attestations`, sort key `%06d#<id>` (the
-# version, then the attestation's id, the sha256 of its content), so one Query with the version's prefix reads
+# version, then the attestation's id, the sha256 of its type and its content's sha256; attestations made before
+# ids took the type in keep the content's sha256 as theirs), so one Query with the version's prefix reads
 # a version's attestations and expiry finds them all. Their bytes live under the version's own S3 prefix, so
 # they go with the version and no other version's bytes are ever shared with them.
 

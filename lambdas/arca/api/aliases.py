@@ -31,7 +31,7 @@ def _placed(placed: Placed) -> Answer:
 
 @router.put(
     "/artifacts/<name>/aliases/<alias>",
-    responses=answers(200, 201, 400, 404, 409, 412, 415, 422, 503),
+    responses=answers(200, 201, 400, 403, 404, 409, 412, 415, 422, 503),
     tags=["aliases"],
 )
 def set_alias(
@@ -63,7 +63,10 @@ def set_alias(
 
 
 @router.delete(
-    "/artifacts/<name>/aliases/<alias>", status_code=204, responses=answers(204, 400, 404, 412, 503), tags=["aliases"]
+    "/artifacts/<name>/aliases/<alias>",
+    status_code=204,
+    responses=answers(204, 400, 403, 404, 412, 503),
+    tags=["aliases"],
 )
 def delete_alias(name: Name, alias: AliasName, caller: Caller, if_match: IfMatch = None) -> Response[None]:
     """Delete an alias (kept in its history) and release its versions."""
@@ -74,7 +77,7 @@ def delete_alias(name: Name, alias: AliasName, caller: Caller, if_match: IfMatch
 
 @router.post(
     "/artifacts/<name>/aliases/<alias>/rollback",
-    responses=answers(200, 400, 404, 409, 415, 422, 503),
+    responses=answers(200, 400, 403, 404, 409, 415, 422, 503),
     tags=["aliases"],
 )
 def rollback_alias(
@@ -104,7 +107,7 @@ def rollback_alias(
 @router.put(
     "/artifacts/<name>/aliases/<alias>/rollout",
     status_code=201,
-    responses=answers(201, 400, 404, 409, 415, 503),
+    responses=answers(201, 400, 403, 404, 409, 415, 503),
     tags=["rollouts"],
 )
 def start_rollout(
@@ -124,10 +127,11 @@ def start_rollout(
 
 
 @router.delete(
-    "/artifacts/<name>/aliases/<alias>/rollout", responses=answers(200, 400, 404, 409, 503), tags=["rollouts"]
+    "/artifacts/<name>/aliases/<alias>/rollout", responses=answers(200, 400, 403, 404, 409, 503), tags=["rollouts"]
 )
 def abort_rollout(name: Name, alias: AliasName, caller: Caller) -> Rollout:
-    """Abort the running rollout: the alias keeps its primary and loses the secondary."""
+    """Abort the running rollout: the alias keeps its primary and loses the secondary (by the alias's
+    `allowed_principals` only)."""
     return wiring.rollouts().abort(name, alias, identity=caller)
 
 

@@ -213,7 +213,10 @@ def list_events(name: Name, after: After = None, limit: Limit = 100, next_token:
 
 
 AttestationId = Annotated[
-    str, Path(pattern=r"^[0-9a-f]{64}$", description="the attestation's id (the sha256 of its content)")
+    str,
+    Path(
+        pattern=r"^[0-9a-f]{64}$", description="the attestation's id (the sha256 of its type and its content's sha256)"
+    ),
 ]
 AttestationTypeFilter = Annotated[
     str | None, Query(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$", description="only attestations of this type")

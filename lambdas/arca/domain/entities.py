@@ -438,7 +438,7 @@ class EventPage(_Entity):
 
 
 class Attestation(_Entity):
-    id: str = Field(description="the sha256 of the attestation's content")
+    id: str = Field(description="the sha256 of `<type>` and the content's `<sha256>` joined by a newline")
     type: str = Field(description="e.g. slsa-provenance, sbom-spdx, test-report")
     sha256: str
     size: int

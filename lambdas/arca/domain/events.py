@@ -262,11 +262,14 @@ def detail_of(type_: str, detail: Any) -> Detail:
 class Change:
     """One event a write announces, before it has an id, a time and an author (the transaction gives those).
 
-    Its type is its detail's: a change carries exactly what its type announces."""
+    Its type is its detail's: a change carries exactly what its type announces. `by` names its author where it is
+    not the transaction's (an approval applying a promotion writes the alias as the requester, but approves as
+    the approver)."""
 
     detail: Detail
     version: int | str | None = None
     alias: str | None = None
+    by: str | None = None
 
     def __post_init__(self) -> None:
         if type(self.detail) not in DETAILS.values():

@@ -19,6 +19,7 @@ from arca.domain.entities import (
     Version,
     VersionRef,
 )
+from arca.domain.guards import Serving
 from arca.domain.signing import Signed
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
@@ -183,6 +184,13 @@ class _AliasStateRecord(BaseModel):
             return set()
         return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
 
+    def serving(self) -> Serving | None:
+        """What this state serves (None: a deletion), as a policy judges it."""
+        if self.deleted or self.version is None:
+            return None
+        weight = self.secondary_version_weight or 0
+        return Serving(self.version, self.secondary_version, weight if self.secondary_version is not None else 0)
+
 
 class AliasRecord(_AliasStateRecord):
     """What an alias item holds (the API answers it as `Alias`, see `entity`)."""
@@ -191,6 +199,9 @@ class AliasRecord(_AliasStateRecord):
     alias: str
     created_at: str | None = None
     first_revision: int = 1  # where this alias's history starts (after a purge: later)
+    # The revision of the alias's live policy (0: none), kept true by the alias's writes and its policy's writes,
+    # so a write of an alias without a policy reads none; None: an item written before the alias carried it.
+    policy_revision: int | None = None
 
     def entity(self) -> Alias:
         """The alias as the API answers it."""
@@ -227,6 +238,7 @@ def alias_record(item: Item) -> AliasRecord:
         alias=item["alias"],
         created_at=item.get("created_at"),
         first_revision=int(item.get("first_revision", 1)),
+        policy_revision=None if item.get("policy_revision") is None else int(item["policy_revision"]),
         **_alias_state(item),
     )
 
