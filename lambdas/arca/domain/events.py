@@ -239,11 +239,22 @@ def _tag(value: Any) -> str | None:
     return value.TYPE if isinstance(value, Detail) else None
 
 
+class _AnyOf:
+    """The details' union is documented as `anyOf`: the event's `type` tells them apart, not their fields, and a
+    detail with few fields (`latest.updated`'s) is valid under several of them, which `oneOf` would refuse."""
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        built = handler(schema)
+        if "oneOf" in built:
+            built["anyOf"] = built.pop("oneOf")
+        return built
+
+
 if TYPE_CHECKING:
     EventDetail = Detail
 else:  # the union of every detail, told apart by the event's type (Event parses the stored map by it)
     _TAGGED = (Annotated[d, Tag(t)] for t, d in DETAILS.items())
-    EventDetail = Annotated[reduce(operator.or_, _TAGGED), Discriminator(_tag)]
+    EventDetail = Annotated[reduce(operator.or_, _TAGGED), Discriminator(_tag), _AnyOf()]
 
 
 def detail_of(type_: str, detail: Any) -> Detail:
