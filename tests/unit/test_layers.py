@@ -13,7 +13,8 @@ ALLOWED = {
     "domain": set(),
     "adapters": {"domain"},
     "services": {"domain", "adapters"},
-    "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
+    "protocols": {"domain"},  # other ecosystems' wire formats, pure: a backend Protocol stands for the services
+    "api": {"domain", "protocols", "services", "wiring", "observability", "routes", "settings"},
     "handlers": {"api", "observability"},
 }
 # Words of DynamoDB expressions and boto3's condition builders: only the stores of adapters/store/ and the low-level
