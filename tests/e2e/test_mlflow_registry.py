@@ -260,8 +260,11 @@ def _logged_model(tmp_path: Path) -> tuple[str, dict[str, bytes]]:
 
 
 def _tree(folder: str) -> dict[str, bytes]:
+    """The files under `folder`, without the `registered_model_meta` MLflow writes beside a models:/ download."""
     root = Path(folder)
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    files.pop("registered_model_meta", None)
+    return files
 
 
 @NEEDS_EMPTY_ARTIFACTS
