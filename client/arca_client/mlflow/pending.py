@@ -20,9 +20,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from arca_client import transfer
-from arca_client.calls.http import artifact_path
+from arca_client.calls.http import LOCAL_USER_HEADER, artifact_path
 from arca_client.calls.transfers import CHUNK, guess_content_type
 from arca_client.errors import ArcaError, ChecksumMismatchError
 from arca_client.models import ArtifactSummary, Published, Version
@@ -113,22 +114,24 @@ class TreeClient(Client):
         partial = target.with_name(f".{target.name}.part")
         digest = hashlib.sha256()
         done = 0
-        with response, open(partial, "wb") as out:
-            for chunk in response.iter_content(CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-                done += len(chunk)
-        if done != file.size or digest.hexdigest() != file.sha256:
-            partial.unlink()
-            raise ChecksumMismatchError(
-                f"{name}@{ref} file {file.path}: got {done} bytes with sha256 {digest.hexdigest()}, expected "
-                f"{file.size} bytes with sha256 {file.sha256}",
-                code="ChecksumMismatch",
-            )
-        os.replace(partial, target)
+        try:
+            with response, open(partial, "wb") as out:
+                for chunk in response.iter_content(CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    done += len(chunk)
+            if done != file.size or digest.hexdigest() != file.sha256:
+                raise ChecksumMismatchError(
+                    f"{name}@{ref} file {file.path}: got {done} bytes with sha256 {digest.hexdigest()}, expected "
+                    f"{file.size} bytes with sha256 {file.sha256}",
+                    code="ChecksumMismatch",
+                )
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)  # nothing unverified is left behind
 
     def _local_headers(self) -> dict[str, str]:
-        return {"X-Arca-Local-User": self.local_user} if self.local_user else {}
+        return {LOCAL_USER_HEADER: self.local_user} if self.local_user else {}
 
 
 def _tree_file(data: dict[str, Any]) -> TreeFile:
@@ -136,6 +139,4 @@ def _tree_file(data: dict[str, Any]) -> TreeFile:
 
 
 def _segment(text: str) -> str:
-    from urllib.parse import quote
-
     return quote(text, safe="")

@@ -317,8 +317,11 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         return found
 
     def _newest(self, name: str) -> list[ModelVersion]:
-        page = self.client.list_versions(name, limit=1)
-        return [entities.model_version(v, self.registry.version_uri(name, v.version)) for v in page.items]
+        """The newest live version, as a list (MLflow's latest_versions); an expired one is only a number."""
+        for version in self.client.iter_versions(name, page_size=10):
+            if not version.raw.get("expired"):
+                return [entities.model_version(version, self.registry.version_uri(name, version.version))]
+        return []
 
     def _bare_model(self, name: str) -> RegisteredModel | None:
         """The model as far as a filter reads it (name, times, description, tags), or None if it went away."""
