@@ -92,6 +92,10 @@ class RegistryMachine(RuleBasedStateMachine):
         self.reference = FileStore(self.scratch.name)
 
     def teardown(self) -> None:
+        # The registry is shared with the other end-to-end tests, whose contract fuzzing explores what it finds.
+        with Client(self.arca_url) as sdk:
+            for entry in sdk.iter_artifacts(self.prefix, delimiter=None):
+                sdk.purge(entry.name, force=True)
         self.scratch.cleanup()
 
     @initialize(counts=st.lists(st.integers(min_value=1, max_value=3), min_size=MODELS, max_size=MODELS))

@@ -36,6 +36,16 @@ def registry(arca_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     mlflow.set_tracking_uri(None)  # type: ignore[arg-type]
 
 
+@pytest.fixture(autouse=True)
+def _purged_afterwards(arca_url: str, unique: str) -> Iterator[None]:
+    """Every artifact a test makes (its names start with `unique`) is purged at its end: the registry is shared
+    with the other end-to-end tests, whose contract fuzzing explores whatever artifacts it finds."""
+    yield
+    with Client(arca_url) as arca:
+        for entry in arca.iter_artifacts(unique, delimiter=None):
+            arca.purge(entry.name, force=True)
+
+
 @pytest.fixture
 def model(arca_url: str, unique: str, tmp_path: Path) -> str:
     """A model with two versions, published with the SDK (one file each)."""
