@@ -74,10 +74,16 @@ def test_the_wheel_carries_every_file_of_the_package(installed: Installed) -> No
     # Then
     assert expected <= names
     assert "arca_client/py.typed" in names
-    assert [re.split(r"[\s<>=!~;,(]", r.removeprefix("Requires-Dist: "))[0] for r in requires] == [
+    # The base install needs three packages; MLflow comes only with the `mlflow` extra (the registry plugin)
+    base = [r for r in requires if "extra ==" not in r]
+    assert [re.split(r"[\s<>=!~;,(]", r.removeprefix("Requires-Dist: "))[0] for r in base] == [
         "requests",
         "botocore",
         "cryptography",
+    ]
+    extras = [r.removeprefix("Requires-Dist: ") for r in requires if "extra ==" in r]
+    assert [(re.split(r"[\s<>=!~;,(]", r)[0], r.split(";")[1].strip()) for r in extras] == [
+        ("mlflow-skinny", 'extra == "mlflow"')
     ]
     assert installed.wheel.name.startswith("arca_client-")
 

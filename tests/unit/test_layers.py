@@ -15,7 +15,7 @@ ALLOWED = {
     "protocols": {"domain"},
     "adapters": {"domain"},
     "services": {"domain", "adapters"},
-    "api": {"domain", "services", "wiring", "observability", "routes", "settings"},
+    "api": {"domain", "protocols", "services", "wiring", "observability", "routes", "settings"},
     "handlers": {"api", "observability"},
 }
 # Words of DynamoDB expressions and boto3's condition builders: only the stores of adapters/store/ and the low-level
