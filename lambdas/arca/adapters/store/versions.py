@@ -236,6 +236,8 @@ class VersionStore:
             # `#<digits>` and `#` before it.
             low = f"{filters.after}#~" if filters.after else "0"
             high = f"{filters.before}#" if filters.before else "~"
+            if low >= high:  # an empty window (after >= before): DynamoDB refuses a BETWEEN whose bounds cross
+                return [], None
             items, next_token = index_page(
                 self.table,
                 keys.TIME_INDEX,
