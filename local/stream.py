@@ -56,6 +56,9 @@ def wanted(record: dict[str, Any]) -> bool:
 def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
     """A DynamoDB Streams record as Lambda passes it (the streams API gives times as datetimes)."""
     change = dict(record["dynamodb"])
+    for image in ("NewImage", "OldImage"):
+        if image in change:
+            change[image] = {k: _typed(v) for k, v in change[image].items()}
     created = change.get("ApproximateCreationDateTime")
     if created is not None and not isinstance(created, (int, float)):
         change["ApproximateCreationDateTime"] = created.timestamp()
@@ -68,6 +71,19 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
         "dynamodb": change,
         "eventSourceARN": stream_arn,
     }
+
+
+def _typed(value: dict[str, Any]) -> dict[str, Any]:
+    """An attribute value as DynamoDB Streams gives it. DynamoDB Local's stream gives an empty map as `{}` with no
+    type (the table itself returns `{"M": {}}`); the items Arca writes hold no empty list or set, so an untyped empty
+    value is a map."""
+    if not value:
+        return {"M": {}}
+    if "M" in value:
+        return {"M": {k: _typed(v) for k, v in value["M"].items()}}
+    if "L" in value:
+        return {"L": [_typed(v) for v in value["L"]]}
+    return value
 
 
 class Pacing:

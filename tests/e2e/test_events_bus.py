@@ -49,13 +49,15 @@ def publish(arca: ArcaHttp, name: str, data: bytes) -> None:
 
 
 def test_every_event_of_the_feed_reaches_the_bus_and_a_purge_is_announced(arca: ArcaHttp, unique: str) -> None:
-    # Given an artifact with two versions, an alias, and a version deleted and restored
+    # Given an artifact with two versions, an alias, a version deleted and restored, and a description
     name = f"{unique}/bus"
     publish(arca, name, b"one")
     publish(arca, name, b"two")
     assert arca.put(f"/artifacts/{path_quote(name)}/aliases/prod", json={"version": 2}).status_code == 201
     assert arca.request("DELETE", f"/artifacts/{path_quote(name)}/versions/1").status_code == 200
     assert arca.post(f"/artifacts/{path_quote(name)}/versions/1/restore").status_code == 200
+    # (a description alone: its detail holds an empty map of tags, which DynamoDB Local's stream spells `{}`)
+    assert arca.request("PATCH", f"/artifacts/{path_quote(name)}", json={"description": "the bus"}).status_code == 200
     written = feed(arca, name)
     # When its events are read from the bus, and it is then purged
     messages = announced(name, at_least(len(written)))
