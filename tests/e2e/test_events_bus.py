@@ -100,7 +100,7 @@ def test_a_refused_entry_is_the_one_batch_item_failure(arca: ArcaHttp, unique: s
     announcer = Announcer(Bus(FailingBus(event_id), DEFAULT_EVENT_BUS))
     announced(name, wait=1.0)  # what the local consumer delivered already
     # When the handler gets the batch
-    result = handle({"Records": records}, lambda_context("events"), announcer)
+    result = handle({"Records": records}, lambda_context("events"), lambda: announcer)
     # Then exactly that record is reported failed, and the others were put on the bus
     assert result == {"batchItemFailures": [{"itemIdentifier": refused["dynamodb"]["SequenceNumber"]}]}
     ids = sorted(m["detail"]["id"] for m in announced(name))

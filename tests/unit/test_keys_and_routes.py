@@ -168,10 +168,70 @@ def test_unknown_paths_and_methods() -> None:
 
 
 def test_api_paths_expand_the_name_to_eight_levels() -> None:
-    route = next(r for r in ROUTES if r.operation == "get_version")
+    route = next(r for r in ROUTES if r.operation == "put_latest")
     paths = route.api_paths()
-    assert paths[0] == "/artifacts/{n1}/versions/{version}"
-    assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{version}"
+    assert paths[0] == "/artifacts/{n1}/latest"
+    assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/latest"
+
+
+def test_a_route_below_a_family_is_served_by_its_greedy_resource_at_every_name_depth() -> None:
+    # Given a route below a reserved word that is a family, and one of a family with no name
+    versions = next(r for r in ROUTES if r.operation == "get_version")
+    manifests = next(r for r in ROUTES if r.operation == "oci_get_manifest")
+    # When their API Gateway resources are spelled
+    # Then the first is the word's greedy resource at each of the eight name depths, the second one resource
+    assert versions.api_paths()[0] == "/artifacts/{n1}/versions/{proxy+}"
+    assert versions.api_paths()[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{proxy+}"
+    assert manifests.api_paths() == ["/v2/{proxy+}"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "operation", "params"),
+    [
+        ("GET", "/v2/a/b/c/d/manifests/v1.0", "oci_get_manifest", {"name": "a/b/c/d", "reference": "v1.0"}),
+        ("PUT", "/v2/app/manifests/sha256:ab", "oci_put_manifest", {"name": "app", "reference": "sha256:ab"}),
+        ("POST", "/v2/team/app/blobs/uploads/", "oci_start_upload", {"name": "team/app"}),
+        ("PATCH", "/v2/team/app/blobs/uploads/u1", "oci_patch_upload", {"name": "team/app", "upload": "u1"}),
+        ("GET", "/v2/a/tags/b/tags/list", "oci_tags", {"name": "a/tags/b"}),
+        (
+            "GET",
+            "/hf/org/model/resolve/main/sub/dir/w.bin",
+            "hf_get_file",
+            {"repo": "org/model", "revision": "main", "filename": "sub/dir/w.bin"},
+        ),
+        (
+            "HEAD",
+            "/hf/model/resolve/v2/config.json",
+            "hf_head_file",
+            {"repo": "model", "revision": "v2", "filename": "config.json"},
+        ),
+        ("GET", "/hf/api/models/org/model/revision/main", "hf_model_info", {"repo": "org/model", "revision": "main"}),
+        ("GET", "/hf/api/models/m/tree/main/a/b", "hf_tree", {"repo": "m", "revision": "main", "path": "a/b"}),
+        ("PUT", "/artifacts/a/b/consumers/ecs:prod.api", "put_consumer", {"name": "a/b", "consumer": "ecs:prod.api"}),
+    ],
+)
+def test_family_paths_read_their_parameters_of_several_segments(
+    method: str, path: str, operation: str, params: dict[str, str]
+) -> None:
+    # When a path of a route family is matched, and folded as the function routes it
+    route, found = match(method, path)
+    # Then it is the route named, with each parameter read whole, and one path segment each for Powertools
+    assert (route.operation, found) == (operation, params)
+    folded = canonical_path(path).strip("/").split("/")
+    assert len(folded) == len(route.segments)
+
+
+def test_a_path_no_route_matches_in_a_family_goes_to_the_family_function_of_its_method() -> None:
+    # Given paths below families that no route has
+    # When they are matched
+    with pytest.raises(NoRouteError) as versions:
+        match("GET", "/artifacts/a/b/versions/1/nothing/here")
+    with pytest.raises(NoRouteError) as oci:
+        match("DELETE", "/v2/a/b/whatever")
+    with pytest.raises(NoRouteError) as outside:
+        match("PUT", "/artifacts/a/versions/1")  # the versions family has no PUT: API Gateway has no method
+    # Then API Gateway hands the first two to the function of the family's method, which answers; not the third
+    assert (versions.value.function, oci.value.function, outside.value.function) == ("resolve", "publish", None)
 
 
 @given(names, names)
