@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,14 +59,61 @@ def test_blob_prefix_of_an_artifact_never_contains_a_deeper_artifact() -> None:
     assert not keys.blob_key("a/b", "f" * 64).startswith(keys.blob_prefix("a"))
 
 
-@given(names, names)
-def test_partitions_of_different_artifacts_never_collide(a: str, b: str) -> None:
-    if a == b:
-        return
-    partitions_a = {keys.artifact_pk(a), keys.alias_pk(a), keys.history_pk(a)}
-    partitions_b = {keys.artifact_pk(b), keys.alias_pk(b), keys.history_pk(b)}
-    assert not partitions_a & partitions_b
-    assert keys.NAMES_PK not in partitions_a
+def test_every_partition_builder_is_registered_and_every_key_uses_one() -> None:
+    # Given keys.py: its partition builders (`*_pk` functions, `*_PK` constants), the names its registries use, and
+    # every key it spells (`pk`, `gsi1pk`, `gsi2pk`)
+    tree = ast.parse(Path(keys.__file__).read_text())
+    builders = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.endswith("_pk")}
+    builders |= {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+        if t.id.endswith("_PK")
+    }
+    registries = [
+        n.value
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "").endswith("PARTITIONS")
+    ]
+    registered = {n.id for registry in registries for n in ast.walk(registry) if isinstance(n, ast.Name)}
+    spelled = [
+        value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and key.value in ("pk", "gsi1pk", "gsi2pk")
+    ]
+    # Then every builder is in a registry the collision tests walk
+    assert len(registries) == 3
+    assert builders <= registered, sorted(builders - registered)
+    # And no key spells a partition of its own
+    for value in spelled:
+        called = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else ""
+        constant = value.id if isinstance(value, ast.Name) else ""
+        assert called.endswith("_pk") or constant.endswith("_PK"), ast.unparse(value)
+
+
+@given(names, names, st.text(min_size=1, max_size=30))
+def test_no_two_partitions_of_the_table_ever_meet(a: str, b: str, other: str) -> None:
+    # Given the partitions of two names, and those built from anything else (a caller, a folder prefix)
+    mine = {kind: build(a) for kind, build in keys.NAME_PARTITIONS.items()}
+    theirs = {build(b) for build in keys.NAME_PARTITIONS.values()}
+    others = {build(other) for build in keys.OTHER_PARTITIONS.values()}
+    # Then each kind of a name has a partition of its own, no other name's, and none built from anything else
+    assert len(set(mine.values())) == len(mine)
+    if a != b:
+        assert not set(mine.values()) & theirs
+    assert not set(mine.values()) & others
+
+
+@given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))
+def test_the_search_index_partitions_of_different_kinds_never_meet(key: str, value: str, sha256: str) -> None:
+    # Given a tag and a content, as each kind of the search index's partitions spells them
+    found = {kind: build(key if kind != "content" else sha256, value) for kind, build in keys.INDEX_PARTITIONS.items()}
+    # Then no two kinds share a partition
+    assert len(set(found.values())) == len(found)
 
 
 @given(st.dictionaries(st.sampled_from(["pk", "sk"]), st.text(min_size=1, max_size=20), min_size=2))

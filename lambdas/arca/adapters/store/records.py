@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arca.adapters.dynamo import Item
+from arca.adapters.dynamo import Item, deserialize
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import (
     Alias,
@@ -244,6 +244,11 @@ def rollout_entity(item: Item) -> Rollout:
 
 def rollout_item(rollout: Rollout) -> Item:
     return {"kind": "rollout", **rollout.model_dump(exclude_none=True)}
+
+
+def image_item(image: dict[str, Any]) -> Item:
+    """An item as a stream record's image carries it (DynamoDB JSON)."""
+    return deserialize(image) or {}
 
 
 def event_entity(item: Item) -> Event:
