@@ -17,7 +17,7 @@ router = Router()
 
 
 class ApplyBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     next_token: Annotated[StrictStr, Field(max_length=2048)] | None = None
 

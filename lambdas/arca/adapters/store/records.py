@@ -30,7 +30,7 @@ class LatestRecord(BaseModel):
     """What LATEST's item holds: the working copy (the API answers it as `Latest`, see `entity`) and the
     artifact's state the writes keep there."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     sha256: str | None = None
@@ -104,7 +104,7 @@ class VersionRecord(BaseModel):
     """What a version's item holds: the version (the API answers it as `Version`, see `entity`) and the state
     the services need besides: the tags' compare-and-set counter and the name of a multipart layout."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     version: int
@@ -162,7 +162,7 @@ class _AliasStateRecord(BaseModel):
     """What an alias item and a history record hold of an alias's state besides what the API answers: the
     targets' content copied on the item (an alias resolves with one item read) and the deletion tombstone."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: VersionRef | None = None
     secondary_version: VersionRef | None = None
