@@ -15,7 +15,7 @@ a family names the parameters that span several segments, and a path is read aga
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
@@ -326,8 +326,3 @@ def family_path_parameters(family: Family, segments: list[str], name: str | None
     params = {f"n{i}": s for i, s in enumerate((name or "").split("/"), 1)} if name else {}
     params["proxy"] = "/".join(segments[len(family.segments) :])
     return params
-
-
-def methods_of(families: Mapping[Family, Mapping[str, str]]) -> dict[str, dict[str, str]]:
-    """`{prefix: {method: function}}`, for messages and tests."""
-    return {family.prefix: dict(methods) for family, methods in families.items()}
