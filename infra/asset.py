@@ -21,11 +21,9 @@ IGNORED = ("__pycache__", "*.pyc", "*.egg-info")
 
 
 def build(source: Path, out: Path, python: str | None) -> bool:
-    """Copy the packages of `source` (the asset root, `lambdas/`) into `out`, and compile them with `python` (the
+    """Copy the asset root `source` (`lambdas/`: the package) into `out`, and compile it with `python` (the
     runtime's interpreter); False when there is none to compile with (the asset then ships source only)."""
-    for entry in sorted(source.iterdir()):
-        if entry.is_dir() and not entry.name.endswith(".egg-info") and entry.name != "__pycache__":
-            shutil.copytree(entry, out / entry.name, ignore=shutil.ignore_patterns(*IGNORED), dirs_exist_ok=True)
+    shutil.copytree(source, out, ignore=shutil.ignore_patterns(*IGNORED), dirs_exist_ok=True)
     if python is None:
         return False
     # A fixed hash seed: the same source makes the same bytecode (the order of a set constant depends on it).
