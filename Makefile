@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser oci-tools local test test-fast test-deploy lint typecheck synth policies bench bench-large deploy clean
+.PHONY: install install-local browser oci-tools local test test-fast test-deploy lint typecheck synth policies docs bench bench-large deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -84,6 +84,10 @@ synth: install
 # The functions' roles as synthesized, for the IAM check of local mode and the tests (local/policies.json).
 policies: install
 	$(PY) -m infra.policies
+
+# The figures the docs quote about the API and the stacks (docs/infra.md), from the synthesized templates.
+docs: install
+	$(PY) -m infra.figures
 
 bench: install
 	$(PY) -m bench

@@ -7,8 +7,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from aws_cdk import Annotations, ArnFormat, Duration, RemovalPolicy, Stack
+import jsii
+from aws_cdk import Annotations, ArnFormat, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -19,6 +21,7 @@ from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
 from arca.adapters.store.aliases import ALIAS_ITEM_ATTRIBUTES
+from infra import asset
 from infra.schema import INDEXES
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
@@ -225,6 +228,35 @@ def powertools_version() -> str:
     return found.group(1)
 
 
+@jsii.implements(ILocalBundling)
+class _Compiled:
+    """The code asset's local bundling (no Docker): the package with bytecode for the runtime (infra/asset.py)."""
+
+    def __init__(self, source: Path, python: str | None) -> None:
+        self.source = source
+        self.python = python
+
+    def try_bundle(self, output_dir: str, options: Any) -> bool:
+        asset.build(self.source, Path(output_dir), self.python)
+        return True
+
+
+def code(scope: Construct, code_dir: Path) -> lambda_.Code:
+    """The functions' code: `code_dir`'s packages, compiled by the runtime's Python (found by infra/asset.py); without
+    one, source only, and a warning says the cold start then compiles Arca's modules."""
+    python = asset.runtime_python(RUNTIME.name.removeprefix("python"))
+    if python is None:
+        Annotations.of(scope).add_warning_v2(
+            "arca:asset-without-bytecode",
+            f"no {RUNTIME.name} interpreter found (set PYTHON312): the functions' asset ships source only, and each "
+            "cold start compiles Arca's modules",
+        )
+    bundling = BundlingOptions(
+        image=DockerImage.from_registry("arca-local-bundling"), local=_Compiled(code_dir, python)
+    )
+    return lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"], bundling=bundling)
+
+
 def powertools_layer_parameter() -> str:
     arch = "arm64" if ARCHITECTURE == lambda_.Architecture.ARM_64 else "x86_64"
     return f"{POWERTOOLS_PARAMETER_PREFIX}/{arch}/{RUNTIME.name}/{powertools_version()}"
@@ -269,8 +301,8 @@ class Functions(Construct):
             self, powertools_layer_parameter()
         )
         self._layer = lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", layer_arn)
-        # Plain source, no bundling: Powertools and pydantic come from the layer, boto3 from the runtime.
-        self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
+        # Arca's package and its bytecode: Powertools and pydantic come from the layer, boto3 from the runtime.
+        self._code = code(self, code_dir)
         self.by_name: dict[str, lambda_.Function] = {}
         self.targets: dict[str, lambda_.IFunction] = {}
         for spec in specs:

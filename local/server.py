@@ -254,16 +254,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return self._send_console(path, request_id)
         try:
             route, _ = routes().match(self.command, path)
+            function = route.function
         except routes().NoRouteError as error:
-            if error.reserved is not None:
+            if error.function is not None:  # a route family's greedy resource: its function answers
+                route, function = None, error.function
+            elif error.reserved is not None:
                 refusal = reserved_word(error.reserved)
                 raise _ReplyError(400, refusal.code, refusal.message, field=refusal.field) from None
-            if error.allowed:
+            elif error.allowed:
                 allow = ", ".join(sorted(set(error.allowed)))
                 raise _ReplyError(
                     405, "MethodNotAllowed", f"{self.command} is not allowed on {path}", {"Allow": allow}
                 ) from None
-            raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
+            else:
+                raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
         headers = list(self.headers.items())
         event = request_event(
             self.command,
@@ -274,20 +278,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             request_id=request_id,
             identity=identity,
         )
-        with self.server.locks[route.function], iam.acting_as(route.function):
+        with self.server.locks[function], iam.acting_as(function):
             try:
-                response = invoke(self.server.load(route.function), event, lambda_context(route.function))
+                response = invoke(self.server.load(function), event, lambda_context(function))
             except PayloadTooLargeError as too_large:
                 # API Gateway's answers: Lambda refusing the invocation is a 500, a function's failure a 502.
-                log.error("arca.handlers.%s on %s %s: %s", route.function, self.command, path, too_large)
+                log.error("arca.handlers.%s on %s %s: %s", function, self.command, path, too_large)
                 status = 500 if too_large.what == "event" else 502
-                message = f"the {route.function} function failed: {too_large}"
+                message = f"the {function} function failed: {too_large}"
                 raise _ReplyError(status, "InternalError", message) from None
             except Exception:
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
-                log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
-                raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
-        return self._send_proxy_response(response, request_id, route.function)
+                log.exception("arca.handlers.%s failed on %s %s", function, self.command, path)
+                raise _ReplyError(502, "InternalError", f"the {function} function failed") from None
+        return self._send_proxy_response(response, request_id, function)
 
     def _send_console(self, path: str, request_id: str) -> int:
         """A file of the web console (no folders, so nothing outside CONSOLE_DIR); `/console` gains its slash."""

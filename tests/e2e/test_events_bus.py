@@ -115,7 +115,7 @@ def test_a_refused_entry_is_the_one_batch_item_failure(arca: ArcaHttp, unique: s
     announcer = Announcer(Bus(FailingBus(event_id), DEFAULT_EVENT_BUS))
     announced(name, at_least(len(records)))  # what the local consumer delivers by itself
     # When the handler gets the batch
-    result = handle({"Records": records}, lambda_context("events"), announcer)
+    result = handle({"Records": records}, lambda_context("events"), lambda: announcer)
     # Then exactly that record is reported failed, and the others were put on the bus
     assert result == {"batchItemFailures": [{"itemIdentifier": refused["dynamodb"]["SequenceNumber"]}]}
     ids = sorted(m["detail"]["id"] for m in announced(name, at_least(len(records) - 1)))

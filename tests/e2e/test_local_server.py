@@ -79,10 +79,11 @@ def test_request_becomes_the_rest_proxy_event_of_its_resource(url: str, stub: St
     assert response.status == 200
     function, event, context = stub.calls[-1]
     assert function == "resolve"
-    assert event["resource"] == "/artifacts/{n1}/{n2}/{n3}/versions/{version}"
+    # (the versions family's greedy resource at the name's depth, as API Gateway matches it)
+    assert event["resource"] == "/artifacts/{n1}/{n2}/{n3}/versions/{proxy+}"
     assert event["path"] == "/artifacts/team/app/server/versions/3"
     assert event["httpMethod"] == "GET"
-    assert event["pathParameters"] == {"n1": "team", "n2": "app", "n3": "server", "version": "3"}
+    assert event["pathParameters"] == {"n1": "team", "n2": "app", "n3": "server", "proxy": "3"}
     assert event["queryStringParameters"] == {"tag": "b", "q": "x y", "empty": ""}
     assert event["multiValueQueryStringParameters"]["tag"] == ["a", "b"]
     assert event["multiValueHeaders"]["X-Multi"] == ["1", "2"]

@@ -38,8 +38,10 @@ def test_served_document_is_valid_openapi_and_the_one_generated_from_the_code(ar
 def test_every_route_is_documented_with_its_method_operation_and_answers() -> None:
     # Given
     paths = document()["paths"]
-    # Then every route of the route table is there, under its operation id, with a success and its errors
-    for route in ROUTES:
+    # Then every route of the route table is there (placeholders of later features excepted), under its operation
+    # id, with a success and its errors
+    served = [route for route in ROUTES if not route.stub]
+    for route in served:
         operation = paths[route.path][route.method.lower()]
         assert operation["operationId"] == route.operation
         assert operation["x-arca-function"] == route.function
@@ -56,7 +58,7 @@ def test_every_route_is_documented_with_its_method_operation_and_answers() -> No
             assert "400" in statuses and "503" in statuses, route.operation
     # And nothing else is documented
     documented = {(path, method.upper()) for path, item in paths.items() for method in item}
-    assert documented == {(r.path, r.method) for r in ROUTES}
+    assert documented == {(r.path, r.method) for r in served}
 
 
 def test_the_interactive_page_embeds_the_document(arca: ArcaHttp) -> None:

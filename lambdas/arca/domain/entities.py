@@ -45,7 +45,9 @@ def signature_field() -> Any:
 
 
 class _Entity(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Every model of the package defers building its validator and serializer to its first use (defer_build): a
+    # function's cold start builds only the models its request needs, never all of them at import.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Health(_Entity):
@@ -390,7 +392,7 @@ class HitPage(_Entity):
 
 
 class ErrorDetail(_Entity):
-    model_config = ConfigDict(frozen=True, extra="allow")  # details such as `aliases` of a 409
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)  # details such as `aliases` of a 409
 
     code: str = Field(description="stable error code, e.g. ValidationError, NotFoundError")
     message: str

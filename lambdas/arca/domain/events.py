@@ -39,7 +39,7 @@ class Detail(BaseModel):
     from the answer, as a key the writer did not put; one given as null stays null. Stored items drop nulls.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str]
 
     @model_serializer(mode="wrap")

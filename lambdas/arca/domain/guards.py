@@ -47,7 +47,7 @@ PromotionState = Literal["pending", "applied", "rejected", "expired"]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class Soak(_Body):
@@ -92,7 +92,7 @@ class PolicyBody(_Body):
 
 
 class PolicyFields(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     require_tags: dict[str, str] = Field(default_factory=dict)
     require_attestations: list[str] = Field(default_factory=list)
@@ -125,7 +125,7 @@ class AliasPolicy(PolicyFields):
 
 
 class Approval(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     by: str
     at: str
@@ -161,7 +161,7 @@ class Promotion(BaseModel):
     """A request to move an alias, and its approvals. `state` is computed: a pending one past `expires_at` is
     `expired`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str
@@ -187,7 +187,7 @@ class PromotionList(BaseModel):
 
 
 class Violation(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     rule: str
     message: str

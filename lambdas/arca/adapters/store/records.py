@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arca.adapters.dynamo import Item
+from arca.adapters.dynamo import Item, deserialize
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import (
     Alias,
@@ -31,7 +31,7 @@ class LatestRecord(BaseModel):
     """What LATEST's item holds: the working copy (the API answers it as `Latest`, see `entity`) and the
     artifact's state the writes keep there."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     sha256: str | None = None
@@ -105,7 +105,7 @@ class VersionRecord(BaseModel):
     """What a version's item holds: the version (the API answers it as `Version`, see `entity`) and the state
     the services need besides: the tags' compare-and-set counter and the name of a multipart layout."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     version: int
@@ -163,7 +163,7 @@ class _AliasStateRecord(BaseModel):
     """What an alias item and a history record hold of an alias's state besides what the API answers: the
     targets' content copied on the item (an alias resolves with one item read) and the deletion tombstone."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: VersionRef | None = None
     secondary_version: VersionRef | None = None
@@ -256,6 +256,11 @@ def rollout_entity(item: Item) -> Rollout:
 
 def rollout_item(rollout: Rollout) -> Item:
     return {"kind": "rollout", **rollout.model_dump(exclude_none=True)}
+
+
+def image_item(image: dict[str, Any]) -> Item:
+    """An item as a stream record's image carries it (DynamoDB JSON)."""
+    return deserialize(image) or {}
 
 
 def event_entity(item: Item) -> Event:
