@@ -13,7 +13,7 @@ from urllib.parse import quote, urlencode
 
 from arca.domain.errors import ValidationError
 from arca.domain.names import parse_version, validate_alias, validate_name
-from arca.protocols.hf import answers, commits
+from arca.protocols.hf.answers import HubJson, dumps, model_info, sibling
 from arca.protocols.hf.backend import (
     LATEST,
     Backend,
@@ -23,6 +23,7 @@ from arca.protocols.hf.backend import (
     RevisionNotFound,
     Target,
 )
+from arca.protocols.hf.commits import COMMIT, commit_id, names, version_of
 from arca.protocols.hf.listing import BadCursor, list_tree
 from arca.protocols.hf.paths import ModelInfo, Resolve, Tree, is_file_path, parse
 
@@ -80,7 +81,7 @@ def serve(request: Request, backend: Backend) -> Answer:
 def _model_info(route: ModelInfo, request: Request, backend: Backend) -> Answer:
     target, commit = resolve_revision(backend, route.repo, route.revision, request.routing_key)
     siblings = _siblings(backend, route.repo, target, _flag(request.query.get("blobs")))
-    answer = answers.model_info(route.repo, target, commit, siblings)
+    answer = model_info(route.repo, target, commit, siblings)
     headers = {}
     if siblings is None:
         headers["X-HF-Warning"] = (
@@ -139,7 +140,7 @@ def resolve_revision(backend: Backend, repo: str, revision: str, routing_key: st
     segments) and RevisionNotFound for a revision outside it.
     """
     _check_repo(repo)
-    if commits.COMMIT.fullmatch(revision):
+    if COMMIT.fullmatch(revision):
         return _by_commit(backend, repo, revision), revision
     if revision == "main":
         try:
@@ -148,13 +149,13 @@ def resolve_revision(backend: Backend, repo: str, revision: str, routing_key: st
             target = backend.resolve(repo, LATEST, routing_key)
     else:
         target = backend.resolve(repo, _ref(revision), routing_key)
-    return target, commits.commit_id(repo, target.version, target.sha256)
+    return target, commit_id(repo, target.version, target.sha256)
 
 
 def _by_commit(backend: Backend, repo: str, commit: str) -> Target:
-    version = commits.version_of(commit)
+    version = version_of(commit)
     target = backend.resolve(repo, version if version is not None else LATEST, None)
-    if not commits.names(commit, repo, version, target.sha256):
+    if not names(commit, repo, version, target.sha256):
         raise RevisionNotFound(f"{repo} has no commit {commit}")
     return target
 
@@ -183,15 +184,15 @@ def _check_repo(repo: str) -> None:
         raise RepoNotFound(f"no repository {repo!r}: a repo id is a name of one or two segments")
 
 
-def _siblings(backend: Backend, repo: str, target: Target, blobs: bool) -> list[answers.HubJson] | None:
-    found: list[answers.HubJson] = []
+def _siblings(backend: Backend, repo: str, target: Target, blobs: bool) -> list[HubJson] | None:
+    found: list[HubJson] = []
     size = 0
     token: str | None = None
     while True:
         entries, token = backend.files(repo, target, "", SIBLINGS_PAGE, token)
         for entry in entries:
-            item = answers.sibling(entry, blobs)
-            size += len(answers.dumps(item)) + 1
+            item = sibling(entry, blobs)
+            size += len(dumps(item)) + 1
             if size > SIBLINGS_BYTES:
                 return None
             found.append(item)
@@ -221,13 +222,13 @@ def _unknown(request: Request) -> Answer:
 
 
 def _body(request: Request, status: int, value: object, headers: Mapping[str, str] | None = None) -> Answer:
-    body = answers.dumps(value)
+    body = dumps(value)
     sent = {"Content-Type": "application/json", **(headers or {})}
     return Answer(status, sent, b"" if request.method == "HEAD" else body)
 
 
 def _error(message: str) -> bytes:
-    return answers.dumps({"error": message})
+    return dumps({"error": message})
 
 
 def _flag(value: str | None) -> bool:

@@ -16,7 +16,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from arca.protocols.hf import answers
+from arca.protocols.hf.answers import HubJson, dumps, file_entry, folder_entry
 from arca.protocols.hf.backend import Backend, FileEntry, Target
 
 ENTRIES = 1000  # the Hub's page size of a tree listing
@@ -31,7 +31,7 @@ class BadCursor(ValueError):
 
 @dataclass(frozen=True)
 class Page:
-    entries: list[answers.HubJson]
+    entries: list[HubJson]
     cursor: str | None  # None on the last page
 
 
@@ -56,7 +56,7 @@ def list_tree(
     prefix = f"{path}/" if path else ""
     binding = _binding(commit, prefix, recursive)
     at = _read(cursor, binding) if cursor else _Position(None, 0, None)
-    entries: list[answers.HubJson] = []
+    entries: list[HubJson] = []
     size = rows = 0
     token, skip, last = at.token, at.skip, at.last
     while True:
@@ -67,7 +67,7 @@ def list_tree(
                 return Page(entries, _write(_Position(token, index, last), binding))
             for entry in _entries(files[index], prefix, commit, recursive, last):
                 entries.append(entry)
-                size += len(answers.dumps(entry)) + 1
+                size += len(dumps(entry)) + 1
             last = files[index].path
         if following is None:
             return Page(entries, None)
@@ -76,16 +76,16 @@ def list_tree(
             return Page(entries, _write(_Position(token, 0, last), binding))
 
 
-def _entries(file: FileEntry, prefix: str, commit: str, recursive: bool, last: str | None) -> list[answers.HubJson]:
+def _entries(file: FileEntry, prefix: str, commit: str, recursive: bool, last: str | None) -> list[HubJson]:
     """The entries `file` adds: its folders not listed yet (only the first level unless recursive), then itself
     when it is listed at this level."""
     folders = _folders(file.path, prefix)
     seen = set(_folders(last, prefix)) if last is not None else set()
     if not recursive:
         if folders:
-            return [] if folders[0] in seen else [answers.folder_entry(folders[0], commit)]
-        return [answers.file_entry(file)]
-    return [answers.folder_entry(f, commit) for f in folders if f not in seen] + [answers.file_entry(file)]
+            return [] if folders[0] in seen else [folder_entry(folders[0], commit)]
+        return [file_entry(file)]
+    return [folder_entry(f, commit) for f in folders if f not in seen] + [file_entry(file)]
 
 
 def _folders(path: str, prefix: str) -> list[str]:
@@ -101,7 +101,7 @@ def _binding(commit: str, prefix: str, recursive: bool) -> str:
 
 def _write(position: _Position, binding: str) -> str:
     data = {"b": binding, "t": position.token, "s": position.skip, "l": position.last}
-    return base64.urlsafe_b64encode(answers.dumps(data)).decode().rstrip("=")
+    return base64.urlsafe_b64encode(dumps(data)).decode().rstrip("=")
 
 
 def _read(cursor: str, binding: str) -> _Position:
