@@ -202,7 +202,9 @@ class Publishing:
                     # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
                     # not fit its item); a replay answers part_size and part_count, GET version the hashes.
                     same = Published(**existing.entity().model_dump(), deduplicated=True)
-                    if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
+                    # LATEST is written only when it holds other bytes: a body that differs only in its content
+                    # type or metadata changes nothing (the answer is the version as it was published).
+                    if stored is not None and not _holds(latest, stored):
                         kept = seal.of(lambda _: same) if seal else None
                         self._set_latest(name, stored, read, seal=kept, identity=identity)
                     elif seal is not None:
@@ -379,6 +381,11 @@ class Publishing:
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
+
+
+def _holds(latest: LatestRecord, content: StoredContent) -> bool:
+    """Whether LATEST holds exactly these bytes, in this layout."""
+    return all(getattr(latest, f) == getattr(content, f) for f in ("sha256", "size", "part_size", "parts_sha256"))
 
 
 def _check_size(size: int) -> None:
