@@ -199,21 +199,26 @@ class Blobs:
         self._untaggable(key, stat)
         return True
 
-    def keep(self, key: str, stat: BlobStat) -> None:
+    def keep(self, key: str, stat: BlobStat, *, in_parts: bool = False) -> None:
         """Make the verified blob `stat` permanent: no upload tag (the lifecycle rule never expires it), no
         unsigned header. Never deletes.
 
         A young upload loses its tag (one DeleteObjectTagging, idempotent). An object with unsigned headers,
         or an upload old enough to be near its expiry, is rewritten in place (a server-side copy of the same
-        bytes, conditioned on its ETag, with a fresh date and neither tag nor headers). Called before the
-        write that references the blob: a crash in between leaves a kept blob nothing references, never a
-        referenced blob that expires. Raises ConflictError when the object is gone, changed since `stat`, or
-        an upload past its expiry.
+        bytes, conditioned on its ETag, with a fresh date and neither tag nor headers). Multipart content
+        (`in_parts`) is never copied: a copy would replace S3's composite checksum of its parts, the layout's
+        identity (and CopyObject stops at 5 GB), so it loses its tag in place whatever its age under 7 days
+        (Arca creates its upload, so it carries no unsigned header). Called before the write that references
+        the blob: a crash in between leaves a kept blob nothing references, never a referenced blob that
+        expires. Raises ConflictError when the object is gone, changed since `stat`, or an upload past its
+        expiry.
         """
         tagged = self._untaggable(key, stat)
-        if stat.unsigned or tagged:
+        if not in_parts and (stat.unsigned or tagged):
             self._rewrite(key, stat)
-        elif tagged is None:
+        elif tagged is None or tagged:
+            # S3 expires an object no sooner than 7 days after its creation (it rounds up to the next midnight
+            # UTC), and `_untaggable` refused one that old: the tag goes before the rule can apply to it.
             self._call(self.client.delete_object_tagging, Bucket=self.bucket, Key=key)
 
     def _untaggable(self, key: str, stat: BlobStat) -> bool | None:

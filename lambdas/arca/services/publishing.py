@@ -150,7 +150,7 @@ class Publishing:
             if layout is None:
                 self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size))
             else:
-                self.blobs.keep(key, self.multipart.verify(key, content.size, layout))
+                self.blobs.keep(key, self.multipart.verify(key, content.size, layout), in_parts=True)
 
         seen = self.artifacts.latest(name)
         refuse_link(name, seen)
