@@ -102,11 +102,13 @@ class Retention:
     # Preview and apply.
 
     def roots(self, name: str, latest: LatestRecord, policy: RetentionPolicy) -> Roots:
-        """The protected roots: live aliases (one listing), running rollouts (one Query) and each live alias's
-        last `rollback_window` revisions (one Query each: at most MAX_ALIASES)."""
-        aliases = self.aliases.live_aliases(name)
+        """The protected roots: live aliases (one listing, tombstones included), running rollouts (one Query) and
+        each alias's last `rollback_window` revisions (one Query each), a deleted alias's too: a rollback
+        re-creates it on what it served."""
+        aliases = self.aliases.alias_records(name)
+        live = [a for a in aliases if not a.deleted]
         return roots_of(
-            aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in aliases],
+            aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in live],
             rollouts=self.store.running_rollouts(name),
             history=[(a.alias, self.store.recent_targets(name, a.alias, policy.rollback_window)) for a in aliases],
             latest_sha256=latest.sha256,
@@ -169,13 +171,13 @@ class Retention:
         next_token: str | None = None
         for page in range(APPLY_PAGES):
             versions, last = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
-            doomed: list[int] = []
+            doomed: dict[int, int] = {}  # version: its tags' counter as judged
             for index, version in enumerate(versions):
                 planned, live = self._decide(version, live, policy, roots, now)
                 if planned is None or planned.action == "keep":
                     continue
                 if planned.action == "delete":
-                    doomed.append(version.version)
+                    doomed[version.version] = version.tag_rev
                     continue
                 if self.store.expire(version, cutoff=cutoff, now=self.policy.now(), by=BY):
                     expiries += 1
@@ -193,19 +195,23 @@ class Retention:
                 break
         return Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
 
-    def _delete(self, name: str, doomed: list[int]) -> list[int]:
+    def _delete(self, name: str, doomed: dict[int, int]) -> list[int]:
+        """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned and its tags
+        unchanged: a tag a policy keeps, added since the versions were read, stops the deletion."""
         if not doomed:
             return []
         now = self.policy.now()
-        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail=VersionDeleted(retention=True)):
-            return doomed
+        numbers = list(doomed)
+        detail = VersionDeleted(retention=True)
+        if self.versions.delete_versions(name, numbers, now=now, by=BY, detail=detail, tag_revs=doomed):
+            return numbers
         done = []
-        for number in doomed:
+        for number, tag_rev in doomed.items():
             try:
-                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY) is None:
+                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY, tag_rev=tag_rev) is None:
                     done.append(number)
             except (VersionPinnedError, ConflictError, NotFoundError):
-                continue  # pinned (or changed) since it was read: the alias wins
+                continue  # pinned, or its tags changed, since it was read: the alias or the tag wins
         return done
 
     # Clean-up after an expiry.

@@ -29,6 +29,11 @@ def latest_unchanged(rev: int) -> ConditionBase:
     return Attr("rev").eq(rev)
 
 
+def tags_unchanged(tag_rev: int) -> ConditionBase:
+    """A version's (or LATEST's) tags as read: their counter unchanged (absent before the first tag write)."""
+    return Attr("tag_rev").eq(tag_rev) if tag_rev else Attr("tag_rev").not_exists()
+
+
 def below(attribute: str, cap: Any) -> ConditionBase:
     """A counter under its cap (absent: zero)."""
     return Attr(attribute).not_exists() | Attr(attribute).lt(cap)

@@ -22,7 +22,7 @@ from boto3.dynamodb.conditions import Attr
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.aliases import MAX_ALIASES
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
 from arca.domain.errors import LinkedNameError, NotFoundError
@@ -137,32 +137,42 @@ class RetentionStore:
         item = self.table.get(keys.version_key(name, number))
         if item is None:
             return False
+        # Its tags go with it (the item and their index rows), as read: a tag write since moved `tag_rev`.
+        tags = sorted(item.get("tags") or {})
+        tag_rev = int(item.get("tag_rev", 0))
         writes = [
             Write(
                 "version",
                 "Update",
                 keys.version_key(name, number),
-                update="SET expired = :yes, expired_at = :now REMOVE gsi1pk, gsi1sk",
+                update=Update(
+                    set=("expired = :yes", "expired_at = :now"),
+                    remove=("gsi1pk", "gsi1sk", "tags", "tagged_at"),
+                    add=("tag_rev :one",),
+                ),
                 condition=(
                     Attr("deleted").eq(True)
                     & Attr("deleted_at").lte(cutoff)
                     & Attr("expired").not_exists()
                     & Attr("pinned_by").not_exists()
+                    & tags_unchanged(tag_rev)
                 ),
-                values={":yes": True, ":now": now},
+                values={":yes": True, ":now": now, ":one": 1},
             ),
+            *(Write(f"tag{i}", "Delete", keys.version_tag_key(name, number, tag)) for i, tag in enumerate(tags)),
             Write(
                 "marker",
                 "Put",
                 keys.expired_marker_key(name, number),
                 item={"kind": "retention-expired", "version": number, "sha256": version.sha256, "at": now},
             ),
+            # LATEST may have taken this content after the roots were read: then the version is one of LATEST's.
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
                 update=Update(set=("updated_at = :now",)),
-                condition=ARTIFACT_IS_LIVE,
+                condition=ARTIFACT_IS_LIVE & Attr("sha256").ne(version.sha256),
                 values={":now": now},
             ),
         ]
