@@ -135,9 +135,10 @@ SPECS = (
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
         # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, GetObjectTagging
         # reads it on an older blob, which publish may rewrite in place (CopyObject: GetObject, PutObject and
-        # PutObjectTagging); DeleteObject serves purge only. Multipart uploads: PutObject also covers
-        # CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload; ListMultipartUploadParts
-        # tells which parts S3 has, AbortMultipartUpload frees them.
+        # PutObjectTagging); DeleteObject serves purge, DeleteObjectVersion a collection (retention's routes, or
+        # an upload finishing an abandoned one), which deletes the exact versions it claimed. Multipart uploads:
+        # PutObject also covers CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload;
+        # ListMultipartUploadParts tells which parts S3 has, AbortMultipartUpload frees them.
         object_actions=(
             "s3:GetObject",
             "s3:GetObjectTagging",
@@ -145,11 +146,13 @@ SPECS = (
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",
             "s3:DeleteObject",
+            "s3:DeleteObjectVersion",
             "s3:ListMultipartUploadParts",
             "s3:AbortMultipartUpload",
         ),
-        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
-        bucket_actions=("s3:ListBucket",),
+        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404; ListBucketVersions names the
+        # object versions a collection claims.
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         # Publishing signs each version's manifest; no other function can sign.
         key_actions=("kms:Sign",),
         # Retention's expiry looks up, in the content index, versions published before blob counts existed.
@@ -205,9 +208,10 @@ SPECS = (
             "dynamodb:BatchWriteItem",
         ),
         index_actions=("dynamodb:Query",),
-        # DeleteObject: expired bytes and attestations; ListBucket: the listing of a version's attestations.
-        object_actions=("s3:DeleteObject",),
-        bucket_actions=("s3:ListBucket",),
+        # DeleteObject: expired attestations; DeleteObjectVersion: the exact versions a collection claimed;
+        # ListBucket: the listing of a version's attestations; ListBucketVersions: the versions a claim records.
+        object_actions=("s3:DeleteObject", "s3:DeleteObjectVersion"),
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         reserved_concurrency=1,
         timeout_seconds=300,
     ),

@@ -343,10 +343,15 @@ def _s3(operation: str, params: Mapping[str, Any], names: Names) -> list[Request
             found.append(Request("s3:PutObjectTagging", f"{bucket}/{params['Key']}"))
         return found
     if operation == "DeleteObjects":
-        return [Request("s3:DeleteObject", f"{bucket}/{o['Key']}") for o in params["Delete"]["Objects"]]
-    if operation in ("ListObjectsV2", "ListObjects"):
+        # Deleting a version by its id is an action of its own.
+        return [
+            Request("s3:DeleteObjectVersion" if o.get("VersionId") else "s3:DeleteObject", f"{bucket}/{o['Key']}")
+            for o in params["Delete"]["Objects"]
+        ]
+    if operation in ("ListObjectsV2", "ListObjects", "ListObjectVersions"):
         context = {"s3:prefix": (str(params["Prefix"]),)} if params.get("Prefix") is not None else {}
-        return [Request("s3:ListBucket", bucket, context)]
+        action = "s3:ListBucketVersions" if operation == "ListObjectVersions" else "s3:ListBucket"
+        return [Request(action, bucket, context)]
     raise UnmappedCallError(f"no IAM mapping for S3 {operation}: add one to local/iam.py")
 
 

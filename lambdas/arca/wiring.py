@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
+    from arca.services.collection import Collection
     from arca.services.events import Announcer, Events
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
@@ -189,7 +190,14 @@ class Services:
 
         s = self.stores
         stores = PublishingStores(s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads)
-        return Publishing(stores, self.blobs, self.reading, self.policy, self.signer)
+        return Publishing(stores, self.blobs, self.reading, self.policy, self.signer, collection=self.collection)
+
+    @cached_property
+    def collection(self) -> Collection:
+        from arca.services.collection import Collection
+
+        s = self.stores
+        return Collection(s.retention, s.artifacts, s.uploads, self.blobs, self.policy)
 
     @cached_property
     def uploads(self) -> Uploads:
@@ -253,9 +261,7 @@ class Services:
         from arca.services.retention import Retention
 
         s = self.stores
-        return Retention(
-            s.retention, s.versions, s.aliases, s.artifacts, s.uploads, self.blobs, self.reading, self.policy
-        )
+        return Retention(s.retention, s.versions, s.aliases, self.collection, self.blobs, self.reading, self.policy)
 
     @cached_property
     def events(self) -> Events:

@@ -131,20 +131,21 @@ OBJECT_ACTIONS = {
         "s3:PutObjectTagging",
         "s3:DeleteObjectTagging",
         "s3:DeleteObject",
+        "s3:DeleteObjectVersion",
         "s3:ListMultipartUploadParts",
         "s3:AbortMultipartUpload",
     },
     "alias": set(),
     "resolve": {"s3:GetObject"},
     "rollout": set(),
-    "retention": {"s3:DeleteObject"},
+    "retention": {"s3:DeleteObject", "s3:DeleteObjectVersion"},
 }
 BUCKET_ACTIONS = {
-    "publish": {"s3:ListBucket"},
+    "publish": {"s3:ListBucket", "s3:ListBucketVersions"},
     "alias": set(),
     "resolve": set(),
     "rollout": set(),
-    "retention": {"s3:ListBucket"},
+    "retention": {"s3:ListBucket", "s3:ListBucketVersions"},
 }
 # Beyond the table and the bucket: the alias function starts rollout executions, the driver reads alarms.
 OTHER_ACTIONS: dict[str, set[str]] = {
@@ -168,6 +169,7 @@ WRITE_ACTIONS = {
     "dynamodb:ConditionCheckItem",
     "s3:PutObject",
     "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
 }
 
 

@@ -138,3 +138,64 @@ def test_a_kept_tag_added_after_the_versions_were_read_stops_the_soft_delete(
     # Then version 1 stays live (its tags changed since they were judged); 2 goes
     assert 1 not in applied["deleted"] and 2 in applied["deleted"], applied
     assert api.call("GET", f"/artifacts/{NAME}/versions/1").body["deleted"] is False
+
+
+def test_an_interrupted_collection_answers_the_same_story_to_uploads_and_publishes(
+    api: HandlerApi, aws: SimpleNamespace, clock: Clock
+) -> None:
+    # Given version 1's content due to be collected, and a collection of it interrupted right after its claim
+    publish_many(api, 2)
+    assert api.call("DELETE", f"/artifacts/{NAME}/versions/1").status == 200
+    assert api.call("PUT", POLICY, {"keep_last": 1, "expire_after_days": 0}).status == 200
+    clock.advance(seconds=1)
+    collection = wiring.services().collection
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the function stopped here")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(collection, "_remove", interrupted)
+        assert api.call("POST", f"{POLICY}/apply").status == 500
+    blob = {"sha256": sha256(b"v1"), "size": 2}
+    # When the content is uploaded and published again while the claim may still be its owner's
+    upload = api.call("POST", f"/artifacts/{NAME}/uploads", blob)
+    publish = api.call("POST", f"/artifacts/{NAME}/versions", blob)
+    # Then both say that retention is removing it (no `exists: true` that a publish then refuses)
+    assert upload.status == 409 and "retention is removing" in upload.body["error"]["message"], upload.body
+    assert publish.status == 409 and "retention is removing" in publish.body["error"]["message"], publish.body
+    # And once the claim's lease is over, the upload finishes the abandoned collection and the content goes up again
+    clock.advance(minutes=20)
+    assert api.published(NAME, b"v1") == 3
+    assert api.call("GET", f"/artifacts/{NAME}/resolve/3").status == 200
+
+
+def test_a_collection_taken_over_deletes_only_the_object_versions_it_claimed(
+    api: HandlerApi, aws: SimpleNamespace, clock: Clock
+) -> None:
+    # Given a versioned bucket (as retained stages have) and version 1's content due to be collected
+    aws.s3.put_bucket_versioning(Bucket=aws.bucket, VersioningConfiguration={"Status": "Enabled"})
+    publish_many(api, 2)
+    assert api.call("DELETE", f"/artifacts/{NAME}/versions/1").status == 200
+    assert api.call("PUT", POLICY, {"keep_last": 1, "expire_after_days": 0}).status == 200
+    clock.advance(seconds=1)
+    store = wiring.services().collection.store
+    release = store.release
+
+    def stops_before_releasing(*args: Any, token: str | None, **kwargs: Any) -> Any:
+        if token is not None:
+            raise RuntimeError("the function stopped here")
+        return release(*args, token=token, **kwargs)
+
+    # And a collection that deleted the versions it claimed, then stopped before its release
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "release", stops_before_releasing)
+        assert api.call("POST", f"{POLICY}/apply").status == 500
+    key = f"artifacts/{NAME}/_blobs/{sha256(b'v1')}"
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=key)
+    # When the same content is uploaded again meanwhile, and the abandoned collection is taken over later
+    assert api.upload(NAME, b"v1") == sha256(b"v1")
+    clock.advance(minutes=20)
+    assert api.call("POST", f"{POLICY}/apply").status == 200
+    # Then the new upload is still there (only the claimed versions were deleted), and it publishes
+    assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == b"v1"
+    assert api.published(NAME, b"v1") == 3

@@ -56,6 +56,9 @@ OTHER_BYTES = (
 _CHANGED = frozenset({"412", "PreconditionFailed"})
 _THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
+# The version id S3 gives the objects of a bucket that was never versioned; DeleteObjects takes 1,000 keys a call.
+NULL_VERSION = "null"
+_DELETE_PAGE = 1000
 
 
 def hex_to_b64(sha256_hex: str) -> str:
@@ -300,6 +303,36 @@ class Blobs:
             self.client.delete_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
             raise _translate(error) from error
+
+    def current_versions(self, prefix: str) -> list[tuple[str, str]]:
+        """(key, version id) of every current object under `prefix` (ListObjectVersions; an unversioned bucket's
+        objects have the version id `null`)."""
+        found: list[tuple[str, str]] = []
+        try:
+            for page in self.client.get_paginator("list_object_versions").paginate(Bucket=self.bucket, Prefix=prefix):
+                found += [
+                    (str(v["Key"]), str(v.get("VersionId") or NULL_VERSION))
+                    for v in page.get("Versions", [])
+                    if v.get("IsLatest")
+                ]
+        except ClientError as error:
+            raise _translate(error) from error
+        return found
+
+    def delete_versions(self, objects: list[tuple[str, str]]) -> None:
+        """Delete exactly these object versions (key, version id), 1,000 a call; safe to repeat. On a versioned
+        bucket a version written since (a new upload of the same key) is left alone; an unversioned bucket's
+        objects (`null`) are deleted by key."""
+        for start in range(0, len(objects), _DELETE_PAGE):
+            listed = [
+                {"Key": key} if version == NULL_VERSION else {"Key": key, "VersionId": version}
+                for key, version in objects[start : start + _DELETE_PAGE]
+            ]
+            try:
+                answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": listed, "Quiet": True})
+            except ClientError as error:
+                raise _translate(error) from error
+            _refuse_errors([e for e in answer.get("Errors") or [] if str(e.get("Code")) != "NoSuchVersion"])
 
     def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
         """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat.

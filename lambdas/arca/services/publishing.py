@@ -38,6 +38,7 @@ from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
 from arca.domain.versions import MAX_VERSION
+from arca.services.collection import Collected, Collection
 from arca.services.reading import Reading, refuse_link
 from arca.services.retry import Budget, Policy, now_iso
 
@@ -66,6 +67,8 @@ class Publishing:
         reading: Reading,
         policy: Policy,
         signer: Signer | None = None,
+        *,
+        collection: Collection,
     ) -> None:
         self.artifacts = stores.artifacts
         self.versions = stores.versions
@@ -79,6 +82,7 @@ class Publishing:
         self.policy = policy
         self.multipart = Multipart(blobs)
         self.signer = signer
+        self.collection = collection
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -86,15 +90,35 @@ class Publishing:
 
         Unsigned headers on stored bytes still answer `exists`: publishing rewrites the object without them.
         Other bytes at the blob's key, or an expired upload awaiting removal, are a ConflictError: no upload
-        could replace them.
+        could replace them. So are stored bytes that retention is removing (no publish could reference them):
+        a collection abandoned by an invocation that has ended is finished here, and the upload goes ahead.
         """
         _check_size(blob.size)
         refuse_link(name, self.artifacts.latest(name))
         key = keys.blob_key(name, blob.sha256)
-        if self.blobs.stored(key, blob.sha256, blob.size):
+        stored = self.blobs.stored(key, blob.sha256, blob.size)
+        if stored and self._collected(name, blob.sha256):
+            # It deleted the object versions it had claimed; bytes uploaded since (a versioned bucket) are still here.
+            stored = self.blobs.stored(key, blob.sha256, blob.size)
+        if stored:
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
         return Upload(
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
+        )
+
+    def _collected(self, name: str, sha256: str) -> bool:
+        """Whether an abandoned collection of stored bytes was finished just now (False: none holds them);
+        ConflictError while a collection holds them."""
+        held = self.collection.abandoned(name, sha256)
+        if held is None:
+            return False
+        if self.collection.finish(name, sha256, held) is Collected.REMOVED:
+            return True
+        raise ConflictError(
+            f"retention is removing the content {sha256} (since {held.claimed_at}); upload it again once it is "
+            f"gone, at the latest after {self.collection.retry_after(held)}",
+            field="sha256",
+            details={"collecting": True},
         )
 
     def put_latest(
@@ -136,7 +160,10 @@ class Publishing:
 
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
         a write conditioned on a reading made before the check cannot commit over a blob that a purge
-        deleted after it. A reading that shows a purge finished since (`purges` moved) checks again.
+        deleted after it. Retention's collections fence the same way: each claim and each finish advances
+        LATEST's `collections`, and the write holds only while it is as read (ArtifactStore.write_latest). A
+        reading that shows a purge or a collection since the check (`purges` or `collections` moved) checks
+        again, so every compare-and-set try is conditioned on a reading its check followed.
         """
         layout = content.parts_sha256
         if layout is None:
@@ -155,13 +182,13 @@ class Publishing:
         seen = self.artifacts.latest(name)
         refuse_link(name, seen)
         check()
-        checked = [seen.purges if seen else 0]
+        checked = [_fences(seen)]
 
         def read() -> LatestRecord | None:
             latest = self.artifacts.latest(name)
-            if latest is not None and latest.purges != checked[0]:
+            if latest is not None and _fences(latest) != checked[0]:
                 check()
-                checked[0] = latest.purges
+                checked[0] = _fences(latest)
             return latest
 
         return read
@@ -381,6 +408,11 @@ class Publishing:
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
+
+
+def _fences(latest: LatestRecord | None) -> tuple[int, int]:
+    """What a blob check must follow: the purges and the collections LATEST has seen."""
+    return (latest.purges, latest.collections) if latest is not None else (0, 0)
 
 
 def _holds(latest: LatestRecord, content: StoredContent) -> bool:

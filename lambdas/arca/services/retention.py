@@ -10,7 +10,6 @@ rollout came to point at after the roots were read is never touched.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,10 +18,8 @@ from typing import Any
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import RetentionStore
-from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
@@ -37,6 +34,7 @@ from arca.domain.retention import (
     decide,
     roots_of,
 )
+from arca.services.collection import Collection
 from arca.services.reading import Reading
 from arca.services.retry import Budget, Policy, now_iso
 
@@ -64,8 +62,7 @@ class Retention:
         store: RetentionStore,
         versions: VersionStore,
         aliases: AliasStore,
-        artifacts: ArtifactStore,
-        layouts: UploadStore,
+        collection: Collection,
         blobs: Blobs,
         reading: Reading,
         policy: Policy,
@@ -73,8 +70,7 @@ class Retention:
         self.store = store
         self.versions = versions
         self.aliases = aliases
-        self.artifacts = artifacts
-        self.layouts = layouts
+        self.collection = collection
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
@@ -226,30 +222,12 @@ class Retention:
 
     def _finish_one(self, name: str, version: int, sha256: str) -> None:
         """An expiry's clean-up: the version's attestation items and objects, then its bytes when no version and
-        not LATEST hold that content, then its marker. Every step is safe to repeat."""
+        not LATEST hold that content (arca.services.collection), then its marker (kept while another collection
+        holds the content: that one's owner, or a takeover after its lease, finishes). Every step is safe to
+        repeat."""
         self.store.delete_items(self.store.attestation_keys(name, version))
         self.blobs.delete_prefix(keys.attestation_blob_prefix(name, version))
-        collected = self._collect(name, version, sha256)
-        self.store.release(name, version, sha256, collected=collected)
-
-    def _collect(self, name: str, version: int, sha256: str) -> bool:
-        """Remove the content's object if nothing references it; True when it was removed (or was being)."""
-        count = self.store.blob_count(name, sha256)
-        if count is None or not count.get("collecting"):
-            if count is not None and int(count.get("refs", 0)) > 0:
-                return False
-            latest = self.artifacts.latest(name)
-            if latest is not None and latest.sha256 == sha256:
-                return False  # LATEST holds it (LATEST written before blob counts existed)
-            if self.store.legacy_holder(name, sha256, expiring=version):
-                return False
-        if not self.store.claim(name, sha256, uuid.uuid4().hex):
-            return False
-        # Every object of the content: its single PUT (`<sha256>`) and its multipart layouts (`<sha256>.<parts>`),
-        # whose records go first, so that no upload finds a layout without its object.
-        self.store.delete_items(self.layouts.layout_keys(name, sha256))
-        self.blobs.delete_prefix(keys.blob_key(name, sha256))
-        return True
+        self.collection.collect(name, sha256, expiring=version, marker=version)
 
     # The sweep.
 
