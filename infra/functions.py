@@ -77,6 +77,8 @@ class FunctionSpec:
     api: bool = False
     # A function behind no API may run longer than API Gateway waits (TIMEOUT).
     timeout_seconds: int | None = None
+    # Memory (and with it CPU: a full vCPU at 1,769 MB) where the work is computation, not waiting (MEMORY_MB).
+    memory_mb: int | None = None
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -215,6 +217,23 @@ SPECS = (
         reserved_concurrency=1,
         timeout_seconds=300,
     ),
+    # The background verification of multipart content (infra/verification.py runs it in a loop): it reads the
+    # assembled object by ranges and hashes it, and records the progress on the upload's own item. Nothing else.
+    FunctionSpec(
+        name="verify",
+        handler="arca.handlers.verify.handler",
+        table_actions=(),
+        scoped_table_actions=(
+            PartitionScoped(actions=("dynamodb:GetItem", "dynamodb:UpdateItem"), partitions=("__*-uploads",)),
+        ),
+        object_actions=("s3:GetObject",),
+        # Without ListBucket, a GetObject of a missing key is a 403 instead of a 404 (an object collected meanwhile).
+        bucket_actions=("s3:ListBucket",),
+        reserved_concurrency=5,
+        # Hashing is sequential: one full vCPU (1,769 MB) hashes as fast as SHA-256 goes on one core.
+        memory_mb=1769,
+        timeout_seconds=900,
+    ),
 )
 
 
@@ -347,7 +366,7 @@ class Functions(Construct):
             handler=spec.handler,
             code=self._code,
             layers=[self._layer],
-            memory_size=MEMORY_MB,
+            memory_size=spec.memory_mb or MEMORY_MB,
             timeout=Duration.seconds(spec.timeout_seconds) if spec.timeout_seconds else TIMEOUT,
             # A stage's own ceiling: its functions never run more at once than reserved, whatever other
             # stages or applications of the account do, and never starve them either.

@@ -158,6 +158,7 @@ class Names:
     account: str = LOCAL_ACCOUNT
     event_bus: str | None = None
     state_machine_arn: str | None = None
+    verify_state_machine_arn: str | None = None
     signing_key_arn: str | None = None
 
     @classmethod
@@ -168,6 +169,7 @@ class Names:
             region=environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
             event_bus=environ.get("ARCA_EVENT_BUS_NAME") or None,
             state_machine_arn=environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
+            verify_state_machine_arn=environ.get("ARCA_VERIFY_STATE_MACHINE_ARN") or None,
             signing_key_arn=environ.get("ARCA_SIGNING_KEY_ARN") or None,
         )
 
@@ -183,6 +185,7 @@ class Names:
             "BucketName": self.bucket,
             "EventBusArn": bus,
             "RolloutStateMachineArn": self.state_machine_arn or missing,
+            "VerifyStateMachineArn": self.verify_state_machine_arn or missing,
             "SigningKeyArn": self.signing_key_arn or missing,
         }
 

@@ -42,6 +42,7 @@ from local.retention import DEFAULT_INTERVAL, LocalSweeper
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 from local.stream import consuming_stream
+from local.verification import LocalVerifier
 
 log = logging.getLogger("arca.local")
 
@@ -94,7 +95,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in (*routes().FUNCTIONS, "rollout", "retention"):
+    for function in (*routes().FUNCTIONS, "rollout", "retention", "verify"):
         load(function)
 
 
@@ -185,6 +186,8 @@ class ArcaServer(ThreadingHTTPServer):
         self.rollouts = LocalDriver(lambda: load("rollout"))
         # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
         self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
+        # The verification state machine of AWS: multipart content hashed in the background, it drives.
+        self.verifications = LocalVerifier(lambda: load("verify"))
 
     @property
     def port(self) -> int:
@@ -287,6 +290,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
         if route.operation == "start_rollout" and isinstance(response, dict) and response.get("statusCode") == 201:
             self.server.rollouts.schedule(json.loads(response["body"]))
+        if route.operation == "complete_upload" and isinstance(response, dict) and response.get("statusCode") == 202:
+            name = unquote(path.removeprefix("/artifacts/").rsplit("/uploads/", 1)[0])
+            self.server.verifications.schedule(json.loads(response["body"]), name)
         return self._send_proxy_response(response, request_id, route.function)
 
     def _send_console(self, path: str, request_id: str) -> int:
@@ -421,6 +427,7 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
         server.server_close()
         thread.join()
         server.rollouts.stop()
+        server.verifications.stop()
         server.retention.stop()
 
 

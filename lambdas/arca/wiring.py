@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
     from arca.services.uploads import Uploads
+    from arca.services.verification import Verification
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -204,7 +205,26 @@ class Services:
         from arca.adapters.multipart import Multipart
         from arca.services.uploads import Uploads
 
-        return Uploads(self.stores.artifacts, self.stores.uploads, self.blobs, Multipart(self.blobs), self.policy)
+        return Uploads(
+            self.stores.artifacts,
+            self.stores.uploads,
+            self.blobs,
+            Multipart(self.blobs),
+            self.policy,
+            self.verification,
+        )
+
+    @cached_property
+    def verification(self) -> Verification:
+        from arca.adapters.multipart import Multipart
+        from arca.adapters.verification import ExternalVerification, StepFunctionsVerification
+        from arca.services.verification import Driver, Verification
+
+        arn = settings().verify_state_machine_arn
+        driver: Driver = ExternalVerification()
+        if arn is not None:
+            driver = StepFunctionsVerification(lambda: client("stepfunctions"), arn)
+        return Verification(self.stores.uploads, Multipart(self.blobs), self.policy, driver)
 
     @cached_property
     def aliases(self) -> Aliases:
@@ -294,6 +314,10 @@ def idempotency() -> Idempotency:
 
 def uploads() -> Uploads:
     return services().uploads
+
+
+def verification() -> Verification:
+    return services().verification
 
 
 def aliases() -> Aliases:

@@ -113,12 +113,16 @@ def test_s3_refuses_a_part_that_is_not_the_declared_one(api: HandlerApi) -> None
 
 
 def test_exists_only_for_the_same_parts_so_a_wrong_layout_never_blocks_the_true_one(api: HandlerApi) -> None:
-    # Given a client that declared the content's sha256 over a part of other bytes, and completed it
+    # Given a client that declared the content's sha256 over a part of other bytes: its completion fails (the
+    # assembled bytes are hashed), and says so from then on
     other = b"not the content" * 10
     lie = {"sha256": sha256(DATA), "size": len(other), "part_size": len(other), "parts": [sha256(other)]}
     made = api.call("POST", "/artifacts/app/uploads", lie).body["upload"]
     requests.put(made["parts"][0]["url"], data=other, headers=made["parts"][0]["headers"], timeout=30)
-    assert api.call("POST", f"/artifacts/app/uploads/{made['id']}/complete").status == 200
+    refused = api.call("POST", f"/artifacts/app/uploads/{made['id']}/complete")
+    assert (refused.status, refused.body["error"]["field"], refused.body["error"]["state"]) == (409, "sha256", "failed")
+    assert api.call("GET", f"/artifacts/app/uploads/{made['id']}").body["state"] == "failed"
+    assert api.call("POST", "/artifacts/app/versions", {"sha256": sha256(DATA), "size": len(other)}).status == 409
     # When the true content is uploaded in its own parts
     reply = api.call("POST", "/artifacts/app/uploads", layout(DATA))
     # Then it is not answered `exists`: it gets an upload of its own, which completes beside the wrong one
@@ -327,7 +331,7 @@ def test_publishing_ten_thousand_parts_again_with_an_idempotency_key_is_deduplic
     with iam.acting_as("publish"):
         store = Store(wiring.services().stores.table)
         assert store.start(session, ttl=0) is not None
-        store.finish(session, now="2026-01-01T00:00:01.000Z")
+        store.verified(session, now="2026-01-01T00:00:01.000Z")  # as if its bytes had been hashed
         stat = wiring.services().blobs.stat(key)
     monkeypatch.setattr(wiring.services().publishing.multipart, "verify", lambda *_: stat)
     body = {"sha256": session.sha256, "size": session.size}

@@ -35,7 +35,7 @@ def test_a_state_saved_at_any_cut_and_resumed_elsewhere_gives_hashlibs_digest(da
     # Given the data cut anywhere, each piece hashed by a fresh object resumed from the saved state
     state: bytes | None = None
     start = 0
-    for cut in sorted({min(c, len(data)) for c in cuts}) + [len(data)]:
+    for cut in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
         hasher = ResumableSha256(state)
         hasher.update(data[start:cut])
         state, start = hasher.state(), cut

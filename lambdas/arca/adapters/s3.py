@@ -168,14 +168,14 @@ class Blobs:
             modified=head.get("LastModified"),
         )
 
-    def verify(self, key: str, sha256_hex: str, size: int) -> BlobStat:
+    def verify(self, key: str, sha256_hex: str, size: int, *, stat: BlobStat | None = None) -> BlobStat:
         """Check that the blob is stored with this size and these bytes; never changes the object.
 
-        On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
-        checksum was kept (moto, or an object put by other means) the bytes are streamed and hashed.
-        Raises ConflictError when nothing is stored; ValidationError(size|sha256) on a mismatch.
+        On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call (none when its `stat` was
+        read already). Where no checksum was kept (moto, or an object put by other means) the bytes are streamed
+        and hashed. Raises ConflictError when nothing is stored; ValidationError(size|sha256) on a mismatch.
         """
-        stat = self.stat(key)
+        stat = stat or self.stat(key)
         if stat is None:
             raise ConflictError(NOT_UPLOADED, field="sha256")
         if stat.size != size:

@@ -215,7 +215,7 @@ class RetentionStore:
     def blob_count(self, name: str, sha256: str) -> Item | None:
         return self.table.get(keys.blob_count_key(name, sha256))
 
-    def legacy_holder(self, name: str, sha256: str, *, expiring: int) -> bool:
+    def legacy_holder(self, name: str, sha256: str, *, expiring: int | None) -> bool:
         """Whether a version other than `expiring` that is not expired holds the content: the content index
         (versions published before blob counts existed are counted nowhere else), each hit confirmed by a
         consistent read, since the index lags."""
@@ -227,7 +227,7 @@ class RetentionStore:
             limit=LEGACY_HOLDERS,
         )
         for hit in page.items:
-            if hit["sk"] == encode_version(expiring):
+            if expiring is not None and hit["sk"] == encode_version(expiring):
                 continue
             item = self.table.get({"pk": hit["pk"], "sk": hit["sk"]})
             if item is not None and not item.get("expired"):
