@@ -602,6 +602,48 @@ def test_publish_skips_the_upload_when_the_blob_is_stored(h: Harness, tmp_path: 
     assert (published.deduplicated, published.uploaded) == (True, False)
 
 
+def test_publish_uploads_again_once_when_the_stored_bytes_went_before_the_publish(h: Harness, tmp_path: Path) -> None:
+    # Given bytes the registry said it had, removed by retention before the publish arrived
+    source = tmp_path / "f"
+    source.write_bytes(b"same")
+    stored = {"exists": True, "sha256": sha(b"same"), "size": 4}
+    gone = {"error": {"code": "ConflictError", "message": "no blob with this sha256", "field": "sha256"}}
+    upload = {"url": S3_URL, "method": "PUT", "headers": {}}
+    h.answer(
+        (200, stored),
+        (409, gone),
+        (201, {**stored, "exists": False, "upload": upload}),
+        (200, b""),
+        (201, {**version(1), "deduplicated": False}),
+    )
+    # When the file is published
+    published = h.client.publish("app", source)
+    # Then it was uploaded again, once, and published
+    assert [(s.method, s.path) for s in h.sent] == [
+        ("POST", "/artifacts/app/uploads"),
+        ("POST", "/artifacts/app/versions"),
+        ("POST", "/artifacts/app/uploads"),
+        ("PUT", "/artifacts/app/_blobs/x"),
+        ("POST", "/artifacts/app/versions"),
+    ]
+    assert (published.version.version, published.uploaded) == (1, True)
+
+
+@pytest.mark.parametrize("detail", [{"collecting": True}, {"state": "verifying"}])
+def test_publish_does_not_upload_again_while_retention_removes_the_content_or_it_is_verified(
+    h: Harness, tmp_path: Path, detail: dict[str, Any]
+) -> None:
+    # Given a publish refused because the content is being removed, or not verified yet
+    source = tmp_path / "f"
+    source.write_bytes(b"same")
+    refused = {"error": {"code": "ConflictError", "message": "not yet", "field": "sha256", **detail}}
+    h.answer((200, {"exists": True, "sha256": sha(b"same"), "size": 4}), (409, refused))
+    # When the file is published, then the refusal is the answer: sending the bytes again would not help
+    with pytest.raises(ConflictError):
+        h.client.publish("app", source)
+    assert len(h.sent) == 2
+
+
 def test_a_throttled_upload_is_sent_again_from_the_first_byte(h: Harness, tmp_path: Path) -> None:
     # Given
     data = os.urandom(CHUNK + 10)
