@@ -1182,3 +1182,72 @@ def test_a_local_user_is_named_on_every_api_call_and_comes_from_the_environment_
     assert named.sent[0].headers["X-Arca-Local-User"] == "alice"
     assert from_env.sent[0].headers["X-Arca-Local-User"] == "bob"
     assert "X-Arca-Local-User" not in unnamed.sent[0].headers
+
+
+UPLOAD_ID = f"{'a' * 64}.{'b' * 64}"
+
+
+def _completed(state: str, hashed: int) -> dict[str, Any]:
+    return {
+        "id": UPLOAD_ID,
+        "sha256": "a" * 64,
+        "size": 100,
+        "part_size": 50,
+        "part_count": 2,
+        "completed_at": "2026-01-01T00:00:00Z",
+        "state": state,
+        "verified_bytes": hashed,
+    }
+
+
+def test_a_completion_verified_in_the_background_is_followed_until_complete(h: Harness) -> None:
+    # Given a completion answered 202 `verifying`, then the upload's state moving on
+    status = {"exists": False, "sha256": "a" * 64, "size": 100}
+    h.answer(
+        (202, _completed("verifying", 0)),
+        (200, {**status, "state": "verifying", "verified_bytes": 50}),
+        (200, {**status, "exists": True, "state": "complete"}),
+    )
+    naps: list[float] = []
+    # When it is completed
+    done = h.client.complete_upload("app", UPLOAD_ID, sleep=naps.append)
+    # Then the state was followed until complete
+    assert done["state"] == "complete"
+    assert [(s.method, s.path.rsplit("/", 1)[-1]) for s in h.sent] == [
+        ("POST", "complete"),
+        ("GET", UPLOAD_ID),
+        ("GET", UPLOAD_ID),
+    ]
+    assert naps == [0.5, 1.0]
+
+
+def test_a_stalled_background_check_is_asked_again_and_a_failed_one_raises(h: Harness) -> None:
+    # Given a check that makes no progress for longer than the stall limit, then fails
+    status = {"exists": False, "sha256": "a" * 64, "size": 100, "state": "verifying", "verified_bytes": 10}
+    h.answer(
+        (202, _completed("verifying", 10)),
+        (200, status),
+        (200, status),
+        (202, _completed("verifying", 10)),
+        (200, {**status, "state": "failed"}),
+    )
+    moments = iter([0.0, 1.0, 500.0, 500.0, 501.0])
+    # When it is completed, then the failure is raised, and the stalled check was asked to go on once
+    with pytest.raises(ConflictError) as failed:
+        h.client.complete_upload("app", UPLOAD_ID, sleep=lambda _: None, clock=lambda: next(moments))
+    assert failed.value.code == "UploadFailed"
+    assert [s.method for s in h.sent] == ["POST", "GET", "GET", "POST", "GET"]
+
+
+def test_part_hashes_are_checked_against_the_signed_manifest() -> None:
+    from arca_client.verify import SignatureError, check_parts
+
+    parts = [hashlib.sha256(b"one").hexdigest(), hashlib.sha256(b"two").hexdigest()]
+    digest = hashlib.sha256(b"".join(bytes.fromhex(p) for p in parts)).hexdigest()
+    signed = {"name": "app", "version": 1, "manifest": json.dumps({"part_size": 50, "parts_sha256": digest})}
+    check_parts(signed, 50, parts)  # the signed ones: nothing to say
+    check_parts({"manifest": json.dumps({"sha256": "x"})}, 50, parts)  # a manifest without parts checks none
+    for size, hashes in ((50, list(reversed(parts))), (60, parts)):
+        with pytest.raises(SignatureError) as refused:
+            check_parts(signed, size, hashes)
+        assert refused.value.code == "ManifestMismatch"
