@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from arca import wiring
+from local import iam
 from tests.helpers import HandlerApi, sha256
 from tests.integration.test_retention import NAME, POLICY, Clock, apply, clock, publish_many, rows
 
@@ -199,3 +200,26 @@ def test_a_collection_taken_over_deletes_only_the_object_versions_it_claimed(
     # Then the new upload is still there (only the claimed versions were deleted), and it publishes
     assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == b"v1"
     assert api.published(NAME, b"v1") == 3
+
+
+def test_the_sweep_reads_an_artifacts_roots_once_a_pass(
+    api: HandlerApi, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an artifact whose versions take several apply requests (pages of 2, one page a request)
+    publish_many(api, 9)
+    assert api.call("PUT", POLICY, {"keep_last": 1}).status == 200
+    from arca.services import retention as module
+    from arca.services.retry import Budget
+
+    monkeypatch.setattr(module, "DELETE_BATCH", 2)
+    monkeypatch.setattr(module, "APPLY_PAGES", 1)
+    service = wiring.services().retention
+    reads: list[str] = []
+    roots = service.roots
+    monkeypatch.setattr(service, "roots", lambda name, *a: reads.append(name) or roots(name, *a))
+    # When the sweep makes a pass
+    with iam.acting_as("retention"):
+        progress = service.sweep(start=None, budget=Budget())
+    # Then it took five requests, and read the roots once
+    assert (progress.artifacts, progress.deleted) == (1, 8)
+    assert reads == [NAME]

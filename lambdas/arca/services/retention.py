@@ -49,6 +49,15 @@ SWEEP_PAGE = 25
 
 
 @dataclass(frozen=True)
+class Pass:
+    """What a sweep pass reads of an artifact once: LATEST, its policy and the protected roots."""
+
+    latest: LatestRecord
+    policy: RetentionPolicy
+    roots: Roots
+
+
+@dataclass(frozen=True)
 class SweepProgress:
     artifacts: int
     deleted: int
@@ -155,12 +164,22 @@ class Retention:
         Soft deletes go in batches of one transaction (`version.deleted`, `by` retention); a batch refused
         because a version was pinned meanwhile is retried one by one, skipping the pinned ones.
         """
+        return self._apply(name, token, None)[0]
+
+    def _apply(self, name: str, token: str | None, known: Pass | None) -> tuple[Applied, Pass]:
+        """`apply`, with what an earlier request of the same sweep pass read of the artifact (`known`: LATEST, the
+        policy and the roots, read once per pass; the unfinished clean-ups are taken on by the pass's first
+        request). Reusing them is safe for the same reason reading them once per request is: every deletion and
+        expiry is conditioned on what could have changed since (pins, tags, LATEST's content)."""
         scope = _scope("apply", name)
         start, state = self.versions.resume_from(name, scope, token) if token else (None, {})
-        latest, policy = self.reading.live_latest(name), self.get(name)
         live = state.get("live", 0)
-        expired = self.finish(name)
-        roots, now = self.roots(name, latest, policy), self.policy.clock()
+        expired: list[int] = []
+        if known is None:
+            latest, policy = self.reading.live_latest(name), self.get(name)
+            expired = self.finish(name)
+            known = Pass(latest=latest, policy=policy, roots=self.roots(name, latest, policy))
+        policy, roots, now = known.policy, known.roots, self.policy.clock()
         cutoff = now_iso(now - timedelta(days=policy.expire_after_days))
         deleted: list[int] = []
         expiries = 0
@@ -189,7 +208,8 @@ class Retention:
             if expiries == EXPIRIES or page == APPLY_PAGES - 1:
                 next_token = self.versions.resume_token(name, scope, last, {"live": live})
                 break
-        return Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
+        applied = Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
+        return applied, known
 
     def _delete(self, name: str, doomed: dict[int, int]) -> list[int]:
         """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned and its tags
@@ -234,17 +254,19 @@ class Retention:
     def sweep(self, *, start: dict[str, str] | None, budget: Budget) -> SweepProgress:
         """Apply every policy (artifacts found through the sparse index), artifact after artifact, while the
         budget lasts (one unit per index Query and per apply request); `next_token` is the index key the next
-        invocation goes on after (None: the pass is complete). An artifact left unfinished is started again."""
+        invocation goes on after (None: the pass is complete). An artifact left unfinished is started again.
+        Each artifact's roots are read once a pass, by its first request (`_apply`)."""
         artifacts = deleted = expired = 0
         while budget.spend():
             names, last = self.store.policies_page(start=start, limit=SWEEP_PAGE)
             for name in names:
                 token: str | None = None
+                known: Pass | None = None  # the artifact's roots, read by its first request of the pass
                 while True:
                     if not budget.spend():
                         return SweepProgress(artifacts, deleted, expired, start)
                     try:
-                        done = self.apply(name, token=token)
+                        done, known = self._apply(name, token, known)
                     except NotFoundError:
                         break  # purged, or its policy removed meanwhile
                     deleted, expired = deleted + len(done.deleted), expired + len(done.expired)
