@@ -30,7 +30,7 @@ from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import race
 from tests.helpers import acting, sha256
 
-ROUNDS = 40
+ROUNDS = 25
 _deserialize = TypeDeserializer().deserialize
 
 
