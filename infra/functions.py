@@ -81,6 +81,8 @@ class FunctionSpec:
     api: bool = False
     # A function behind no API may run longer than API Gateway waits (TIMEOUT).
     timeout_seconds: int | None = None
+    # Memory (and with it CPU: a full vCPU at 1,769 MB) where the work is computation, not waiting (MEMORY_MB).
+    memory_mb: int | None = None
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -139,9 +141,10 @@ SPECS = (
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
         # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, GetObjectTagging
         # reads it on an older blob, which publish may rewrite in place (CopyObject: GetObject, PutObject and
-        # PutObjectTagging); DeleteObject serves purge only. Multipart uploads: PutObject also covers
-        # CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload; ListMultipartUploadParts
-        # tells which parts S3 has, AbortMultipartUpload frees them.
+        # PutObjectTagging); DeleteObject serves purge, DeleteObjectVersion a collection (retention's routes, or
+        # an upload finishing an abandoned one), which deletes the exact versions it claimed. Multipart uploads:
+        # PutObject also covers CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload;
+        # ListMultipartUploadParts tells which parts S3 has, AbortMultipartUpload frees them.
         object_actions=(
             "s3:GetObject",
             "s3:GetObjectTagging",
@@ -149,11 +152,13 @@ SPECS = (
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",
             "s3:DeleteObject",
+            "s3:DeleteObjectVersion",
             "s3:ListMultipartUploadParts",
             "s3:AbortMultipartUpload",
         ),
-        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
-        bucket_actions=("s3:ListBucket",),
+        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404; ListBucketVersions names the
+        # object versions a collection claims.
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         # Publishing signs each version's manifest; no other function can sign.
         key_actions=("kms:Sign",),
         # Retention's expiry looks up, in the content index, versions published before blob counts existed.
@@ -211,11 +216,29 @@ SPECS = (
             "dynamodb:BatchWriteItem",
         ),
         index_actions=("dynamodb:Query",),
-        # DeleteObject: expired bytes and attestations; ListBucket: the listing of a version's attestations.
-        object_actions=("s3:DeleteObject",),
-        bucket_actions=("s3:ListBucket",),
+        # DeleteObject: expired attestations; DeleteObjectVersion: the exact versions a collection claimed;
+        # ListBucket: the listing of a version's attestations; ListBucketVersions: the versions a claim records.
+        object_actions=("s3:DeleteObject", "s3:DeleteObjectVersion"),
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         reserved_concurrency=1,
         timeout_seconds=300,
+    ),
+    # The background verification of multipart content (infra/verification.py runs it in a loop): it reads the
+    # assembled object by ranges and hashes it, and records the progress on the upload's own item. Nothing else.
+    FunctionSpec(
+        name="verify",
+        handler="arca.handlers.verify.handler",
+        table_actions=(),
+        scoped_table_actions=(
+            PartitionScoped(actions=("dynamodb:GetItem", "dynamodb:UpdateItem"), partitions=("__*-uploads",)),
+        ),
+        object_actions=("s3:GetObject",),
+        # Without ListBucket, a GetObject of a missing key is a 403 instead of a 404 (an object collected meanwhile).
+        bucket_actions=("s3:ListBucket",),
+        reserved_concurrency=5,
+        # Hashing is sequential: one full vCPU (1,769 MB) hashes as fast as SHA-256 goes on one core.
+        memory_mb=1769,
+        timeout_seconds=900,
     ),
 )
 
@@ -378,7 +401,7 @@ class Functions(Construct):
             handler=spec.handler,
             code=self._code,
             layers=[self._layer],
-            memory_size=MEMORY_MB,
+            memory_size=spec.memory_mb or MEMORY_MB,
             timeout=Duration.seconds(spec.timeout_seconds) if spec.timeout_seconds else TIMEOUT,
             # A stage's own ceiling: its functions never run more at once than reserved, whatever other
             # stages or applications of the account do, and never starve them either.

@@ -43,6 +43,7 @@ from local.retention import DEFAULT_INTERVAL, LocalSweeper
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 from local.stream import consuming_stream
+from local.verification import LocalVerifier
 
 log = logging.getLogger("arca.local")
 
@@ -95,7 +96,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in (*routes().FUNCTIONS, "rollout", "retention"):
+    for function in (*routes().FUNCTIONS, "rollout", "retention", "verify"):
         load(function)
 
 
@@ -187,6 +188,8 @@ class ArcaServer(ThreadingHTTPServer):
         self.rollouts = LocalDriver(lambda: load("rollout"))
         # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
         self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
+        # The verification state machine of AWS: multipart content hashed in the background, it drives.
+        self.verifications = LocalVerifier(lambda: load("verify"))
 
     @property
     def port(self) -> int:
@@ -291,6 +294,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
                 log.exception("arca.handlers.%s failed on %s %s", function, self.command, path)
                 raise _ReplyError(502, "InternalError", f"the {function} function failed") from None
+        completed = route is not None and route.operation == "complete_upload"
+        if completed and isinstance(response, dict) and response.get("statusCode") == 202:
+            name = unquote(path.removeprefix("/artifacts/").rsplit("/uploads/", 1)[0])
+            self.server.verifications.schedule(json.loads(response["body"]), name)
         return self._send_proxy_response(response, request_id, function)
 
     def _send_console(self, path: str, request_id: str) -> int:
@@ -425,6 +432,7 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
         server.server_close()
         thread.join()
         server.rollouts.stop()
+        server.verifications.stop()
         server.retention.stop()
 
 

@@ -1,7 +1,8 @@
 """Verifying signed versions: the stage's public key pinned on first use, and each manifest checked against it.
 
 A stage signs every version it publishes: the `manifest` (canonical JSON of `{name, version, sha256, size,
-created_at}`) with ECDSA SHA-256 by its own key, the `signature` base64 of DER. The first verified download from
+created_at}`, and for multipart content `part_size` and `parts_sha256`, the SHA-256 of its part digests) with ECDSA
+SHA-256 by its own key, the `signature` base64 of DER. The first verified download from
 an endpoint pins that endpoint's public key in $XDG_CONFIG_HOME/arca/signing-keys.json (as SSH's known_hosts
 does); from then on a different key is refused, never silently accepted. A manifest that verifies and names the
 bytes (sha256 and size) proves they are what the stage published, whatever was changed in its table or bucket.
@@ -121,6 +122,8 @@ def check(resolution: Mapping[str, Any], public_key_pem: str) -> dict[str, Any]:
     expected = {"name": resolution.get("name"), "sha256": resolution.get("sha256"), "size": resolution.get("size")}
     if isinstance(resolution.get("version"), int):
         expected["version"] = resolution["version"]
+    if "parts_sha256" in fields:  # multipart content: its layout is signed too
+        expected["part_size"] = resolution.get("part_size")
     differing = sorted(k for k, v in expected.items() if fields.get(k) != v)
     if differing:
         raise SignatureError(
@@ -128,6 +131,22 @@ def check(resolution: Mapping[str, Any], public_key_pem: str) -> dict[str, Any]:
             code="ManifestMismatch",
         )
     return fields
+
+
+def check_parts(resolution: Mapping[str, Any], part_size: int, parts: list[str]) -> None:
+    """The part hashes a download checks its ranges against are the ones the signed manifest names (when it names
+    them: multipart content published since manifests carry layouts). SignatureError otherwise. Meaningful once
+    the manifest itself was verified (`check`)."""
+    manifest = resolution.get("manifest")
+    signed: dict[str, Any] = json.loads(manifest) if manifest else {}
+    if "parts_sha256" not in signed:
+        return
+    digest = hashlib.sha256(b"".join(bytes.fromhex(p) for p in parts)).hexdigest()
+    if (signed.get("part_size"), signed["parts_sha256"]) != (part_size, digest):
+        where = f"{resolution.get('name')} version {resolution.get('version')}"
+        raise SignatureError(
+            f"the part hashes of {where} are not the ones its signed manifest names", code="ManifestMismatch"
+        )
 
 
 def _verifies(public_key_pem: str, message: bytes, signature: str) -> bool:

@@ -94,6 +94,34 @@ def test_a_version_item_changed_in_the_table_is_refused(arca_url: str, unique: s
     assert not (tmp_path / "cli.bin").exists()
 
 
+def test_the_part_hashes_of_multipart_content_are_signed_and_every_range_is_checked_against_them(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given multipart content (two parts of 5 MiB and 1 KiB), whose signed manifest names its layout
+    client = Client(arca_url)
+    data = os.urandom(5 * 1024 * 1024 + 1024)
+    source = tmp_path / "model.bin"
+    source.write_bytes(data)
+    version = client.publish(unique, str(source), part_size=5 * 1024 * 1024).version
+    signed = json.loads(version.raw["manifest"])
+    assert (signed["part_size"], len(signed["parts_sha256"])) == (5 * 1024 * 1024, 64)
+    client.download(unique, 1, tmp_path / "first.bin", verify=True)  # pins the key; the ranges match
+    assert (tmp_path / "first.bin").read_bytes() == data
+    # When the part hashes the registry answers are changed in the table (its layout's record)
+    record = {"pk": {"S": f"__{unique}-uploads"}, "sk": {"S": f"{version.sha256}.{signed['parts_sha256']}"}}
+    aws("dynamodb").update_item(
+        TableName=os.environ["ARCA_TABLE_NAME"],
+        Key=record,
+        UpdateExpression="SET parts = :p",
+        ExpressionAttributeValues={":p": {"B": bytes(64)}},
+    )
+    # Then a verified download refuses before any range is kept: they are not the hashes the stage signed
+    with pytest.raises(SignatureError) as refused:
+        client.download(unique, 1, tmp_path / "out.bin", verify=True)
+    assert refused.value.code == "ManifestMismatch"
+    assert not (tmp_path / "out.bin").exists()
+
+
 def test_a_manifest_signed_by_another_key_is_refused(arca_url: str, unique: str, tmp_path: Path) -> None:
     # Given a version whose manifest and signature were replaced in the table, signed with some other key
     client = Client(arca_url)

@@ -53,6 +53,7 @@ TABLE_ACTIONS = {
         "dynamodb:ConditionCheckItem",
         "dynamodb:BatchWriteItem",
     },
+    "verify": set(),
 }
 # Actions on the table's secondary indexes (search and `sha256:` references are reads; retention's expiry looks
 # up content, its sweep lists the policies).
@@ -62,6 +63,7 @@ INDEX_ACTIONS = {
     "resolve": {"dynamodb:Query"},
     "rollout": set(),
     "retention": {"dynamodb:Query"},
+    "verify": set(),
 }
 # The alias and rollout roles update LATEST and versions (outside the registry's `__` partitions) naming only the
 # pins, LATEST's alias count and event order, and the attributes of their conditions.
@@ -122,6 +124,11 @@ SCOPED_TABLE_ACTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("dynamodb:ConditionCheckItem", PINS_AND_COUNT),
     ],
     "retention": [],
+    # The upload's own item: its state and the hashing's progress.
+    "verify": [
+        ("dynamodb:GetItem", {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-uploads"]}}),
+        ("dynamodb:UpdateItem", {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["__*-uploads"]}}),
+    ],
 }
 OBJECT_ACTIONS = {
     "publish": {
@@ -131,34 +138,38 @@ OBJECT_ACTIONS = {
         "s3:PutObjectTagging",
         "s3:DeleteObjectTagging",
         "s3:DeleteObject",
+        "s3:DeleteObjectVersion",
         "s3:ListMultipartUploadParts",
         "s3:AbortMultipartUpload",
     },
     "alias": set(),
     "resolve": {"s3:GetObject"},
     "rollout": set(),
-    "retention": {"s3:DeleteObject"},
+    "retention": {"s3:DeleteObject", "s3:DeleteObjectVersion"},
+    "verify": {"s3:GetObject"},
 }
 BUCKET_ACTIONS = {
-    "publish": {"s3:ListBucket"},
+    "publish": {"s3:ListBucket", "s3:ListBucketVersions"},
     "alias": set(),
     "resolve": set(),
     "rollout": set(),
-    "retention": {"s3:ListBucket"},
+    "retention": {"s3:ListBucket", "s3:ListBucketVersions"},
+    "verify": {"s3:ListBucket"},
 }
 # Beyond the table and the bucket: the alias function starts rollout executions and reads their alarms once, the
 # driver reads alarms.
 OTHER_ACTIONS: dict[str, set[str]] = {
-    "publish": {"kms:Sign"},
+    "publish": {"kms:Sign", "states:StartExecution"},
     "alias": {"states:StartExecution", "cloudwatch:DescribeAlarms"},
     "resolve": {"kms:GetPublicKey"},
     "rollout": {"cloudwatch:DescribeAlarms"},
     "retention": set(),
+    "verify": set(),
 }
 SIGNING_FUNCTIONS = ("publish", "resolve")
 # The functions behind the API, the rollout driver (invoked by its state machine only) and the retention sweep
 # (invoked by its schedule).
-ALL_FUNCTIONS = (*FUNCTIONS, "rollout", "retention")
+ALL_FUNCTIONS = (*FUNCTIONS, "rollout", "retention", "verify")
 # Added by tracing and by the function's own log group.
 PLUMBING_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
 WRITE_ACTIONS = {
@@ -169,6 +180,7 @@ WRITE_ACTIONS = {
     "dynamodb:ConditionCheckItem",
     "s3:PutObject",
     "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
 }
 
 
@@ -386,8 +398,10 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
     assert properties["Handler"] == f"arca.handlers.{name}.handler"
     assert properties["Runtime"] == "python3.12"
     assert properties["Architectures"] == ["x86_64"]
-    # API Gateway waits 29 s; the retention sweep, behind no API, runs for up to five minutes an invocation
-    assert (properties["MemorySize"], properties["Timeout"]) == (512, 300 if name == "retention" else 29)
+    # API Gateway waits 29 s; the retention sweep, behind no API, runs for up to five minutes an invocation, and the
+    # verification of multipart content for 15 minutes on a full vCPU (hashing is sequential computation)
+    expected = {"retention": (512, 300), "verify": (1769, 900)}.get(name, (512, 29))
+    assert (properties["MemorySize"], properties["Timeout"]) == expected
     assert properties["TracingConfig"] == {"Mode": "Active"}
     assert "FunctionName" not in properties
     assert properties["Environment"]["Variables"] == {
@@ -399,6 +413,7 @@ def test_function_runs_its_handler_with_the_shared_defaults(template: dict[str, 
         "ARCA_DOWNLOAD_URL_TTL": "900",
         "ARCA_UPLOAD_URL_TTL": "900",
         **({"ARCA_ROLLOUT_STATE_MACHINE_ARN": {"Ref": _state_machine(template)}} if name == "alias" else {}),
+        **({"ARCA_VERIFY_STATE_MACHINE_ARN": {"Ref": _state_machine(template, VERIFY)}} if name == "publish" else {}),
         **({"ARCA_SIGNING_KEY_ARN": {"Ref": _signing_key_ref(template)}} if name in SIGNING_FUNCTIONS else {}),
     }
 
@@ -766,14 +781,19 @@ def test_wildcard_suppressions_name_the_findings_they_cover() -> None:
 # The rollout driver.
 
 
-def _state_machine(template: dict[str, Any]) -> str:
-    logical_id, _ = _only(template, "AWS::StepFunctions::StateMachine")
+ROLLOUTS, VERIFY = "Rollouts", "Verification"  # the constructs of the two state machines
+
+
+def _state_machine(template: dict[str, Any], construct: str = ROLLOUTS) -> str:
+    (logical_id,) = [
+        key for key in _resources(template, "AWS::StepFunctions::StateMachine") if key.startswith(construct)
+    ]
     return logical_id
 
 
-def _definition(template: dict[str, Any]) -> dict[str, Any]:
+def _definition(template: dict[str, Any], construct: str = ROLLOUTS) -> dict[str, Any]:
     """The state machine's definition, with the function ARNs it references as `{"Ref": <logical id>}`."""
-    machine = template["Resources"][_state_machine(template)]["Properties"]
+    machine = template["Resources"][_state_machine(template, construct)]["Properties"]
     parts = machine["DefinitionString"]["Fn::Join"][1]
     text = "".join(part if isinstance(part, str) else json.dumps(part["Fn::GetAtt"][0]).strip('"') for part in parts)
     return dict(json.loads(text))
@@ -843,6 +863,53 @@ def test_alias_function_may_start_only_the_rollout_state_machine(template: dict[
     starts = {(action, resource) for action, resource in grants if action.startswith("states:")}
     # Then it may start executions of that one machine, and not stop or read them
     assert starts == {("states:StartExecution", json.dumps({"Ref": _state_machine(template)}))}
+
+
+def test_verification_state_machine_invokes_the_verify_function_until_done(template: dict[str, Any]) -> None:
+    # Given the dev service template
+    machine = template["Resources"][_state_machine(template, VERIFY)]["Properties"]
+    # When its definition is read
+    definition = _definition(template, VERIFY)
+    states = definition["States"]
+    # Then it is a Standard machine: the verify function -> stop once done, else at once again; failures retried
+    assert machine["StateMachineType"] == "STANDARD"
+    assert definition["StartAt"] == "Step" and states["Step"]["Next"] == "Verified"
+    assert states["Step"]["Resource"] == _functions_by_name(template)["verify"]
+    assert any(retry["ErrorEquals"] == ["States.ALL"] for retry in states["Step"]["Retry"])
+    choice = states["Verified"]
+    assert choice["Choices"] == [{"Variable": "$.done", "BooleanEquals": True, "Next": "Done"}]
+    assert choice["Default"] == "Step" and states["Done"]["Type"] == "Succeed"
+    assert definition["TimeoutSeconds"] == 7 * 86_400
+    assert machine["LoggingConfiguration"]["Level"] == "ALL" and machine["TracingConfiguration"] == {"Enabled": True}
+
+
+def test_verification_state_machine_role_may_invoke_only_the_verify_function(template: dict[str, Any]) -> None:
+    # Given the verification state machine's role
+    machine = template["Resources"][_state_machine(template, VERIFY)]["Properties"]
+    role_id = machine["RoleArn"]["Fn::GetAtt"][0]
+    statements = [
+        statement
+        for policy in _resources(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    # When its grants are read
+    invokes = [s for s in statements if "lambda:InvokeFunction" in _as_list(s["Action"])]
+    actions = {a for statement in statements for a in _as_list(statement["Action"])}
+    # Then it invokes the verify function (and its versions), and touches no data
+    (statement,) = invokes
+    verifier = _functions_by_name(template)["verify"]
+    assert all(verifier in json.dumps(resource) for resource in _as_list(statement["Resource"]))
+    assert not {a for a in actions if a.split(":")[0] in {"dynamodb", "s3", "states", "cloudwatch"}}
+
+
+def test_publish_function_may_start_only_the_verification_state_machine(template: dict[str, Any]) -> None:
+    # Given the publish function's grants
+    grants = set(_grants(template, _functions_by_name(template)["publish"]))
+    # When the Step Functions grants are read
+    starts = {(action, resource) for action, resource in grants if action.startswith("states:")}
+    # Then it may start executions of that one machine (content too large to hash within a request), nothing more
+    assert starts == {("states:StartExecution", json.dumps({"Ref": _state_machine(template, VERIFY)}))}
 
 
 @pytest.mark.parametrize("function", ["rollout", "alias"])

@@ -64,8 +64,9 @@ else:
     RetentionService = Annotated[Any, Depends(wiring.retention)]
     SignerService = Annotated[Any, Depends(wiring.signer)]
 
-# The contracts that are not routes (the rollout driver, the stream consumer, the retention sweep) take their
-# service's provider as a parameter whose default is the composition root's.
+# The contracts that are not routes (the rollout driver, the verification step, the stream consumer, the retention
+# sweep) take their service's provider as a parameter whose default is the composition root's.
 rollouts = wiring.rollouts
+verification = wiring.verification
 announcer = wiring.announcer
 retention = wiring.retention

@@ -36,14 +36,22 @@ def create_upload(
 
 @router.get("/artifacts/<name>/uploads/<id>", responses=answers(200, 400, 404, 503), tags=["publishing"])
 def get_upload(name: Name, id: UploadId, uploads: UploadsService) -> Upload:
-    """The parts S3 already has and fresh URLs for the others: resume an interrupted upload from here."""
+    """The upload's `state`: while `uploading`, the parts S3 already has and fresh URLs for the others (resume an
+    interrupted upload from here); while `verifying`, the bytes hashed so far; `complete` or `failed`."""
     return uploads.status(name, id)
 
 
-@router.post("/artifacts/<name>/uploads/<id>/complete", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
-def complete_upload(name: Name, id: UploadId, uploads: UploadsService) -> CompletedUpload:
-    """Assemble a multipart upload (S3 checks every part's checksum); then PUT latest or publish its sha256."""
-    return uploads.complete(name, id)
+@router.post(
+    "/artifacts/<name>/uploads/<id>/complete", responses=answers(200, 202, 400, 404, 409, 503), tags=["publishing"]
+)
+def complete_upload(name: Name, id: UploadId, uploads: UploadsService) -> Response[CompletedUpload]:
+    """Assemble a multipart upload (S3 checks every part's checksum) and check its SHA-256: 200 `complete` (then
+    PUT latest or publish its sha256), or 202 `verifying` for content hashed in the background (follow GET
+    …/uploads/{id}; sending this again resumes a stalled check). 409 `failed` when the parts do not make content
+    with the declared sha256: nothing may reference it."""
+    context = router.lambda_context
+    done = uploads.complete(name, id, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
+    return Response(200 if done.state == "complete" else 202, JSON, done)
 
 
 @router.delete(

@@ -177,15 +177,29 @@ class MultipartTarget(_Entity):
     expires_at: str = Field(description="when the URLs of this answer expire")
 
 
+UploadState = Literal["uploading", "verifying", "complete", "failed"]
+
+
 class Upload(_Entity):
     exists: bool = Field(description="true: the blob is stored already; nothing to upload")
     sha256: str
     size: int
     upload: UploadTarget | MultipartTarget | None = None
+    state: UploadState | None = Field(
+        None,
+        description="a multipart upload's state: `uploading` (parts go up), `verifying` (assembled, its SHA-256 "
+        "being checked), `complete` (it may be referenced), `failed` (its bytes are not the declared sha256)",
+        exclude_if=lambda state: state is None,
+    )
+    verified_bytes: int | None = Field(
+        None, description="while `verifying`: the bytes hashed so far", exclude_if=lambda hashed: hashed is None
+    )
 
 
 class CompletedUpload(_Entity):
-    """A multipart upload assembled: PUT latest or publish its content by `sha256` as any other."""
+    """A multipart upload assembled. `complete`: its SHA-256 is the declared one, so PUT latest or publish its
+    content by `sha256` as any other; `verifying` (202): it is being hashed in the background, follow it with
+    GET …/uploads/{id}."""
 
     id: str
     sha256: str
@@ -193,6 +207,8 @@ class CompletedUpload(_Entity):
     part_size: int
     part_count: int
     completed_at: str
+    state: Literal["verifying", "complete"] = "complete"
+    verified_bytes: int = Field(description="the bytes hashed so far (all of them once complete)")
 
 
 class ArtifactEntry(_Entity):

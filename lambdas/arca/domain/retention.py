@@ -48,9 +48,7 @@ class RetentionBody(BaseModel):
     @classmethod
     def _tags(cls, tags: list[str]) -> list[str]:
         for index, tag in enumerate(tags):
-            _, value = parse_filter(tag, f"keep_tags.{index}")
-            if not value:
-                raise ValueError(f"keep_tags.{index}: {tag!r} must be key:value with a value")
+            parse_filter(tag, f"keep_tags.{index}")  # `k:` keeps versions tagged k with an empty value
         return tags
 
 

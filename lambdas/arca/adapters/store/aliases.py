@@ -69,6 +69,20 @@ class AliasStore:
         """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
         return self.aliases_page(name, limit=MAX_ALIASES, token=None)[0]
 
+    def alias_records(self, name: str) -> list[AliasRecord]:
+        """Every alias, live or a deletion's tombstone (a rollback re-creates a deleted alias), as far as one
+        bounded listing reaches."""
+        items, _ = page(
+            self.table,
+            keys.alias_pk(name),
+            f"aliases:{name}:all",
+            limit=MAX_ALIASES,
+            token=None,
+            keep=lambda i: i["sk"] != keys.LINK_SK,
+            consistent=True,
+        )
+        return [alias_record(i) for i in items]
+
     def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[AliasRecord], str | None]:
         """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
         items, next_token = page(

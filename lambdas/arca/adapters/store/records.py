@@ -51,6 +51,9 @@ class LatestRecord(BaseModel):
     purging: str | None = None
     purged: str | None = None
     purges: int = 0  # finished purges: a publish re-checks its blob when this moved
+    # Collections of the artifact's content claimed or finished (retention): a reference is added only under this
+    # count as read when the bytes were checked, so no collection can start between the check and the write.
+    collections: int = 0
     revision_base: int = 0  # the highest alias revision purges removed: new aliases go on from it
     link: str | None = None  # set: this name is a link to that artifact, not an artifact
     link_count: int = 0  # links that point at this artifact
@@ -89,6 +92,7 @@ def latest_record(item: Item) -> LatestRecord:
         purging=item.get("purging"),
         purged=item.get("purged"),
         purges=int(item.get("purges", 0)),
+        collections=int(item.get("collections", 0)),
         revision_base=int(item.get("revision_base", 0)),
         link=item.get("link"),
         link_count=int(item.get("link_count", 0)),
