@@ -101,6 +101,17 @@ def link_manager_paths(prefix: str) -> Grant:
     return [*_under(prefix, "PUT", ("/link",)), *_under(prefix, "DELETE", ("/link",))]
 
 
+def consumer_paths(prefix: str) -> Grant:
+    """What a consumer (a deployment that runs versions of artifacts under `prefix`) needs and nothing more: resolve
+    (and its content), list the leases, take, renew and release leases. Its lease writes name the consumer id in the
+    path, so a grant on one id (`consumer`) keeps a consumer from releasing another's lease."""
+    return [
+        *_under(prefix, "GET", ("/resolve/*", "/consumers")),
+        *_under(prefix, "PUT", ("/consumers/*",)),
+        *_under(prefix, "DELETE", ("/consumers/*",)),
+    ]
+
+
 class ApiAccess:
     """Grants on one stage of the API, for roles, users or groups (any iam.IGrantable)."""
 
@@ -146,3 +157,6 @@ class ApiAccess:
 
     def grant_link_management(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
         return self._grant(grantee, link_manager_paths(prefix))
+
+    def grant_consume(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        return self._grant(grantee, consumer_paths(prefix))

@@ -24,6 +24,7 @@ from arca.settings import settings
 
 if TYPE_CHECKING:
     from arca.adapters.store.attestations import AttestationStore
+    from arca.adapters.store.consumers import ConsumerStore
     from arca.adapters.store.guards import GuardStore
     from arca.adapters.store.links import LinkStore
     from arca.adapters.store.purge import PurgeStore
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
     from arca.services.collection import Collection
+    from arca.services.consumers import Consumers
     from arca.services.events import Announcer, Events
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
@@ -109,6 +111,12 @@ class Stores:
         from arca.adapters.store.links import LinkStore
 
         return LinkStore(self.table, self.feed)
+
+    @cached_property
+    def consumers(self) -> ConsumerStore:
+        from arca.adapters.store.consumers import ConsumerStore
+
+        return ConsumerStore(self.table, self.feed)
 
     @cached_property
     def tags(self) -> TagStore:
@@ -265,6 +273,12 @@ class Services:
         return Links(self.stores.links, self.stores.artifacts, self.policy)
 
     @cached_property
+    def consumers(self) -> Consumers:
+        from arca.services.consumers import Consumers
+
+        return Consumers(self.stores.consumers, self.reading, self.policy)
+
+    @cached_property
     def tagging(self) -> Tagging:
         from arca.services.tags import Tagging
 
@@ -338,6 +352,10 @@ def promotions() -> Promotions:
 
 def links() -> Links:
     return services().links
+
+
+def consumers() -> Consumers:
+    return services().consumers
 
 
 def tagging() -> Tagging:

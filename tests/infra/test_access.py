@@ -13,6 +13,7 @@ from arca.routes import ROUTES
 from infra.access import (
     alias_manager_paths,
     check_prefix,
+    consumer_paths,
     link_manager_paths,
     publisher_paths,
     reader_paths,
@@ -133,9 +134,10 @@ def test_no_prefix_grant_reaches_a_name_outside_the_prefix(method: str, path: st
     for grant in (reader_paths("team-a"), publisher_paths("team-a"), alias_manager_paths("team-a")):
         assert not _allows(grant, method, path)
     assert not _allows(link_manager_paths("team-a"), method, path)
+    assert not _allows(consumer_paths("team-a"), method, path)
 
 
-GRANTS = (reader_paths, publisher_paths, alias_manager_paths, link_manager_paths)
+GRANTS = (reader_paths, publisher_paths, alias_manager_paths, link_manager_paths, consumer_paths)
 
 INSIDE = [
     (reader_paths, "GET", "artifacts/team-a"),
@@ -148,7 +150,31 @@ INSIDE = [
     (publisher_paths, "PATCH", "artifacts/team-a/api/versions/3"),
     (reader_paths, "GET", "artifacts/team-a/api/events"),
     (link_manager_paths, "PUT", "artifacts/team-a/mirror/link"),
+    (consumer_paths, "PUT", "artifacts/team-a/api/consumers/ecs:prod.api"),
+    (consumer_paths, "DELETE", "artifacts/team-a/api/consumers/ecs:prod.api"),
+    (consumer_paths, "GET", "artifacts/team-a/api/consumers"),
+    (consumer_paths, "GET", "artifacts/team-a/api/resolve/prod"),
 ]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "artifacts/team-a/api/versions"),
+        ("PUT", "artifacts/team-a/api/aliases/prod"),
+        ("DELETE", "artifacts/team-a/api"),
+        ("DELETE", "artifacts/team-a/api/versions/3"),
+        ("GET", "artifacts/team-a/api/versions"),
+        ("PUT", "artifacts/team-a/api/link"),
+    ],
+)
+def test_a_consumer_may_lease_and_resolve_and_nothing_else(method: str, path: str) -> None:
+    assert not _allows(consumer_paths("team-a"), method, path)
+
+
+def test_readers_cannot_lease_or_release() -> None:
+    for method in ("PUT", "DELETE"):
+        assert not _allows(reader_paths("team-a"), method, "artifacts/team-a/api/consumers/ecs:prod.api")
 
 
 @pytest.mark.parametrize(("paths", "method", "path"), INSIDE)

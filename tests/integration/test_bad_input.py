@@ -330,6 +330,35 @@ CASES += [
     ("POST", "/artifacts/app/aliases/prod/promotions/" + "0" * 24 + "/reject", {"reason": "\n"}, None, 400, "reason"),
 ]
 
+# Consumer leases: the consumer's id, the version (a live one of the artifact), the time to live and the labels are
+# checked before anything is written; the listing's filter and paging too.
+LEASE = "/artifacts/app/consumers/ecs:prod.api"
+CASES += [
+    ("PUT", "/artifacts/app/consumers/Ecs:prod", {"version": 1}, None, 400, "consumer"),
+    ("PUT", "/artifacts/app/consumers/ecs%23prod", {"version": 1}, None, 400, "consumer"),
+    ("PUT", "/artifacts/app/consumers/" + "c" * 129, {"version": 1}, None, 400, "consumer"),
+    ("DELETE", "/artifacts/app/consumers/-x", None, None, 400, "consumer"),
+    ("PUT", LEASE, {}, None, 400, "version"),
+    ("PUT", LEASE, {"version": "1"}, None, 400, "version"),
+    ("PUT", LEASE, {"version": 0}, None, 400, "version"),
+    ("PUT", LEASE, {"version": 1, "ttl_seconds": 59}, None, 400, "ttl_seconds"),
+    ("PUT", LEASE, {"version": 1, "ttl_seconds": 2_592_001}, None, 400, "ttl_seconds"),
+    ("PUT", LEASE, {"version": 1, "ttl_seconds": 60.5}, None, 400, "ttl_seconds"),
+    ("PUT", LEASE, {"version": 1, "labels": ["a"]}, None, 400, "labels"),
+    ("PUT", LEASE, {"version": 1, "labels": {"Bad Key": "v"}}, None, 400, "labels.Bad Key"),
+    ("PUT", LEASE, {"version": 1, "labels": {"k": "v" * 257}}, None, 400, "labels.k"),
+    ("PUT", LEASE, {"version": 1, "labels": {"k": "two\nlines"}}, None, 400, "labels.k"),
+    ("PUT", LEASE, {"version": 1, "labels": {f"k{i}": "v" for i in range(21)}}, None, 400, "labels"),
+    ("PUT", LEASE, {"version": 1, "labels": {"k": 1}}, None, 400, "labels.k"),
+    ("PUT", LEASE, {"version": 1, "colour": "red"}, None, 400, "colour"),
+    ("PUT", LEASE, "{not json", None, 400, "body"),
+    ("PUT", LEASE, {"version": 9}, None, 404, "version"),
+    ("GET", "/artifacts/app/consumers", None, {"version": "0"}, 400, "version"),
+    ("GET", "/artifacts/app/consumers", None, {"version": "x"}, 400, "version"),
+    ("GET", "/artifacts/app/consumers", None, {"limit": "0"}, 400, "limit"),
+    ("GET", "/artifacts/app/consumers", None, {"next_token": "nope"}, 400, "next_token"),
+]
+
 
 @pytest.mark.parametrize(
     ("method", "path", "body", "query", "status", "field"),

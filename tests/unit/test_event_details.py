@@ -21,6 +21,8 @@ from arca.domain.events import (
     ArtifactUpdated,
     AttestationAdded,
     Change,
+    ConsumerReleased,
+    ConsumerUpdated,
     LatestUpdated,
     LinkDeleted,
     LinkUpdated,
@@ -104,6 +106,12 @@ CASES: list[tuple[Change, dict[str, Any]]] = [
         {"link": "old", "target": "app", "previous_target": "was"},
     ),
     (Change(LinkDeleted(link="old", target="app")), {"link": "old", "target": "app"}),
+    (Change(ConsumerUpdated(consumer="ecs:a", expires_at="t"), 2), {"consumer": "ecs:a", "expires_at": "t"}),
+    (
+        Change(ConsumerUpdated(consumer="ecs:a", expires_at="t", labels={"k": "v"}, previous_version=1), 2),
+        {"consumer": "ecs:a", "expires_at": "t", "labels": {"k": "v"}, "previous_version": 1},
+    ),
+    (Change(ConsumerReleased(consumer="ecs:a"), 2), {"consumer": "ecs:a"}),
     *[
         (_rollout_change(_rollout(state=state, step=step, weight=weight)), facts)
         for state, step, weight in [("running", 1, 10), ("running", 2, 50), ("completed", 3, 100)]

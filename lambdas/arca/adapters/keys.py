@@ -1,8 +1,9 @@
 """Every DynamoDB key and S3 key of Arca is built here (docs/access-patterns.md lists them).
 
 Artifact names start with [a-z0-9], so the partitions that start with `__` (aliases, alias history,
-rollouts, events, tags, the name index, the folder rows and the links' reverse index) can never be an
-artifact's own partition, and the `-alias` / `-history` / `-rollout` / `-events` / `-links` / `-tags` suffixes
+rollouts, events, tags, the name index, the folder rows, the links' reverse index and the consumer leases) can never
+be an artifact's own partition, and the `-alias` / `-history` / `-rollout` / `-events` / `-links` / `-tags` /
+`-consumers` suffixes
 cannot collide with each other because a partition key ends in exactly one.
 """
 
@@ -203,6 +204,18 @@ def links_pk(target: str) -> str:
 
 def link_row_key(target: str, link: str) -> Key:
     return {"pk": links_pk(target), "sk": link}
+
+
+# Consumer leases: partition `__<name>-consumers`, one item per consumer (its id as the sort key; ids hold no
+# `#`), so a lease is one item however often it is renewed, and the artifact's leases are one Query.
+
+
+def consumers_pk(name: str) -> str:
+    return f"__{name}-consumers"
+
+
+def consumer_key(name: str, consumer: str) -> Key:
+    return {"pk": consumers_pk(name), "sk": consumer}
 
 
 # Tags and search (docs/access-patterns.md, "Tags and search").
@@ -457,6 +470,7 @@ NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "events": events_pk,
     "rollouts": rollout_pk,
     "links to it": links_pk,
+    "consumer leases": consumers_pk,
     "tags": tags_pk,
     "attestations": attestations_pk,
     "policies": policy_pk,

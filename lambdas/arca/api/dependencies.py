@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
+    from arca.services.consumers import Consumers
     from arca.services.events import Events
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     GuardsService = Annotated[Guards, Depends(wiring.guards)]
     PromotionsService = Annotated[Promotions, Depends(wiring.promotions)]
     LinksService = Annotated[Links, Depends(wiring.links)]
+    ConsumersService = Annotated[Consumers, Depends(wiring.consumers)]
     TaggingService = Annotated[Tagging, Depends(wiring.tagging)]
     SearchingService = Annotated[Searching, Depends(wiring.searching)]
     EventsService = Annotated[Events, Depends(wiring.events)]
@@ -57,6 +59,7 @@ else:
     GuardsService = Annotated[Any, Depends(wiring.guards)]
     PromotionsService = Annotated[Any, Depends(wiring.promotions)]
     LinksService = Annotated[Any, Depends(wiring.links)]
+    ConsumersService = Annotated[Any, Depends(wiring.consumers)]
     TaggingService = Annotated[Any, Depends(wiring.tagging)]
     SearchingService = Annotated[Any, Depends(wiring.searching)]
     EventsService = Annotated[Any, Depends(wiring.events)]

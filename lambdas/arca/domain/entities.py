@@ -388,6 +388,23 @@ class Link(_Entity):
     updated_at: str | None = None
 
 
+class Lease(_Entity):
+    """A consumer's lease: `consumer` runs `version` until `expires_at`, unless it renews the lease first."""
+
+    consumer: str = Field(description="who runs the version, e.g. `ecs:prod.payments`")
+    version: int
+    expires_at: str = Field(description="when the lease lapses; a lapsed lease protects nothing and is not listed")
+    by: str | None = Field(None, description="the principal that last wrote the lease")
+    labels: dict[str, str] = Field(default_factory=dict)
+    updated_at: str | None = Field(None, description="when the version or the labels last changed")
+
+
+class ConsumerList(_Entity):
+    consumers: list[Lease]
+    next_token: str | None = None
+    via: str | None = via_field()
+
+
 class VersionHit(_Entity):
     """A search hit: a version that holds the content or the tag searched for (soft-deleted ones included,
     with `deleted` true). GET the version for its metadata and aliases."""

@@ -92,6 +92,14 @@ class AttestationLimitError(ConflictError):
     """The version has as many attestations as it may have (`details["limit"]`)."""
 
 
+class LeaseLimitError(ConflictError):
+    """The artifact (or the version) has as many live consumer leases as it may have (`details["limit"]`)."""
+
+
+class VersionLeasedError(ConflictError):
+    """A version that live consumer leases name is kept; `details["consumers"]` names them."""
+
+
 class LinkedNameError(ConflictError):
     """The name is a link: a write must go to its target (named in `target`); a read follows it once."""
 

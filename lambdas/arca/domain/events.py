@@ -205,6 +205,19 @@ class AttestationAdded(Detail):
     sha256: str
 
 
+class ConsumerUpdated(Detail):
+    TYPE = "consumer.updated"
+    consumer: str
+    expires_at: str
+    labels: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    previous_version: int | None = _absent_if_none()
+
+
+class ConsumerReleased(Detail):
+    TYPE = "consumer.released"
+    consumer: str
+
+
 DETAILS: dict[str, type[Detail]] = {
     d.TYPE: d
     for d in (
@@ -230,6 +243,8 @@ DETAILS: dict[str, type[Detail]] = {
         PromotionApplied,
         PromotionRejected,
         AttestationAdded,
+        ConsumerUpdated,
+        ConsumerReleased,
     )
 }
 EVENT_TYPES = tuple(DETAILS)

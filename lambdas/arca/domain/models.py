@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from arca.domain.consumers import DEFAULT_TTL, MAX_LABELS, MAX_TTL, MIN_TTL, check_labels
 from arca.domain.errors import ValidationError
 from arca.domain.names import validate_name
 from arca.domain.tags import MAX_DESCRIPTION, check_patch
@@ -217,6 +218,26 @@ class LinkBody(_Body):
     @classmethod
     def _target_is_a_name(cls, value: str) -> str:
         return validate_name(value, field="target")
+
+
+class LeaseBody(_Body):
+    """PUT …/consumers/{consumer}: the consumer runs `version` for `ttl_seconds` (renewed by the same call)."""
+
+    version: Annotated[StrictInt, Field(ge=1, le=999_999, description="a live version of the artifact")]
+    ttl_seconds: Annotated[
+        StrictInt, Field(ge=MIN_TTL, le=MAX_TTL, description="seconds until the lease lapses unless renewed")
+    ] = DEFAULT_TTL
+    labels: Annotated[
+        dict[StrictStr, StrictStr] | None,
+        Field(description=f"at most {MAX_LABELS}; keys as tag keys, values up to 256 characters"),
+    ] = None
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_are_valid(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            check_labels(value)
+        return value
 
 
 # Tags (arca.domain.tags holds the rules): a null value removes the key.

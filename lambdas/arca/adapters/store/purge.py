@@ -82,7 +82,7 @@ class PurgeStore:
             )
 
     def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
-        """Delete the artifact's events, history, alias and version items page by page (idempotent).
+        """Delete the artifact's leases, events, history, alias and version items page by page (idempotent).
 
         Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
         before each page's BatchWriteItem call; False stops early and this returns False (call again).
@@ -91,6 +91,7 @@ class PurgeStore:
         # alias and no alias on a missing version. Tag rows go first: none outlives its version.
         # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
         partitions = (
+            (keys.consumers_pk(name), None),
             (keys.uploads_pk(name), None),
             (keys.retention_pk(name), None),
             (keys.blobs_pk(name), None),

@@ -123,6 +123,7 @@ class VersionRecord(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     tags: dict[str, str] = Field(default_factory=dict)
     tag_rev: int = 0  # compare-and-set counter of the tags
+    lease_rev: int = 0  # counts the leases taken on it: a soft delete holds only while none was taken since
     attestations: list[str] = Field(default_factory=list)
     part_size: int | None = None
     part_count: int | None = None
@@ -151,6 +152,7 @@ def version_record(item: Item) -> VersionRecord:
         aliases=sorted(item.get("pinned_by") or ()),
         tags=item.get("tags") or {},
         tag_rev=int(item.get("tag_rev", 0)),
+        lease_rev=int(item.get("lease_rev", 0)),
         attestations=sorted(item.get("attestations") or ()),
         manifest=item.get("manifest"),
         signature=item.get("signature"),

@@ -1,0 +1,206 @@
+"""Consumer leases: taken, renewed in one write, listed while live (judged by `expires_at`), released; a lease names
+a live version, and a leased version is not soft-deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from arca import wiring
+from arca.adapters import keys
+from arca.domain.consumers import MAX_LEASES_PER_VERSION
+from tests.helpers import HandlerApi, hooked
+from tests.integration.conftest import snapshot
+from tests.integration.test_retention import Clock
+
+NAME = "team/app"
+BASE = f"/artifacts/{NAME}/consumers"
+
+
+@pytest.fixture
+def clock(aws: SimpleNamespace) -> Clock:
+    found = Clock()
+    wiring.services().policy.clock = found
+    return found
+
+
+@pytest.fixture
+def app(api: HandlerApi, clock: Clock) -> HandlerApi:
+    """`team/app` with versions 1 and 2."""
+    assert api.publish(NAME, b"one").status == 201
+    assert api.publish(NAME, b"two").status == 201
+    return api
+
+
+@contextmanager
+def counted() -> Iterator[list[str]]:
+    calls: list[str] = []
+
+    def before(event_name: str, **_: Any) -> None:
+        calls.append(event_name.rsplit(".", 1)[-1])
+
+    with hooked("before-call.dynamodb.*", before):
+        yield calls
+
+
+def events(api: HandlerApi, kind: str) -> list[dict[str, Any]]:
+    reply = api.call("GET", f"/artifacts/{NAME}/events")
+    assert reply.status == 200, reply.body
+    return [e for e in reply.body["events"] if e["type"] == kind]
+
+
+def lease(api: HandlerApi, consumer: str, **body: Any) -> Any:
+    return api.call("PUT", f"{BASE}/{consumer}", body)
+
+
+def test_a_lease_is_taken_listed_and_released(app: HandlerApi, clock: Clock) -> None:
+    # When a consumer leases version 1 with labels
+    taken = lease(app, "ecs:prod.payments", version=1, ttl_seconds=3600, labels={"env": "prod"})
+    # Then the lease is answered with its expiry, listed, and announced once
+    assert taken.status == 200, taken.body
+    assert taken.body["consumer"] == "ecs:prod.payments"
+    assert taken.body["version"] == 1
+    assert taken.body["labels"] == {"env": "prod"}
+    assert taken.body["expires_at"] == "2026-01-01T01:00:00.000Z"
+    listed = app.call("GET", BASE)
+    assert listed.status == 200, listed.body
+    assert [c["consumer"] for c in listed.body["consumers"]] == ["ecs:prod.payments"]
+    assert [e["detail"]["consumer"] for e in events(app, "consumer.updated")] == ["ecs:prod.payments"]
+    # When it is released
+    released = app.call("DELETE", f"{BASE}/ecs:prod.payments")
+    # Then it is no longer listed, the release is announced, and releasing again is a no-op
+    assert released.status == 204, released.body
+    assert app.call("GET", BASE).body["consumers"] == []
+    assert len(events(app, "consumer.released")) == 1
+    assert app.call("DELETE", f"{BASE}/ecs:prod.payments").status == 204
+    assert len(events(app, "consumer.released")) == 1
+
+
+def test_a_renewal_of_the_same_version_and_labels_is_one_write_and_announces_nothing(
+    app: HandlerApi, clock: Clock
+) -> None:
+    assert lease(app, "lambda:us-east-1:checkout", version=2, labels={"team": "pay"}).status == 200
+    clock.advance(hours=1)
+    # When the same lease is renewed
+    with counted() as calls:
+        renewed = lease(app, "lambda:us-east-1:checkout", version=2, labels={"team": "pay"})
+    # Then one write (after one read), the expiry moves on, and no event is added
+    assert renewed.status == 200, renewed.body
+    assert renewed.body["expires_at"] == "2026-01-02T01:00:00.000Z"
+    writes = [c for c in calls if c not in ("GetItem", "Query")]
+    assert writes == ["UpdateItem"], calls
+    assert len(events(app, "consumer.updated")) == 1
+    # And a renewal that omits the labels keeps them, still one write
+    with counted() as calls:
+        kept = lease(app, "lambda:us-east-1:checkout", version=2)
+    assert kept.body["labels"] == {"team": "pay"}
+    assert [c for c in calls if c not in ("GetItem", "Query")] == ["UpdateItem"]
+
+
+def test_moving_to_another_version_or_changing_labels_is_announced(app: HandlerApi, clock: Clock) -> None:
+    assert lease(app, "ecs:prod.api", version=1).status == 200
+    assert lease(app, "ecs:prod.api", version=2).status == 200
+    assert lease(app, "ecs:prod.api", version=2, labels={"region": "eu"}).status == 200
+    updated = events(app, "consumer.updated")
+    assert [e["version"] for e in updated] == [1, 2, 2]
+    assert updated[1]["detail"]["previous_version"] == 1
+    assert updated[2]["detail"]["labels"] == {"region": "eu"}
+
+
+def test_a_lapsed_lease_is_never_listed_whatever_the_ttl_deletion_left(
+    app: HandlerApi, aws: SimpleNamespace, clock: Clock
+) -> None:
+    assert lease(app, "ecs:a", version=1, ttl_seconds=60).status == 200
+    assert lease(app, "ecs:b", version=2, ttl_seconds=7200).status == 200
+    # When the first lease lapses (its item still stored: TTL deletion is late)
+    clock.advance(minutes=2)
+    item = aws.dynamodb.get_item(
+        TableName=aws.table, Key={k: {"S": v} for k, v in keys.consumer_key(NAME, "ecs:a").items()}
+    )
+    assert "Item" in item
+    # Then only the live lease is listed, and the version filter applies
+    assert [c["consumer"] for c in app.call("GET", BASE).body["consumers"]] == ["ecs:b"]
+    assert app.call("GET", BASE, query={"version": "1"}).body["consumers"] == []
+    assert [c["consumer"] for c in app.call("GET", BASE, query={"version": "2"}).body["consumers"]] == ["ecs:b"]
+    # And the lapsed lease is taken again (announced: it had lapsed)
+    assert lease(app, "ecs:a", version=1, ttl_seconds=60).status == 200
+    assert len(events(app, "consumer.updated")) == 3
+
+
+def test_listing_is_paged(app: HandlerApi, clock: Clock) -> None:
+    for index in range(5):
+        assert lease(app, f"ecs:svc-{index}", version=1).status == 200
+    seen: list[str] = []
+    token = None
+    while True:
+        query = {"limit": "2", **({"next_token": token} if token else {})}
+        reply = app.call("GET", BASE, query=query)
+        assert reply.status == 200, reply.body
+        seen += [c["consumer"] for c in reply.body["consumers"]]
+        token = reply.body.get("next_token")
+        if not token:
+            break
+    assert seen == [f"ecs:svc-{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "field"),
+    [
+        (f"{BASE}/ecs:x", {"version": 9}, 404, "version"),
+        ("/artifacts/team/none/consumers/ecs:x", {"version": 1}, 404, None),
+    ],
+)
+def test_a_lease_names_a_version_that_exists(
+    app: HandlerApi, aws: SimpleNamespace, path: str, body: dict[str, Any], status: int, field: str | None
+) -> None:
+    before = snapshot(aws)
+    reply = app.call("PUT", path, body)
+    assert reply.status == status, reply.body
+    assert reply.body["error"].get("field") == field
+    assert snapshot(aws) == before
+
+
+def test_a_deleted_version_cannot_be_leased(app: HandlerApi, aws: SimpleNamespace) -> None:
+    assert app.call("DELETE", f"/artifacts/{NAME}/versions/1").status in (200, 204)
+    before = snapshot(aws)
+    reply = lease(app, "ecs:x", version=1)
+    assert reply.status == 409, reply.body
+    assert reply.body["error"]["field"] == "version"
+    assert snapshot(aws) == before
+
+
+def test_a_version_holds_a_bounded_number_of_leases(
+    app: HandlerApi, aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("arca.services.consumers.MAX_LEASES_PER_VERSION", 2)
+    assert MAX_LEASES_PER_VERSION > 2
+    assert lease(app, "ecs:a", version=1).status == 200
+    assert lease(app, "ecs:b", version=1).status == 200
+    before = snapshot(aws)
+    refused = lease(app, "ecs:c", version=1)
+    assert refused.status == 409, refused.body
+    assert refused.body["error"]["code"] == "LeaseLimitError"
+    assert refused.body["error"]["field"] == "version"
+    assert refused.body["error"]["limit"] == 2
+    assert snapshot(aws) == before
+    # A renewal of a lease already held is not refused
+    assert lease(app, "ecs:a", version=1).status == 200
+    monkeypatch.setattr("arca.services.consumers.MAX_LEASES", 2)
+    refused = lease(app, "ecs:c", version=2)
+    assert refused.status == 409, refused.body
+    assert refused.body["error"]["field"] == "consumer"
+
+
+def test_a_link_name_is_followed_by_the_listing_and_refused_for_a_lease(app: HandlerApi) -> None:
+    assert app.call("PUT", "/artifacts/app/link", {"target": NAME}).status == 201
+    assert lease(app, "ecs:a", version=1).status == 200
+    listed = app.call("GET", "/artifacts/app/consumers")
+    assert listed.status == 200, listed.body
+    assert listed.body["via"] == "app"
+    refused = app.call("PUT", "/artifacts/app/consumers/ecs:a", {"version": 1})
+    assert refused.status == 409, refused.body
+    assert refused.body["error"]["code"] == "LinkedNameError"
