@@ -198,7 +198,9 @@ class Services:
         from arca.services.publishing import Publishing, PublishingStores
 
         s = self.stores
-        stores = PublishingStores(s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads)
+        stores = PublishingStores(
+            s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads, s.consumers
+        )
         return Publishing(stores, self.blobs, self.reading, self.policy, self.signer, collection=self.collection)
 
     @cached_property

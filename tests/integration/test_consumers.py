@@ -204,3 +204,53 @@ def test_a_link_name_is_followed_by_the_listing_and_refused_for_a_lease(app: Han
     refused = app.call("PUT", "/artifacts/app/consumers/ecs:a", {"version": 1})
     assert refused.status == 409, refused.body
     assert refused.body["error"]["code"] == "LinkedNameError"
+
+
+def test_a_leased_version_is_not_soft_deleted_and_the_409_names_its_consumers(
+    app: HandlerApi, aws: SimpleNamespace, clock: Clock
+) -> None:
+    assert lease(app, "ecs:prod.api", version=1, ttl_seconds=600).status == 200
+    assert lease(app, "lambda:eu-west-1:worker", version=1, ttl_seconds=600).status == 200
+    before = snapshot(aws)
+    refused = app.call("DELETE", f"/artifacts/{NAME}/versions/1")
+    assert refused.status == 409, refused.body
+    assert refused.body["error"]["code"] == "VersionLeasedError"
+    assert refused.body["error"]["field"] == "version"
+    assert refused.body["error"]["consumers"] == ["ecs:prod.api", "lambda:eu-west-1:worker"]
+    assert snapshot(aws) == before
+    # Once the leases lapse (their items still stored), the version is deleted
+    clock.advance(minutes=11)
+    assert app.call("DELETE", f"/artifacts/{NAME}/versions/1").status == 200
+
+
+def test_a_lease_taken_between_the_deletes_read_and_its_write_wins(
+    app: HandlerApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a delete that reads no lease, and a lease taken right after that read, before the delete's write
+    store = type(wiring.services().stores.consumers)
+    read = store.live_leases
+    raced: list[int] = []
+
+    def then_a_lease(self: Any, name: str, **kwargs: Any) -> Any:
+        found = read(self, name, **kwargs)
+        if not raced:
+            raced.append(1)
+            assert lease(app, "ecs:late", version=1).status == 200
+        return found
+
+    monkeypatch.setattr(store, "live_leases", then_a_lease)
+    # When the delete goes on
+    reply = app.call("DELETE", f"/artifacts/{NAME}/versions/1")
+    # Then it is refused naming the late consumer, and the version stays live
+    assert reply.status == 409, reply.body
+    assert reply.body["error"]["consumers"] == ["ecs:late"]
+    assert app.call("GET", f"/artifacts/{NAME}/versions/1").body["deleted"] is False
+
+
+def test_prune_skips_leased_versions_and_names_their_consumers(app: HandlerApi) -> None:
+    assert app.publish(NAME, b"three").status == 201
+    assert lease(app, "ecs:old", version=1).status == 200
+    reply = app.call("POST", f"/artifacts/{NAME}/prune", {"keep_last": 1})
+    assert reply.status == 200, reply.body
+    assert reply.body["deleted"] == [2]
+    assert reply.body["skipped"] == [{"version": 1, "aliases": [], "consumers": ["ecs:old"]}]

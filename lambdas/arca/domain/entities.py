@@ -233,6 +233,11 @@ class VersionPage(_Entity):
 class Skipped(_Entity):
     version: int
     aliases: list[str]
+    consumers: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,
+        description="the consumers whose live leases name it (absent when none)",
+    )
 
 
 class PruneResult(_Entity):

@@ -20,6 +20,7 @@ from arca.adapters.multipart import Multipart
 from arca.adapters.s3 import NOT_UPLOADED, Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
@@ -31,6 +32,7 @@ from arca.domain.errors import (
     ConflictError,
     NotFoundError,
     PayloadTooLargeError,
+    VersionLeasedError,
     VersionLimitError,
     VersionPinnedError,
 )
@@ -57,6 +59,7 @@ class PublishingStores:
     purge: PurgeStore
     receipts: ReceiptStore
     layouts: UploadStore
+    consumers: ConsumerStore
 
 
 class Publishing:
@@ -77,6 +80,7 @@ class Publishing:
         self.purging = stores.purge
         self.receipts = stores.receipts
         self.layouts = stores.layouts
+        self.consumers = stores.consumers
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
@@ -272,15 +276,39 @@ class Publishing:
         return Signed(text, self.signer.sign(text.encode()))
 
     def delete_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
-        """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it."""
-        return self._set_deleted(name, number, deleted=True, identity=identity)
+        """Soft-delete; idempotent. VersionPinnedError (409) names the aliases that point at it, VersionLeasedError
+        (409) the consumers whose live leases name it.
+
+        The leases are read after the version's `lease_rev`, and the delete holds only while `lease_rev` is as
+        read: a lease taken meanwhile either commits first (the delete is judged again and refused) or finds the
+        version deleted (the lease is refused)."""
+
+        def attempt() -> Version:
+            seen = self.versions.version(name, number)
+            if seen is None or seen.deleted:
+                return self._set_deleted(name, number, deleted=True, identity=identity)
+            now = self.policy.now()
+            leased = sorted(r.consumer for r in self.consumers.live_leases(name, now=now, version=number))
+            if leased:
+                raise VersionLeasedError(
+                    f"version {number} is run by consumer(s) {', '.join(leased)} (live leases)",
+                    field="version",
+                    details={"consumers": leased},
+                )
+            return self._set_deleted(name, number, deleted=True, identity=identity, lease_rev=seen.lease_rev)
+
+        return self.policy.compare_and_set(attempt)
 
     def restore_version(self, name: str, number: int, *, identity: str | None = None) -> Version:
         """Undo a soft delete; idempotent."""
         return self._set_deleted(name, number, deleted=False, identity=identity)
 
-    def _set_deleted(self, name: str, number: int, *, deleted: bool, identity: str | None) -> Version:
-        unchanged = self.versions.set_deleted(name, number, deleted=deleted, now=self.policy.now(), by=identity)
+    def _set_deleted(
+        self, name: str, number: int, *, deleted: bool, identity: str | None, lease_rev: int | None = None
+    ) -> Version:
+        unchanged = self.versions.set_deleted(
+            name, number, deleted=deleted, now=self.policy.now(), by=identity, lease_rev=lease_rev
+        )
         return (unchanged or self.reading.version(name, number)).entity()
 
     def prune(
@@ -320,19 +348,25 @@ class Publishing:
             """The request's outcome, as the transaction of its last batch (which deletes `done`) records it."""
             return PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped, next_token=next_token)
 
+        leased: dict[int, list[str]] = {}
+        for lease in self.consumers.live_leases(name, now=self.policy.now()):
+            leased.setdefault(lease.version, []).append(lease.consumer)
         for page in range(PRUNE_PAGES):
             versions, start = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
             doomed: list[int] = []
+            lease_revs: dict[int, int] = {}
             for version in versions:
                 if version.deleted:
                     continue
                 seen_live += 1
                 if seen_live <= keep_last or (cutoff is not None and version.created_at >= cutoff):
                     continue
-                if version.aliases:
-                    skipped.append(Skipped(version=version.version, aliases=version.aliases))
+                if version.aliases or version.version in leased:
+                    consumers = sorted(leased.get(version.version, []))
+                    skipped.append(Skipped(version=version.version, aliases=version.aliases, consumers=consumers))
                 else:
                     doomed.append(version.version)
+                    lease_revs[version.version] = version.lease_rev
             last = start is None or page == PRUNE_PAGES - 1
             if last and start is not None:
                 next_token = self.versions.resume_token(name, scope, start, {"live": seen_live})
@@ -340,7 +374,7 @@ class Publishing:
                 deleted.extend(doomed)
             elif doomed:
                 batch_seal = seal.of(outcome) if seal and last else None
-                sealed = self._delete_batch(name, doomed, deleted, skipped, batch_seal, identity)
+                sealed = self._delete_batch(name, doomed, deleted, skipped, batch_seal, identity, lease_revs)
                 sealed = sealed and batch_seal is not None
             if start is None:
                 break
@@ -357,10 +391,12 @@ class Publishing:
         skipped: list[Skipped],
         seal: Seal | None,
         identity: str | None,
+        lease_revs: dict[int, int],
     ) -> bool:
         """One transaction (with `seal`'s record, if any); True when it committed. If one of its versions
-        was pinned meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
-        if self.versions.delete_versions(name, batch, now=self.policy.now(), seal=seal, by=identity):
+        was pinned or leased meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
+        now = self.policy.now()
+        if self.versions.delete_versions(name, batch, now=now, seal=seal, by=identity, lease_revs=lease_revs):
             deleted.extend(batch)
             return True
         for number in batch:
@@ -368,6 +404,9 @@ class Publishing:
                 self.delete_version(name, number, identity=identity)
             except VersionPinnedError as pinned:
                 skipped.append(Skipped(version=number, aliases=pinned.details["aliases"]))
+                continue
+            except VersionLeasedError as leased:
+                skipped.append(Skipped(version=number, aliases=[], consumers=leased.details["consumers"]))
                 continue
             deleted.append(number)
         return False

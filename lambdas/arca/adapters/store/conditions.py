@@ -40,6 +40,11 @@ def tags_unchanged(tag_rev: int) -> ConditionBase:
     return Attr("tag_rev").eq(tag_rev) if tag_rev else Attr("tag_rev").not_exists()
 
 
+def leases_unchanged(lease_rev: int) -> ConditionBase:
+    """A version's consumer leases as read: no lease taken on it since (its `lease_rev`, absent before the first)."""
+    return Attr("lease_rev").eq(lease_rev) if lease_rev else Attr("lease_rev").not_exists()
+
+
 def below(attribute: str, cap: Any) -> ConditionBase:
     """A counter under its cap (absent: zero)."""
     return Attr(attribute).not_exists() | Attr(attribute).lt(cap)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from boto3.dynamodb.conditions import Attr
+from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, tags_unchanged
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, leases_unchanged, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, first_at, index_page, page, sk_test
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
@@ -73,20 +73,30 @@ class VersionStore:
         return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=VERSIONS))
 
     def set_deleted(
-        self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None, tag_rev: int | None = None
+        self,
+        name: str,
+        number: int,
+        *,
+        deleted: bool,
+        now: str,
+        by: str | None = None,
+        tag_rev: int | None = None,
+        lease_rev: int | None = None,
     ) -> VersionRecord | None:
         """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
 
         Returns None when written, or the version as it is when it was already in that state (idempotent).
         Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
         ConflictError while a purge runs. With `tag_rev`, a delete holds only while the version's tags are as they
-        were read (ContentionError otherwise).
+        were read (ContentionError otherwise); with `lease_rev`, only while no consumer lease was taken on it since
+        (its `lease_rev` as read; ContentionError otherwise: the caller reads the leases again).
         """
         change = Change(VersionDeleted() if deleted else VersionRestored(), number)
         revs = None if tag_rev is None else {number: tag_rev}
+        leases = None if lease_rev is None else {number: lease_rev}
         try:
             self.feed.commit(
-                self._deletion_writes(name, [number], deleted=deleted, now=now, tag_revs=revs),
+                self._deletion_writes(name, [number], deleted=deleted, now=now, tag_revs=revs, lease_revs=leases),
                 name,
                 [change],
                 by=by,
@@ -104,6 +114,8 @@ class VersionStore:
                     raise ConflictError(f"version {number} expired; it cannot be restored", field="version") from None
                 if tag_rev is not None and int(failed.item.get("tag_rev", 0)) != tag_rev:
                     raise ContentionError(f"the tags of version {number} changed since they were read") from None
+                if lease_rev is not None and int(failed.item.get("lease_rev", 0)) != lease_rev:
+                    raise ContentionError(f"a consumer leased version {number} since its leases were read") from None
                 aliases = sorted(failed.item.get("pinned_by") or ())
                 raise VersionPinnedError(
                     f"version {number} is the target of alias(es) {', '.join(aliases)}",
@@ -133,17 +145,19 @@ class VersionStore:
         by: str | None = None,
         detail: VersionDeleted | None = None,
         tag_revs: Mapping[int, int] | None = None,
+        lease_revs: Mapping[int, int] | None = None,
     ) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
 
         With `seal`, its idempotency record is written in the same transaction (its answer rendered from
         `numbers`); IdempotencyKeyTakenError when that key was used meanwhile. With `tag_revs` (by version), each
-        holds only while its tags are as they were read.
+        holds only while its tags are as they were read; with `lease_revs`, only while no lease was taken on it.
         """
         changes = [Change(VersionDeleted(prune=True) if detail is None else detail, n) for n in numbers]
         try:
             self.feed.commit(
-                sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now, tag_revs=tag_revs),
+                sealed(seal, numbers)
+                + self._deletion_writes(name, numbers, deleted=True, now=now, tag_revs=tag_revs, lease_revs=lease_revs),
                 name,
                 changes,
                 by=by,
@@ -155,11 +169,19 @@ class VersionStore:
         return True
 
     def _deletion_writes(
-        self, name: str, numbers: list[int], *, deleted: bool, now: str, tag_revs: Mapping[int, int] | None = None
+        self,
+        name: str,
+        numbers: list[int],
+        *,
+        deleted: bool,
+        now: str,
+        tag_revs: Mapping[int, int] | None = None,
+        lease_revs: Mapping[int, int] | None = None,
     ) -> list[Write]:
         """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one.
         With `tag_revs` (retention's deletes), a delete holds only while the version's tags are as they were judged
-        (a tag a policy keeps, added since, stops it)."""
+        (a tag a policy keeps, added since, stops it); with `lease_revs`, only while no consumer lease was taken on
+        the version since its leases were read."""
         if deleted:
             update = Update(set=("deleted = :yes", "deleted_at = :at"))
             condition = ITEM_EXISTS & Attr("deleted").eq(False) & Attr("pinned_by").not_exists()
@@ -173,7 +195,7 @@ class VersionStore:
                 "Update",
                 keys.version_key(name, n),
                 update=update,
-                condition=condition if tag_revs is None else condition & tags_unchanged(tag_revs[n]),
+                condition=_unchanged(condition, n, tag_revs, lease_revs),
                 values=values,
             )
             for n in numbers
@@ -294,3 +316,14 @@ class VersionFilters:
     def fingerprint(self) -> str:
         """Binds a page token to these filters (short, whatever the tags' length)."""
         return digest((sorted(self.tags), self.sha256, self.after, self.before))
+
+
+def _unchanged(
+    condition: ConditionBase, number: int, tag_revs: Mapping[int, int] | None, lease_revs: Mapping[int, int] | None
+) -> ConditionBase:
+    """A version's deletion condition, also under its tags and its leases as they were read (when given)."""
+    if tag_revs is not None:
+        condition &= tags_unchanged(tag_revs[number])
+    if lease_revs is not None:
+        condition &= leases_unchanged(lease_revs[number])
+    return condition
