@@ -297,7 +297,9 @@ class Services:
         from arca.services.retention import Retention
 
         s = self.stores
-        return Retention(s.retention, s.versions, s.aliases, self.collection, self.blobs, self.reading, self.policy)
+        return Retention(
+            s.retention, s.versions, s.aliases, self.collection, self.blobs, self.reading, self.policy, s.consumers
+        )
 
     @cached_property
     def events(self) -> Events:

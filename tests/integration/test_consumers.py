@@ -254,3 +254,46 @@ def test_prune_skips_leased_versions_and_names_their_consumers(app: HandlerApi) 
     assert reply.status == 200, reply.body
     assert reply.body["deleted"] == [2]
     assert reply.body["skipped"] == [{"version": 1, "aliases": [], "consumers": ["ecs:old"]}]
+
+
+def test_retention_keeps_leased_versions_and_names_their_consumers(app: HandlerApi, clock: Clock) -> None:
+    # Given four versions, a policy keeping the newest, and a lease on version 1
+    assert app.publish(NAME, b"three").status == 201
+    assert app.publish(NAME, b"four").status == 201
+    assert app.call("PUT", f"/artifacts/{NAME}/retention", {"keep_last": 1}).status == 200
+    assert lease(app, "ecs:prod.api", version=1, ttl_seconds=3600).status == 200
+    # When previewed and applied
+    preview = app.call("GET", f"/artifacts/{NAME}/retention/preview")
+    assert preview.status == 200, preview.body
+    found = {r["version"]: (r["action"], r["reasons"]) for r in preview.body["versions"]}
+    applied = app.call("POST", f"/artifacts/{NAME}/retention/apply")
+    # Then the leased version is kept for its consumer, the others go
+    assert found[1] == ("keep", ["consumer:ecs:prod.api"])
+    assert found[2] == ("delete", []) and found[3] == ("delete", [])
+    assert applied.status == 200, applied.body
+    assert sorted(applied.body["deleted"]) == [2, 3]
+    # And once the lease lapses, the next apply deletes it
+    clock.advance(hours=2)
+    assert app.call("POST", f"/artifacts/{NAME}/retention/apply").body["deleted"] == [1]
+
+
+def test_a_lease_taken_after_retention_read_the_leases_still_wins(
+    app: HandlerApi, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert app.call("PUT", f"/artifacts/{NAME}/retention", {"keep_last": 1}).status == 200
+    store = type(wiring.services().stores.consumers)
+    read = store.live_leases
+    raced: list[int] = []
+
+    def then_a_lease(self: Any, name: str, **kwargs: Any) -> Any:
+        found = read(self, name, **kwargs)
+        if not raced:
+            raced.append(1)
+            assert lease(app, "ecs:late", version=1).status == 200
+        return found
+
+    monkeypatch.setattr(store, "live_leases", then_a_lease)
+    applied = app.call("POST", f"/artifacts/{NAME}/retention/apply")
+    assert applied.status == 200, applied.body
+    assert applied.body["deleted"] == []
+    assert app.call("GET", f"/artifacts/{NAME}/versions/1").body["deleted"] is False

@@ -20,8 +20,9 @@ from tests.integration.test_crash_points import crash_after_call, stored
 NAME = "team/app"
 POLICY = f"/artifacts/{NAME}/retention"
 # The AWS calls of the swept apply (three expiries, one of them with an attestation, two contents collected: each
-# a Query of its multipart layouts, then a listing and a DeleteObjects of its objects); a test checks the count.
-CALLS = 39
+# a Query of its multipart layouts, then a listing and a DeleteObjects of its objects; a Query of the consumer leases
+# for each page of versions); a test checks the count.
+CALLS = 40
 
 
 def given_three_versions_due_to_expire(api: HandlerApi, aws: SimpleNamespace) -> list[datetime]:

@@ -18,6 +18,7 @@ from typing import Any
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import RetentionStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
@@ -75,7 +76,9 @@ class Retention:
         blobs: Blobs,
         reading: Reading,
         policy: Policy,
+        consumers: ConsumerStore,
     ) -> None:
+        self.consumers = consumers
         self.store = store
         self.versions = versions
         self.aliases = aliases
@@ -126,6 +129,7 @@ class Retention:
         latest, policy = self.reading.live_latest(name), self.get(name)
         roots, now = self.roots(name, latest, policy), self.policy.clock()
         versions, last = self.versions.versions_chunk(name, start=start, size=limit)
+        roots = self.leased(name, roots, now)
         live = state.get("live", 0)
         rows: list[Planned] = []
         for version in versions:
@@ -136,6 +140,14 @@ class Retention:
             None if last is None else self.versions.resume_token(name, _scope("preview", name), last, {"live": live})
         )
         return Preview(name=name, versions=rows, next_token=next_token)
+
+    def leased(self, name: str, roots: Roots, now: datetime) -> Roots:
+        """`roots` and the versions live consumer leases name (reason `consumer:<id>`), read after the versions
+        they judge: a lease taken since moves its version's `lease_rev`, under which every delete is written."""
+        found = Roots(reasons={v: list(r) for v, r in roots.reasons.items()}, latest_sha256=roots.latest_sha256)
+        for lease in sorted(self.consumers.live_leases(name, now=now_iso(now)), key=lambda r: r.consumer):
+            found.protect(lease.version, f"consumer:{lease.consumer}")
+        return found
 
     @staticmethod
     def _decide(
@@ -186,13 +198,16 @@ class Retention:
         next_token: str | None = None
         for page in range(APPLY_PAGES):
             versions, last = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
+            leased = self.leased(name, roots, now)
             doomed: dict[int, int] = {}  # version: its tags' counter as judged
+            lease_revs: dict[int, int] = {}  # version: its leases' counter as judged
             for index, version in enumerate(versions):
-                planned, live = self._decide(version, live, policy, roots, now)
+                planned, live = self._decide(version, live, policy, leased, now)
                 if planned is None or planned.action == "keep":
                     continue
                 if planned.action == "delete":
                     doomed[version.version] = version.tag_rev
+                    lease_revs[version.version] = version.lease_rev
                     continue
                 if self.store.expire(version, cutoff=cutoff, now=self.policy.now(), by=BY):
                     expiries += 1
@@ -201,7 +216,7 @@ class Retention:
                 if expiries == EXPIRIES and index < len(versions) - 1:
                     last = dict(keys.version_key(name, version.version))
                     break
-            deleted += self._delete(name, doomed)
+            deleted += self._delete(name, doomed, lease_revs)
             if last is None:
                 break
             start = last
@@ -211,20 +226,26 @@ class Retention:
         applied = Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
         return applied, known
 
-    def _delete(self, name: str, doomed: dict[int, int]) -> list[int]:
-        """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned and its tags
-        unchanged: a tag a policy keeps, added since the versions were read, stops the deletion."""
+    def _delete(self, name: str, doomed: dict[int, int], lease_revs: dict[int, int]) -> list[int]:
+        """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned, its tags
+        unchanged and no lease taken on it (`lease_revs`): a tag a policy keeps, or a consumer's lease, added since
+        the versions were read, stops the deletion."""
         if not doomed:
             return []
         now = self.policy.now()
         numbers = list(doomed)
         detail = VersionDeleted(retention=True)
-        if self.versions.delete_versions(name, numbers, now=now, by=BY, detail=detail, tag_revs=doomed):
+        if self.versions.delete_versions(
+            name, numbers, now=now, by=BY, detail=detail, tag_revs=doomed, lease_revs=lease_revs
+        ):
             return numbers
         done = []
         for number, tag_rev in doomed.items():
             try:
-                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY, tag_rev=tag_rev) is None:
+                unchanged = self.versions.set_deleted(
+                    name, number, deleted=True, now=now, by=BY, tag_rev=tag_rev, lease_rev=lease_revs[number]
+                )
+                if unchanged is None:
                     done.append(number)
             except (VersionPinnedError, ConflictError, NotFoundError):
                 continue  # pinned, or its tags changed, since it was read: the alias or the tag wins
