@@ -260,7 +260,7 @@ def register(commands: Commands) -> None:
     p = commands.add(
         "delete",
         cmd_delete,
-        "soft-delete a version (refused while an alias points at it)",
+        "soft-delete a version (refused while an alias points at it or a consumer leases it)",
         example="arca delete payments/api 2",
     )
     p.add_argument("name", metavar="NAME")

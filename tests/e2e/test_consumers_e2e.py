@@ -1,0 +1,89 @@
+"""Consumer leases end to end on DynamoDB Local: the CLI and the SDK's Resolver through the local server, and leases
+racing a soft delete of their version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arca.domain.errors import ConflictError
+from arca.wiring import build
+from arca_client import Client
+from arca_client.resolver import Resolver
+from tests.e2e.conftest import ArcaHttp
+from tests.e2e.test_cli import Cli, cli, publish
+from tests.e2e.test_races import race
+from tests.helpers import acting
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+__all__ = ["cli"]  # the CLI tests' fixture
+
+
+def test_cli_leases_lists_and_releases(cli: Cli, unique: str, tmp_path: Path) -> None:
+    # Given an artifact with two versions, prod on the first
+    name = f"{unique}/payments"
+    publish(cli, tmp_path, name, b"one", "--alias", "prod")
+    publish(cli, tmp_path, name, b"two")
+    # When a consumer leases what prod serves
+    leased = cli("lease", f"{name}@prod", "ecs:prod.payments", "--ttl", "600", "--label", "region=eu-west-1")
+    # Then the lease names version 1, and the listing shows it (filtered by version too)
+    assert leased.code == 0, leased.err
+    assert f"{name}@1: leased by ecs:prod.payments until" in leased.out
+    listed = cli("consumers", name, "--json").json()
+    assert [(c["consumer"], c["version"], c["labels"]) for c in listed] == [
+        ("ecs:prod.payments", 1, {"region": "eu-west-1"})
+    ]
+    assert cli("consumers", name, "--version", "2", "--json").json() == []
+    assert "ecs:prod.payments" in cli("consumers", name).out
+    # And the leased version cannot be soft-deleted while the lease is live (exit 3: conflict, naming the consumer)
+    refused = cli("delete", name, "1")
+    assert refused.code == 3, (refused.out, refused.err)
+    assert "ecs:prod.payments" in refused.err
+    # When it is released
+    assert cli("release", name, "ecs:prod.payments").code == 0
+    # Then no lease is left
+    assert cli("consumers", name, "--json").json() == []
+
+
+def test_the_resolver_takes_its_consumers_lease_on_the_version_it_serves(
+    arca_url: str, cli: Cli, unique: str, tmp_path: Path
+) -> None:
+    name = f"{unique}/checkout"
+    publish(cli, tmp_path, name, b"one", "--alias", "prod")
+    client = Client(arca_url, sign=False)
+    with Resolver(
+        client, name, "prod", consumer="lambda:us-east-1:checkout", background=False, cache_dir=tmp_path / "cache"
+    ) as resolver:
+        assert resolver.resolve().version == 1
+    (lease,) = list(client.iter_consumers(name))
+    assert (lease.consumer, lease.version) == ("lambda:us-east-1:checkout", 1)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_leases_racing_a_soft_delete_never_leave_a_deleted_version_leased(
+    arca: ArcaHttp, unique: str, round_: int
+) -> None:
+    # Given a version
+    name = f"{unique}/race{round_}"
+    assert arca.set_latest(name, b"one").status_code == 200
+    assert arca.post(f"/artifacts/{name}/versions").status_code == 201
+
+    # When 5 consumers lease it while one soft-deletes it
+    def work(t: int) -> str:
+        try:
+            if t == 0:
+                acting("publish", build().publishing).delete_version(name, 1)
+                return "deleted"
+            acting("publish", build().consumers).lease(name, f"ecs:c{t}", 1, ttl_seconds=600, labels=None)
+        except ConflictError as refused:
+            return type(refused).__name__
+        return "leased"
+
+    outcomes = race(work, threads=6)
+    # Then either the delete won (and every lease was refused) or it was refused (naming leases that exist)
+    live = {c["consumer"] for c in arca.get(f"/artifacts/{name}/consumers").json()["consumers"]}
+    deleted = arca.get(f"/artifacts/{name}/versions/1").json()["deleted"]
+    assert live == {f"ecs:c{t}" for t in range(1, 6) if outcomes[t] == "leased"}, outcomes
+    assert not (deleted and live), (outcomes, live)
+    assert deleted == (outcomes[0] == "deleted"), outcomes
