@@ -297,3 +297,22 @@ def test_a_lease_taken_after_retention_read_the_leases_still_wins(
     assert applied.status == 200, applied.body
     assert applied.body["deleted"] == []
     assert app.call("GET", f"/artifacts/{NAME}/versions/1").body["deleted"] is False
+
+
+def test_a_plain_purge_is_refused_while_leases_are_live_and_a_forced_one_removes_them(
+    app: HandlerApi, aws: SimpleNamespace
+) -> None:
+    assert lease(app, "ecs:prod.api", version=2).status == 200
+    refused = app.call("DELETE", f"/artifacts/{NAME}")
+    assert refused.status == 409, refused.body
+    assert refused.body["error"]["consumers"] == ["ecs:prod.api"]
+    # The refused purge's mark is cleared: the artifact takes writes and leases again
+    assert app.publish(NAME, b"three").status == 201
+    assert lease(app, "ecs:prod.api", version=3).status == 200
+    assert app.call("DELETE", f"/artifacts/{NAME}", query={"force": "true"}).status == 204
+    items = aws.dynamodb.query(
+        TableName=aws.table,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": keys.consumers_pk(NAME)}},
+    )["Items"]
+    assert items == []

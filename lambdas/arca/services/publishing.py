@@ -414,7 +414,8 @@ class Publishing:
     def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
-        Refused (409) while aliases exist unless `force`. Marks LATEST with a token of its own first
+        Refused (409) while aliases or live consumer leases exist unless `force` (which removes the leases with the
+        artifact's other rows). Marks LATEST with a token of its own first
         (PurgeStore.mark_purging: no aliases and the mark are one condition), deletes page by page, and
         finishes only while it still owns the mark. Returns True when purged, False when the budget ran
         out (or another purge took the mark over) first: the same call again continues; every step is
@@ -434,6 +435,9 @@ class Publishing:
             try:
                 # LATEST items written before `alias_count` existed count no aliases: look once more.
                 self._refuse_aliases(name)
+                # No lease is taken once the mark is set (a lease's transaction checks LATEST is live), so the
+                # leases read now are every one there will be.
+                self._refuse_leases(name)
             except ConflictError:
                 self.purging.clear_purging(name, token=token)
                 raise
@@ -447,6 +451,15 @@ class Publishing:
         if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
             return False
         return self.purging.finish_purge(name, token=token, now=self.policy.now())
+
+    def _refuse_leases(self, name: str) -> None:
+        leased = sorted({r.consumer for r in self.consumers.live_leases(name, now=self.policy.now())})
+        if leased:
+            raise VersionLeasedError(
+                f"artifact {name!r} has live consumer leases ({', '.join(leased)}); release them or purge with "
+                "force=true",
+                details={"consumers": leased},
+            )
 
     def _refuse_aliases(self, name: str) -> None:
         live = [a.alias for a in self.aliases.live_aliases(name)]
