@@ -92,16 +92,19 @@ class GuardRules(State):
             return [refused(404, "no such alias")]
         current = len(history)
         choices: list[int] = []
-        options: Options = []
+        policy = self.policies.get(alias)
+        # A caller the policy does not allow may be told so before or after what is wrong with the revision.
+        options: Options = [violation({PRINCIPALS})] if policy and not allowed(policy.allowed, identity) else []
         if to_revision is None:
             earlier = [r for r in range(current - 1, 0, -1) if not history[r - 1].deleted]
             if current == 1 or not earlier:
-                return [refused(409, "no earlier revision")]
+                return [refused(409, "no earlier revision"), *options]
             choices.append(earlier[0])
             if history[current - 2].deleted:  # "the revision before the current one" is a deletion: open
                 options.append(refused(409, "the revision before is the deletion"))
         elif history[to_revision - 1].deleted:
-            return [refused(409, "that revision is the deletion"), refused(400, "that revision is the deletion")]
+            deletion = [refused(409, "that revision is the deletion"), refused(400, "that revision is the deletion")]
+            return deletion + options
         else:
             choices.append(to_revision)
         for chosen in choices:

@@ -28,11 +28,12 @@ from tests.helpers import HandlerApi
 from tests.model import invariants
 from tests.model.pending import pending
 from tests.model.registry import Registry
-from tests.model.spec import GLOBS, IDENTITIES, Content, Options, Policy, Retention
+from tests.model.spec import GLOBS, IDENTITIES, Content, Options, Policy, Promotion, Retention
 
 BLOBS = (b"alpha\n", b"bravo\n", b"charlie\n", b"delta\n")
 ALIASES = ("prod", "staging")
-VERSIONS = st.integers(min_value=1, max_value=6)
+# A version is drawn as a pick among the versions there are, and one more (which does not exist): see `pick`.
+VERSIONS = st.integers(min_value=0, max_value=7)
 TARGETS = st.one_of(VERSIONS, st.just("LATEST"))
 WHO = st.sampled_from(sorted(IDENTITIES))
 # Tag writes, as (key, value): "ok" stands for the example's own passing value (so that registry-wide searches
@@ -134,6 +135,13 @@ class ArcaMachine(RuleBasedStateMachine):
         )
         return content, body
 
+    def pick(self, drawn: Any) -> Any:
+        """A drawn pick as a version number: 1 to the newest, or the next (no such version); LATEST as itself.
+        Most requests then name versions that exist, as a user's do."""
+        if not isinstance(drawn, int):
+            return drawn
+        return drawn % (self.model.newest + 1) + 1
+
     def tag_value(self, value: str | None) -> str | None:
         return self.ok if value == "ok" else value
 
@@ -188,16 +196,19 @@ class ArcaMachine(RuleBasedStateMachine):
 
     @rule(number=VERSIONS)
     def delete_version(self, number: int) -> None:
+        number = self.pick(number)
         reply = self.local.call("DELETE", f"{self.base}/versions/{number}")
         self.settle(f"delete version {number}", self.model.delete_version(number), reply)
 
     @rule(number=VERSIONS)
     def restore_version(self, number: int) -> None:
+        number = self.pick(number)
         reply = self.local.call("POST", f"{self.base}/versions/{number}/restore")
         self.settle(f"restore version {number}", self.model.restore_version(number), reply)
 
     @rule(number=VERSIONS, write=TAG_WRITES)
     def tag_version(self, number: int, write: tuple[str, str | None]) -> None:
+        number = self.pick(number)
         key, value = write[0], self.tag_value(write[1])
         reply = self.local.call("PATCH", f"{self.base}/versions/{number}", {"tags": {key: value}})
         self.settle(f"tag version {number}", self.model.tag_version(number, key, value), reply)
@@ -212,6 +223,7 @@ class ArcaMachine(RuleBasedStateMachine):
         who=WHO,
     )
     def set_alias(self, alias: str, primary: Any, secondary: Any, weight: int, who: str) -> None:
+        primary, secondary = self.pick(primary), self.pick(secondary)
         body: dict[str, Any] = {"version": primary}
         if secondary is not None:
             body.update(secondary_version=secondary, secondary_version_weight=weight)
@@ -263,6 +275,7 @@ class ArcaMachine(RuleBasedStateMachine):
 
     @rule(alias=st.sampled_from(ALIASES), number=VERSIONS, who=WHO)
     def request_promotion(self, alias: str, number: int, who: str) -> None:
+        number = self.pick(number)
         reply = self.apis[who].call("POST", f"{self.base}/aliases/{alias}/promotions", {"version": number})
         options = self.model.request_promotion(alias, number, IDENTITIES[who])
         self.settle(f"promote {number} to {alias} as {who}", options, reply)
@@ -270,7 +283,7 @@ class ArcaMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model.promotions)
     @rule(which=st.integers(0, 7), who=WHO)
     def approve(self, which: int, who: str) -> None:
-        promotion = self.model.promotions[which % len(self.model.promotions)]
+        promotion = self.promotion(which)
         path = f"{self.base}/aliases/{promotion.alias}/promotions/{promotion.id}/approve"
         reply = self.apis[who].call("POST", path, {})
         self.settle(f"approve {promotion.id} as {who}", self.model.approve(promotion, IDENTITIES[who]), reply)
@@ -280,10 +293,16 @@ class ArcaMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model.promotions)
     @rule(which=st.integers(0, 7), who=WHO)
     def reject(self, which: int, who: str) -> None:
-        promotion = self.model.promotions[which % len(self.model.promotions)]
+        promotion = self.promotion(which)
         path = f"{self.base}/aliases/{promotion.alias}/promotions/{promotion.id}/reject"
         reply = self.apis[who].call("POST", path, {})
         self.settle(f"reject {promotion.id} as {who}", self.model.reject(promotion, IDENTITIES[who]), reply)
+
+    def promotion(self, which: int) -> Promotion:
+        """A pending promotion when there is one (most are applied at once), else any."""
+        pending_ones = [p for p in self.model.promotions if self.model.promotion_state(p) == "pending"]
+        found = pending_ones or self.model.promotions
+        return found[which % len(found)]
 
     def check_approved_event(self, promotion_id: str, approver: str, requester: str) -> None:
         """The promotion.approved event of that approval names the approver as `by`."""
@@ -374,6 +393,8 @@ class ArcaMachine(RuleBasedStateMachine):
         must, may = self.model.tag_hits(key, value, include_deleted=include_deleted)
         got = {v["version"] for v in listed.body["versions"]}
         assert must <= got <= must | may, f"versions tagged {key}:{value}: {sorted(got)}, the model says {must}"
+        if got & may:
+            self.world.tolerated["expired-no-tags"] += 1
         if value == self.ok:
             found = self.local.call("GET", "/versions", query={"tag": f"{key}:{value}", "limit": "100"})
             assert found.status == 200, found.body
@@ -384,6 +405,7 @@ class ArcaMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model.exists)
     @rule(number=VERSIONS)
     def read_version(self, number: int) -> None:
+        number = self.pick(number)
         reply = self.local.call("GET", f"{self.base}/versions/{number}")
         version = self.model.versions.get(number)
         if version is None:

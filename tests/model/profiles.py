@@ -4,21 +4,21 @@
 an example database, so every run tries the same sequences and a failure is the same failure again. `deep`
 (`make test-deep`, or ARCA_MODEL_PROFILE=deep): many more and longer sequences, random each run; a failure
 prints the shrunk steps and the seed to replay it. ARCA_MODEL_EXAMPLES and ARCA_MODEL_STEPS override the
-profile's numbers.
+profile's numbers; ARCA_MODEL_SHRINK=0 reports the first failure unshrunk.
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 settings.register_profile(
     "model",
-    max_examples=12,
-    stateful_step_count=30,
+    max_examples=25,
+    stateful_step_count=40,
     derandomize=True,
     database=None,
     deadline=None,
@@ -45,4 +45,6 @@ def chosen() -> settings:
         overrides["max_examples"] = int(os.environ["ARCA_MODEL_EXAMPLES"])
     if os.environ.get("ARCA_MODEL_STEPS"):
         overrides["stateful_step_count"] = int(os.environ["ARCA_MODEL_STEPS"])
+    if os.environ.get("ARCA_MODEL_SHRINK") == "0":  # find a failure fast, then shrink it by hand
+        overrides["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
     return settings(found, **overrides) if overrides else found
