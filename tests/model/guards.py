@@ -187,15 +187,30 @@ class GuardRules(State):
             judged.add(new.secondary)
         return judged, new.targets() - judged
 
-    def _judge_arriving(self, policy: Policy, old: Revision | None, new: Revision) -> set[str]:
+    def _judge_arriving(self, policy: Policy, old: Revision | None, new: Revision, via: str = "direct") -> set[str]:
         """What the unfixed code judges: only versions that were no target before (judge-every-change)."""
         arriving = new.targets() - (old.targets() if old else set())
         found = set()
         if policy.require_tags and any(not self.tagged(t, policy.require_tags) for t in arriving):
             found.add("require_tags")
-        if policy.approvals > 0 and arriving:
+        if policy.approvals > 0 and arriving and via == "direct":
             found.add("approvals")
         return found
+
+    def _promoted(
+        self, policy: Policy | None, alias: str, version: int, rules: tuple[set[str], set[str]], applied: Option
+    ) -> Options:
+        """A promotion being applied: refused with the rules it breaks, or applied (either, for an open reading);
+        while judge-every-change is pending, also applied where only a version that was a target already (the
+        canary made primary) breaks a rule."""
+        must, may = rules
+        if not must:
+            return [applied, *([violation((), may)] if may else [])]
+        options = [violation(must, may)]
+        new = Revision(version)
+        if policy is not None and not self._judge_arriving(policy, self.live_alias(alias), new, via="promotion"):
+            options += if_pending("judge-every-change", [replace(applied, pending="judge-every-change")])
+        return options
 
     # Policies.
 
@@ -253,9 +268,9 @@ class GuardRules(State):
         required = policy.approvals if policy else 0
         if required == 0:
             applied = self._applied_promotion(alias, version, identity, approvals=[], status=201)
-            if must:
-                return [*conflicts, violation(must, may)]
-            return [*conflicts, *([] if conflicts else [applied]), *([violation((), may)] if may else [])]
+            if conflicts:
+                return conflicts + ([violation(must, may)] if must else [])
+            return self._promoted(policy, alias, version, (must, may), applied)
 
         def effect(body: Any) -> None:
             self.promotions.append(Promotion(body["id"], alias, version, identity, self.day))
@@ -312,9 +327,9 @@ class GuardRules(State):
         applied = self._applied_promotion(
             promotion.alias, promotion.version, promotion.requested_by, approvals=approvals, status=200, of=promotion
         )
-        if must:
-            return [*conflicts, violation(must, may)]
-        return [*conflicts, *([] if conflicts else [applied]), *([violation((), may)] if may else [])]
+        if conflicts:
+            return conflicts + ([violation(must, may)] if must else [])
+        return self._promoted(policy, promotion.alias, promotion.version, (must, may), applied)
 
     def _applied_promotion(
         self,

@@ -24,7 +24,7 @@ from tests.door import sha256
 from tests.model.pending import pending
 
 if TYPE_CHECKING:
-    from tests.model.machine import ArcaMachine
+    from tests.model.steps import Steps
 
 _deserialize = TypeDeserializer().deserialize
 
@@ -39,7 +39,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def query(machine: ArcaMachine, pk: str) -> list[dict[str, Any]]:
+def query(machine: Steps, pk: str) -> list[dict[str, Any]]:
     aws = machine.world.aws
     found: list[dict[str, Any]] = []
     start: dict[str, Any] | None = None
@@ -58,7 +58,7 @@ def query(machine: ArcaMachine, pk: str) -> list[dict[str, Any]]:
             return found
 
 
-def check(machine: ArcaMachine) -> None:
+def check(machine: Steps) -> None:
     versions, latest = _artifact(machine)
     _aliases(machine, versions)
     references = _counts(machine, versions, latest)
@@ -67,7 +67,7 @@ def check(machine: ArcaMachine) -> None:
     _resolves(machine)
 
 
-def _artifact(machine: ArcaMachine) -> tuple[dict[int, dict[str, Any]], dict[str, Any] | None]:
+def _artifact(machine: Steps) -> tuple[dict[int, dict[str, Any]], dict[str, Any] | None]:
     model = machine.model
     items = query(machine, machine.name)
     latest = next((i for i in items if i["sk"] == "LATEST"), None)
@@ -96,7 +96,7 @@ def _artifact(machine: ArcaMachine) -> tuple[dict[int, dict[str, Any]], dict[str
     return versions, latest
 
 
-def _aliases(machine: ArcaMachine, versions: dict[int, dict[str, Any]]) -> None:
+def _aliases(machine: Steps, versions: dict[int, dict[str, Any]]) -> None:
     model = machine.model
     items = {i["sk"]: i for i in query(machine, f"__{machine.name}-alias") if i["sk"] != "~link"}
     live = {a: i for a, i in items.items() if not i.get("deleted")}
@@ -113,7 +113,7 @@ def _aliases(machine: ArcaMachine, versions: dict[int, dict[str, Any]]) -> None:
                 assert not versions[target].get("deleted"), f"alias {alias} points at deleted version {target}"
 
 
-def _counts(machine: ArcaMachine, versions: dict[int, dict[str, Any]], latest: dict[str, Any] | None) -> dict[str, int]:
+def _counts(machine: Steps, versions: dict[int, dict[str, Any]], latest: dict[str, Any] | None) -> dict[str, int]:
     """Each blob count against the references the table holds; returns those references."""
     references: dict[str, int] = {}
     for item in versions.values():
@@ -130,7 +130,7 @@ def _counts(machine: ArcaMachine, versions: dict[int, dict[str, Any]], latest: d
     return references
 
 
-def _tag_rows(machine: ArcaMachine, versions: dict[int, dict[str, Any]]) -> None:
+def _tag_rows(machine: Steps, versions: dict[int, dict[str, Any]]) -> None:
     rows = {
         (int(i["version"]), i["tag"], i["value"])
         for i in query(machine, f"__{machine.name}-tags")
@@ -145,8 +145,8 @@ def _tag_rows(machine: ArcaMachine, versions: dict[int, dict[str, Any]]) -> None
     assert rows == expected, f"tag rows {sorted(rows)}, tags {sorted(expected)}"
 
 
-def _bytes(machine: ArcaMachine, references: dict[str, int]) -> None:
-    from tests.model.machine import BLOBS, blob_hash
+def _bytes(machine: Steps, references: dict[str, int]) -> None:
+    from tests.model.steps import BLOBS, blob_hash
 
     aws = machine.world.aws
     prefix = keys.blob_prefix(machine.name)
@@ -163,7 +163,7 @@ def _bytes(machine: ArcaMachine, references: dict[str, int]) -> None:
             assert (key in objects) == stored, f"{digest[:12]}: in S3 {key in objects}, the model says {stored}"
 
 
-def _resolves(machine: ArcaMachine) -> None:
+def _resolves(machine: Steps) -> None:
     model = machine.model
     for alias in sorted(model.aliases):
         revision = model.live_alias(alias)

@@ -17,7 +17,7 @@ _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_to
 
 settings.register_profile(
     "model",
-    max_examples=25,
+    max_examples=16,
     stateful_step_count=40,
     derandomize=True,
     database=None,
