@@ -85,6 +85,20 @@ def test_under_approvals_a_direct_write_never_moves_the_canary(api: HandlerApi) 
     assert alias(api) == (1, 2, 5)
 
 
+@until_fixed("judge-every-change")
+def test_a_promotion_that_makes_the_canary_primary_is_judged(api: HandlerApi) -> None:
+    # Given prod on 1 with 2 as a canary, then a policy (no approvals) that version 2 does not pass
+    published(api, 2)
+    api.call("PUT", PROD, {"version": 1, "secondary_version": 2, "secondary_version_weight": 10})
+    api.call("PUT", f"{PROD}/policy", {"require_tags": {"qa": "passed"}})
+    # When a promotion of 2 is requested (applied at once, as nobody needs to approve it)
+    promoted = acting("alice").call("POST", f"{PROD}/promotions", {"version": 2})
+    # Then it is refused, naming the rule, and prod still serves 1 with its canary
+    assert promoted.status == 403, promoted.body
+    assert rules(promoted) == {"require_tags"}
+    assert alias(api) == (1, 2, 10)
+
+
 # An alias on LATEST takes no rule but allowed_principals.
 
 
