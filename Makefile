@@ -58,8 +58,8 @@ test: install browser
 test-deploy: install
 	$(PY) -m deploy.run
 
-# The reference-model test at length (tests/model/profiles.py, profile `deep`): 300 random sequences of 60 steps
-# instead of `make test`'s 25 fixed ones of 40; a failure prints its shrunk steps and the seed to replay them.
+# The reference-model test at length (tests/model/profiles.py, profile `deep`): 200 random sequences of 50 steps
+# on each machine instead of `make test`'s 16 fixed ones of 40; a failure prints its shrunk steps and its seed.
 test-deep: install
 	ARCA_MODEL_PROFILE=deep $(PY) -m pytest -q -p no:xdist -p no:logging tests/integration/test_reference_model.py
 

@@ -27,8 +27,8 @@ settings.register_profile(
 )
 settings.register_profile(
     "deep",
-    max_examples=300,
-    stateful_step_count=60,
+    max_examples=200,
+    stateful_step_count=50,
     derandomize=False,
     database=None,
     deadline=None,
