@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser local test test-fast test-deep test-deploy lint typecheck synth policies bench bench-large deploy clean
+.PHONY: install install-local browser oci-tools local test test-fast test-deep test-deploy lint typecheck synth policies docs bench bench-large deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -47,10 +47,18 @@ browser:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Real OCI tools for tests/oci: skopeo (a client) and docker-registry (distribution, the reference registry), from the
+# Debian packages. Installed only when missing; tests/oci installs them itself when run without make.
+oci-tools:
+	@command -v skopeo >/dev/null && command -v docker-registry >/dev/null || { \
+		echo "installing skopeo and docker-registry from the Debian packages (once)"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq skopeo docker-registry >/dev/null; }
+
 local: install-local
 	$(PY) -m local.server --port $(PORT) $(if $(VERBOSE),--verbose)
 
-test: install browser
+test: install browser oci-tools
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # A real `cdk deploy` of both stacks to LocalStack on 127.0.0.1, then the `arca` CLI against the deployed API
@@ -81,6 +89,10 @@ synth: install
 # The functions' roles as synthesized, for the IAM check of local mode and the tests (local/policies.json).
 policies: install
 	$(PY) -m infra.policies
+
+# The figures the docs quote about the API and the stacks (docs/infra.md), from the synthesized templates.
+docs: install
+	$(PY) -m infra.figures
 
 bench: install
 	$(PY) -m bench

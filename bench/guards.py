@@ -26,7 +26,7 @@ def guard_group(w: World, cfg: Any) -> Group:
     a.call("PUT", f"{base}/aliases/staging", {"version": 2}, expect=201)
     tags = {"qa": "passed", "team": "pay"}
     policies: dict[str, dict[str, Any]] = {
-        "principals": {"allowed_principals": ["arca:*"]},
+        "principals": {"allowed_principals": ["*"]},
         "tagged": {"require_tags": tags},
         "soaked": {"require_tags": tags, "require_soak": {"alias": "staging", "seconds": SOAK_SECONDS}},
         "closed": {
@@ -58,13 +58,14 @@ def guard_group(w: World, cfg: Any) -> Group:
             Case(
                 "alias set, no policy (moves between versions 1 and 2)",
                 move("free"),
-                note="a Query of the alias and of the version, a GetItem of the (absent) policy; one "
-                "TransactWriteItems that also checks that the policy is still absent",
+                note="a Query of the alias and of the version, one TransactWriteItems: the alias item says it has "
+                "no policy, and its condition holds that (as before policies existed)",
             ),
             Case(
                 "alias set, policy: allowed_principals only",
                 move("principals"),
-                note="the same calls: the principal is matched in memory, the policy checked at its revision",
+                note="one GetItem of the policy more; the principal is matched in memory, the policy's revision "
+                "checked on the alias item",
             ),
             Case(
                 "alias set, policy: 2 required tags",

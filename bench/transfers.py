@@ -5,6 +5,9 @@ client's peak RSS), an upload killed half-way and run again (bytes sent again), 
 Local mode's S3 is moto's server in this process: throughput here says how the client scales with parallel parts
 on one machine, not what a link to S3 gives. Each publish goes to an artifact of its own (nothing is deduplicated)
 with an empty layout cache, so the time includes hashing the file once.
+
+Checks (the exit status is 1 when one fails): a download with `--parallel 8` takes at most MAX_DOWNLOAD_RATIO times
+the upload of the same file with `--parallel 8`, and is faster than a download with `--parallel 1`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from bench.report import table
 MIB = 1024**2
 ARCA = Path(sys.executable).with_name("arca")
 PART = 8 * MIB
+# Local S3 serves a ranged GET from its range (local/s3_ranges.py): a download is no slower than the upload.
+MAX_DOWNLOAD_RATIO = 1.2
 
 
 @dataclass
@@ -103,11 +108,26 @@ def _killed_half_way(url: str, work: Path, name: str, size: int) -> dict[str, An
     return {"parts": parts, "in_s3_at_kill": uploaded, **resumed.answer["transfer"], "seconds": resumed.seconds}
 
 
-def section(mib: int) -> str:
+def checks(seconds: dict[tuple[str, str], float]) -> list[str]:
+    """The failed checks of one run (the module docstring's), each as a sentence; empty when all pass."""
+    failures = []
+    ratio = seconds["download", "8"] / seconds["publish", "8"]
+    if ratio > MAX_DOWNLOAD_RATIO:
+        failures.append(
+            f"a download with --parallel 8 took {ratio:.2f} times as long as its upload (at most {MAX_DOWNLOAD_RATIO})"
+        )
+    if seconds["download", "8"] >= seconds["download", "1"]:
+        failures.append("a download with --parallel 8 was not faster than with --parallel 1")
+    return failures
+
+
+def section(mib: int) -> tuple[str, list[str]]:
+    """The section's text and its failed checks."""
     from local.server import running_arca
 
     size = mib * MIB
     rows: list[list[str]] = []
+    seconds: dict[tuple[str, str], float] = {}
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as scratch, running_arca(port=0) as url:
         work = Path(scratch)
         with open(work / "data.bin", "wb") as out:
@@ -119,12 +139,14 @@ def section(mib: int) -> str:
             name = f"bench/large-p{parallel}"
             up = _arca(env, work, "publish", name, "data.bin", "--part-size", str(PART), "--parallel", parallel)
             reports[parallel] = up.answer["transfer"]
+            seconds["publish", parallel] = up.seconds
             rows.append(["publish", parallel, f"{up.seconds:.1f}", _rate(size, up.seconds), f"{up.peak_rss_mib:.0f}"])
         for parallel in ("1", "8"):
             env = _env(url, work / "cache-dl")
             down = _arca(
                 env, work, "download", "bench/large-p8@1", "-o", f"copy-{parallel}.bin", "--parallel", parallel
             )
+            seconds["download", parallel] = down.seconds
             rows.append(
                 ["download", parallel, f"{down.seconds:.1f}", _rate(size, down.seconds), f"{down.peak_rss_mib:.0f}"]
             )
@@ -144,19 +166,25 @@ def section(mib: int) -> str:
         f"Killed half-way: {resume['in_s3_at_kill']} of {resume['parts']} parts in S3 at the kill; the rerun sent "
         f"{resume['sent'] / MIB:.0f} MiB ({resume['parts_sent']} parts) and found {resume['resumed'] / MIB:.0f} MiB "
         f"in S3 already ({resume['seconds']:.1f} s, hashing skipped: the layout was cached).",
+        f"Download with --parallel 8: {seconds['download', '8'] / seconds['publish', '8']:.2f} times as long as the "
+        f"upload with --parallel 8 (at most {MAX_DOWNLOAD_RATIO}), "
+        f"{seconds['download', '1'] / seconds['download', '8']:.2f} times as fast as with --parallel 1.",
         "",
-        "Note: moto's S3 runs in this process, sharing its lock with the functions, and answers each ranged GET by "
-        "reading the whole object: throughput here is local mode's, not S3's (docs/local.md).",
+        "Note: moto's S3 runs in this process, sharing its lock with the functions (local mode reads each ranged GET "
+        "from its range): throughput here is local mode's, not S3's (docs/local.md).",
     ]
-    return "\n".join(lines)
+    failures = checks(seconds)
+    lines.append("Checks: " + ("FAILED: " + "; ".join(failures) if failures else "all passed"))
+    return "\n".join(lines), failures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.transfers", description=__doc__)
     parser.add_argument("--mib", type=int, default=1024, help="the file's size in MiB (default 1024: 1 GiB)")
     args = parser.parse_args(argv)
-    print(section(args.mib))
-    return 0
+    text, failures = section(args.mib)
+    print(text)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@ and a Lambda proxy to its function, the gateway responses in Arca's error shape.
 
 The document is the API's `Body`: API Gateway builds the resources and methods from it, so a route costs no
 CloudFormation resource (the stack holds the API, its deployment and stage, and one invoke permission per
-function, however many routes there are)."""
+function, however many routes there are). A route family (arca.api.routing.Family) is one greedy `{proxy+}`
+resource per name depth, with one method per method of its routes: the routes below it cost API Gateway nothing.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from aws_cdk import aws_logs as logs
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
-from arca.routes import Route
+from arca.routes import Family, Route, family_functions
 
 DESCRIPTION = "Arca: a registry for versioned artifacts"
 
@@ -61,7 +63,7 @@ _GATEWAY_ERROR_TEMPLATE = (
 GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
 # The security scheme every operation names: SigV4 (IAM authorisation, `AWS_IAM` on each method).
 SIGV4 = "sigv4"
-_PARAM = re.compile(r"\{(\w+)\}")
+_PARAM = re.compile(r"\{(\w+)\+?\}")  # a greedy `{proxy+}` is the parameter `proxy`
 
 
 def invoke_uri(function: lambda_.IFunction) -> str:
@@ -73,11 +75,11 @@ def invoke_uri(function: lambda_.IFunction) -> str:
     )
 
 
-def _operation(route: Route, path: str, depth: int, uri: str) -> dict[str, Any]:
+def _operation(operation: str, summary: str, path: str, depth: int, uri: str) -> dict[str, Any]:
     return {
         # Operation ids are unique in the document: the route's, then the name's depth past one segment.
-        "operationId": route.operation if depth == 1 else f"{route.operation}_{depth}",
-        "summary": route.summary,
+        "operationId": operation if depth == 1 else f"{operation}_{depth}",
+        "summary": summary,
         "parameters": [
             {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
             for name in _PARAM.findall(path)
@@ -93,21 +95,41 @@ def _operation(route: Route, path: str, depth: int, uri: str) -> dict[str, Any]:
     }
 
 
+def _family_operation(family: Family, method: str) -> tuple[str, str]:
+    """(operation id, summary) of a family's greedy method."""
+    words = [s for s in family.segments if not s.startswith("{")]
+    return f"{'_'.join(['family', *words])}_{method.lower()}", f"every {method} below {family.prefix}"
+
+
 def openapi_body(routes: Iterable[Route], targets: Mapping[str, str], *, title: str) -> dict[str, Any]:
-    """The API's OpenAPI 3 definition: each route at each path `Route.api_paths` spells it (a name is one to eight
-    path parameters), SigV4-authorised and proxied to `targets[route.function]` (an invoke URI).
+    """The API's OpenAPI 3 definition: each route outside a family at each path `Route.api_paths` spells it (a name
+    is one to eight path parameters), each family's greedy resource with one method per method of its routes,
+    SigV4-authorised and proxied to `targets[function]` (an invoke URI).
 
     Only paths, operations and the API Gateway extensions: no schemas, which API Gateway would turn into models of
     its own; the functions validate requests and answer 400 in the error shape (the served /openapi.json documents
     the bodies).
     """
+    routes = tuple(routes)
     paths: dict[str, dict[str, Any]] = {}
+
+    def add(method: str, path: str, operation: dict[str, Any]) -> None:
+        methods = paths.setdefault(path, {})
+        if method.lower() in methods:
+            raise ValueError(f"two routes for {method} {path}")
+        methods[method.lower()] = operation
+
     for route in routes:
-        for depth, path in enumerate(route.api_paths(), start=1):
-            methods = paths.setdefault(path, {})
-            if route.method.lower() in methods:
-                raise ValueError(f"two routes for {route.method} {path}")
-            methods[route.method.lower()] = _operation(route, path, depth, targets[route.function])
+        if route.family is None:
+            for depth, path in enumerate(route.api_paths(), start=1):
+                add(
+                    route.method, path, _operation(route.operation, route.summary, path, depth, targets[route.function])
+                )
+    for family, methods in family_functions(routes).items():
+        for method, function in sorted(methods.items()):
+            operation, summary = _family_operation(family, method)
+            for depth, path in enumerate(family.api_paths(), start=1):
+                add(method, path, _operation(operation, summary, path, depth, targets[function]))
     return {
         "openapi": "3.0.1",
         "info": {"title": title, "description": DESCRIPTION, "version": "1.0.0"},
@@ -135,7 +157,8 @@ class Api(Construct):
     """A regional REST API defined by `openapi_body` from the route table (arca.routes).
 
     `{name}` is expanded to one to eight path parameters (`Route.api_paths`): API Gateway's greedy `{proxy+}`
-    can only end a path. Each function grants API Gateway one invoke permission for the whole API.
+    can only end a path, so it serves a route family below a reserved word of a name, never the name itself. Each
+    function grants API Gateway one invoke permission for the whole API.
     """
 
     def __init__(

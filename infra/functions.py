@@ -7,8 +7,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from aws_cdk import Annotations, ArnFormat, Duration, RemovalPolicy, Stack
+import jsii
+from aws_cdk import Annotations, ArnFormat, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -19,6 +21,7 @@ from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
 from arca.adapters.store.aliases import ALIAS_ITEM_ATTRIBUTES
+from infra import asset
 from infra.schema import INDEXES
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "lambdas"
@@ -69,7 +72,8 @@ class FunctionSpec:
     bucket_actions: tuple[str, ...] = ()
     index_actions: tuple[str, ...] = ()
     reserved_concurrency: int | None = None
-    # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them).
+    # CloudWatch actions on the account's alarms in the stack's Region (the rollout driver reads them; the alias
+    # function, when a rollout starts).
     alarm_actions: tuple[str, ...] = ()
     # Actions on the stage's signing key alone (the key's ARN; the function then gets ARCA_SIGNING_KEY_ARN).
     key_actions: tuple[str, ...] = ()
@@ -77,6 +81,8 @@ class FunctionSpec:
     api: bool = False
     # A function behind no API may run longer than API Gateway waits (TIMEOUT).
     timeout_seconds: int | None = None
+    # Memory (and with it CPU: a full vCPU at 1,769 MB) where the work is computation, not waiting (MEMORY_MB).
+    memory_mb: int | None = None
 
 
 # Blobs live under this prefix (the functions' keys module: artifacts/<name>/_blobs/<sha256>); roles reach no
@@ -135,9 +141,10 @@ SPECS = (
         # PutObject and PutObjectTagging sign the upload URLs (an upload is tagged until published); GetObject
         # covers HeadObject and hashing, DeleteObjectTagging clears the upload tag on publish, GetObjectTagging
         # reads it on an older blob, which publish may rewrite in place (CopyObject: GetObject, PutObject and
-        # PutObjectTagging); DeleteObject serves purge only. Multipart uploads: PutObject also covers
-        # CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload; ListMultipartUploadParts
-        # tells which parts S3 has, AbortMultipartUpload frees them.
+        # PutObjectTagging); DeleteObject serves purge, DeleteObjectVersion a collection (retention's routes, or
+        # an upload finishing an abandoned one), which deletes the exact versions it claimed. Multipart uploads:
+        # PutObject also covers CreateMultipartUpload, the presigned UploadPart and CompleteMultipartUpload;
+        # ListMultipartUploadParts tells which parts S3 has, AbortMultipartUpload frees them.
         object_actions=(
             "s3:GetObject",
             "s3:GetObjectTagging",
@@ -145,11 +152,13 @@ SPECS = (
             "s3:PutObjectTagging",
             "s3:DeleteObjectTagging",
             "s3:DeleteObject",
+            "s3:DeleteObjectVersion",
             "s3:ListMultipartUploadParts",
             "s3:AbortMultipartUpload",
         ),
-        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404.
-        bucket_actions=("s3:ListBucket",),
+        # Without ListBucket, HeadObject on a missing key is a 403 instead of a 404; ListBucketVersions names the
+        # object versions a collection claims.
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         # Publishing signs each version's manifest; no other function can sign.
         key_actions=("kms:Sign",),
         # Retention's expiry looks up, in the content index, versions published before blob counts existed.
@@ -162,6 +171,8 @@ SPECS = (
         api=True,
         table_actions=("dynamodb:GetItem", "dynamodb:Query"),
         scoped_table_actions=alias_writes(receipts=True),
+        # A rollout's start reads its alarms once, to warn of one that does not exist.
+        alarm_actions=("cloudwatch:DescribeAlarms",),
         reserved_concurrency=10,
     ),
     FunctionSpec(
@@ -205,11 +216,29 @@ SPECS = (
             "dynamodb:BatchWriteItem",
         ),
         index_actions=("dynamodb:Query",),
-        # DeleteObject: expired bytes and attestations; ListBucket: the listing of a version's attestations.
-        object_actions=("s3:DeleteObject",),
-        bucket_actions=("s3:ListBucket",),
+        # DeleteObject: expired attestations; DeleteObjectVersion: the exact versions a collection claimed;
+        # ListBucket: the listing of a version's attestations; ListBucketVersions: the versions a claim records.
+        object_actions=("s3:DeleteObject", "s3:DeleteObjectVersion"),
+        bucket_actions=("s3:ListBucket", "s3:ListBucketVersions"),
         reserved_concurrency=1,
         timeout_seconds=300,
+    ),
+    # The background verification of multipart content (infra/verification.py runs it in a loop): it reads the
+    # assembled object by ranges and hashes it, and records the progress on the upload's own item. Nothing else.
+    FunctionSpec(
+        name="verify",
+        handler="arca.handlers.verify.handler",
+        table_actions=(),
+        scoped_table_actions=(
+            PartitionScoped(actions=("dynamodb:GetItem", "dynamodb:UpdateItem"), partitions=("__*-uploads",)),
+        ),
+        object_actions=("s3:GetObject",),
+        # Without ListBucket, a GetObject of a missing key is a 403 instead of a 404 (an object collected meanwhile).
+        bucket_actions=("s3:ListBucket",),
+        reserved_concurrency=5,
+        # Hashing is sequential: one full vCPU (1,769 MB) hashes as fast as SHA-256 goes on one core.
+        memory_mb=1769,
+        timeout_seconds=900,
     ),
 )
 
@@ -220,6 +249,35 @@ def powertools_version() -> str:
     if found is None:
         raise ValueError(f"{REQUIREMENTS} must pin aws-lambda-powertools with ==")
     return found.group(1)
+
+
+@jsii.implements(ILocalBundling)
+class _Compiled:
+    """The code asset's local bundling (no Docker): the package with bytecode for the runtime (infra/asset.py)."""
+
+    def __init__(self, source: Path, python: str | None) -> None:
+        self.source = source
+        self.python = python
+
+    def try_bundle(self, output_dir: str, options: Any) -> bool:
+        asset.build(self.source, Path(output_dir), self.python)
+        return True
+
+
+def code(scope: Construct, code_dir: Path) -> lambda_.Code:
+    """The functions' code: `code_dir`'s packages, compiled by the runtime's Python (found by infra/asset.py); without
+    one, source only, and a warning says the cold start then compiles Arca's modules."""
+    python = asset.runtime_python(RUNTIME.name.removeprefix("python"))
+    if python is None:
+        Annotations.of(scope).add_warning_v2(
+            "arca:asset-without-bytecode",
+            f"no {RUNTIME.name} interpreter found (set PYTHON312): the functions' asset ships source only, and each "
+            "cold start compiles Arca's modules",
+        )
+    bundling = BundlingOptions(
+        image=DockerImage.from_registry("arca-local-bundling"), local=_Compiled(code_dir, python)
+    )
+    return lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"], bundling=bundling)
 
 
 def powertools_layer_parameter() -> str:
@@ -266,8 +324,8 @@ class Functions(Construct):
             self, powertools_layer_parameter()
         )
         self._layer = lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", layer_arn)
-        # Plain source, no bundling: Powertools and pydantic come from the layer, boto3 from the runtime.
-        self._code = lambda_.Code.from_asset(str(code_dir), exclude=["**/__pycache__", "**/*.pyc"])
+        # Arca's package and its bytecode: Powertools and pydantic come from the layer, boto3 from the runtime.
+        self._code = code(self, code_dir)
         self.by_name: dict[str, lambda_.Function] = {}
         self.targets: dict[str, lambda_.IFunction] = {}
         for spec in specs:
@@ -343,7 +401,7 @@ class Functions(Construct):
             handler=spec.handler,
             code=self._code,
             layers=[self._layer],
-            memory_size=MEMORY_MB,
+            memory_size=spec.memory_mb or MEMORY_MB,
             timeout=Duration.seconds(spec.timeout_seconds) if spec.timeout_seconds else TIMEOUT,
             # A stage's own ceiling: its functions never run more at once than reserved, whatever other
             # stages or applications of the account do, and never starve them either.

@@ -43,6 +43,7 @@ class Monitoring(Construct):
         functions: Mapping[str, lambda_.IFunction],
         table: dynamodb.ITable,
         rollouts: sfn.IStateMachine | None = None,
+        verifications: sfn.IStateMachine | None = None,
         dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -72,6 +73,10 @@ class Monitoring(Construct):
             # A failed execution is a rollout left running with nobody to step it (the step kept failing).
             failed = rollouts.metric_failed(period=PERIOD, statistic="Sum")
             self._alarm("RolloutExecutionsFailed", failed, 1, "a rollout's state machine execution failed")
+        if verifications is not None:
+            # A failed execution is multipart content left `verifying` (its next complete request starts it again).
+            stalled = verifications.metric_failed(period=PERIOD, statistic="Sum")
+            self._alarm("VerifyExecutionsFailed", stalled, 1, "a verification's state machine execution failed")
         if dead_letters is not None:
             # A stream record the events function gave up on: its event is in the feed but never reached the bus.
             undelivered = dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Max")

@@ -4,8 +4,9 @@ makes against them; local mode installs no CDK, so it cannot synthesize).
 
 The template's ARNs are CloudFormation expressions; each becomes a string with placeholders that local/iam.py
 resolves to the names it runs with: `${Partition}`, `${Region}`, `${AccountId}`, `${TableName}`, `${BucketName}`,
-`${EventBusArn}`, `${RolloutStateMachineArn}`, `${SigningKeyArn}`. Anything else (log groups, the stream, the driver
-function) becomes `${Unresolved:…}`, which matches nothing locally: the functions make no such call themselves.
+`${EventBusArn}`, `${RolloutStateMachineArn}`, `${VerifyStateMachineArn}`, `${SigningKeyArn}`. Anything else (log
+groups, the stream, the driver function) becomes `${Unresolved:…}`, which matches nothing locally: the functions
+make no such call themselves.
 An infra test fails when the committed file is not what the template says now.
 """
 
@@ -33,7 +34,8 @@ class _Renderer:
             if placeholder is not None:
                 self.names[logical_id] = placeholder
         for logical_id in _resources(template, "AWS::StepFunctions::StateMachine"):
-            self.names[logical_id] = "RolloutStateMachineArn"
+            verifies = logical_id.startswith("Verification")
+            self.names[logical_id] = "VerifyStateMachineArn" if verifies else "RolloutStateMachineArn"
         self.arns = dict.fromkeys(_resources(template, "AWS::Events::EventBus"), "EventBusArn")
 
     def __call__(self, value: Any) -> Any:

@@ -30,6 +30,7 @@ from infra.monitoring import Monitoring
 from infra.retention import RetentionSchedule
 from infra.rollouts import RolloutDriver
 from infra.storage import Storage, StorageParameters
+from infra.verification import UploadVerifier
 
 # Stages whose data may be thrown away with the stack; every other stage keeps its table and bucket.
 DISPOSABLE_STAGES = frozenset({"dev"})
@@ -147,6 +148,13 @@ class ServiceStack(Stack):
             removal_policy=removal_policy,
         )
         self.retention = RetentionSchedule(self, "Retention", function=self.functions.by_name["retention"])
+        self.verification = UploadVerifier(
+            self,
+            "Verification",
+            verifier=self.functions.by_name["verify"],
+            starter=self.functions.by_name["publish"],
+            removal_policy=removal_policy,
+        )
         self.api = Api(
             self,
             "Api",
@@ -172,6 +180,7 @@ class ServiceStack(Stack):
             functions={**self.functions.by_name, "events": self.events.function},
             table=self.table,
             rollouts=self.rollouts.state_machine,
+            verifications=self.verification.state_machine,
             dead_letters=self.events.dead_letters,
         )
 

@@ -48,22 +48,7 @@ def api_event(
     them, the base event's typical client headers stand.
     """
     event = copy.deepcopy(_base())
-    from arca import routes  # on first use: see local.server.routes
-
-    try:
-        route, params = routes.match(method, path)
-    except routes.NoRouteError:
-        function, resource, path_parameters = None, path, None
-    else:
-        function = route.function
-        name = params.get("name")
-        depth = len(name.split("/")) if name else 1
-        paths = route.api_paths()
-        # Deeper than the API's resources: API Gateway itself would refuse it; locally the handler says why.
-        resource = paths[depth - 1] if depth <= len(paths) else path
-        path_parameters = {k: v for k, v in params.items() if k != "name"}
-        if name:
-            path_parameters.update({f"n{i}": s for i, s in enumerate(name.split("/"), 1)})
+    function, resource, path_parameters = _resource(method, path)
     multi = event["multiValueHeaders"]
     if headers is not None:
         multi = {k: [v] if isinstance(v, str) else list(v) for k, v in headers.items()}
@@ -96,6 +81,37 @@ def api_event(
     )
     context["identity"]["userArn"] = identity
     return event, function
+
+
+def _resource(method: str, path: str) -> tuple[str | None, str, dict[str, str] | None]:
+    """(function, API Gateway resource, path parameters) of a request: its route's resource, or the greedy resource
+    of the route family that holds the path (None, the path, None: API Gateway has no resource for it)."""
+    from arca import routes  # on first use: see local.server.routes
+    from arca.api.routing import family_path_parameters, split_name
+
+    name, segments = split_name(path)
+    segments = [s for s in segments if s]
+    try:
+        route, params = routes.match(method, path)
+    except routes.NoRouteError as missing:
+        if missing.function is None:
+            return None, path, None
+        function = missing.function
+        family = next(f for f in routes.FAMILY_METHODS if f.holds(segments))
+    else:
+        function, family = route.function, route.family
+    if family is not None:
+        paths = family.api_paths()
+        parameters = family_path_parameters(family, segments, name)
+    else:
+        name = params.get("name")
+        paths = route.api_paths()
+        parameters = {k: v for k, v in params.items() if k != "name"}
+        parameters.update({f"n{i}": s for i, s in enumerate(name.split("/"), 1)} if name else {})
+    depth = len(name.split("/")) if name and len(paths) > 1 else 1
+    # Deeper than the API's resources: API Gateway itself would refuse it; locally the handler says why.
+    resource = paths[depth - 1] if depth <= len(paths) else path
+    return function, resource, parameters or None
 
 
 @dataclass

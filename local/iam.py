@@ -158,6 +158,7 @@ class Names:
     account: str = LOCAL_ACCOUNT
     event_bus: str | None = None
     state_machine_arn: str | None = None
+    verify_state_machine_arn: str | None = None
     signing_key_arn: str | None = None
 
     @classmethod
@@ -168,6 +169,7 @@ class Names:
             region=environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
             event_bus=environ.get("ARCA_EVENT_BUS_NAME") or None,
             state_machine_arn=environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
+            verify_state_machine_arn=environ.get("ARCA_VERIFY_STATE_MACHINE_ARN") or None,
             signing_key_arn=environ.get("ARCA_SIGNING_KEY_ARN") or None,
         )
 
@@ -183,6 +185,7 @@ class Names:
             "BucketName": self.bucket,
             "EventBusArn": bus,
             "RolloutStateMachineArn": self.state_machine_arn or missing,
+            "VerifyStateMachineArn": self.verify_state_machine_arn or missing,
             "SigningKeyArn": self.signing_key_arn or missing,
         }
 
@@ -343,10 +346,15 @@ def _s3(operation: str, params: Mapping[str, Any], names: Names) -> list[Request
             found.append(Request("s3:PutObjectTagging", f"{bucket}/{params['Key']}"))
         return found
     if operation == "DeleteObjects":
-        return [Request("s3:DeleteObject", f"{bucket}/{o['Key']}") for o in params["Delete"]["Objects"]]
-    if operation in ("ListObjectsV2", "ListObjects"):
+        # Deleting a version by its id is an action of its own.
+        return [
+            Request("s3:DeleteObjectVersion" if o.get("VersionId") else "s3:DeleteObject", f"{bucket}/{o['Key']}")
+            for o in params["Delete"]["Objects"]
+        ]
+    if operation in ("ListObjectsV2", "ListObjects", "ListObjectVersions"):
         context = {"s3:prefix": (str(params["Prefix"]),)} if params.get("Prefix") is not None else {}
-        return [Request("s3:ListBucket", bucket, context)]
+        action = "s3:ListBucketVersions" if operation == "ListObjectVersions" else "s3:ListBucket"
+        return [Request(action, bucket, context)]
     raise UnmappedCallError(f"no IAM mapping for S3 {operation}: add one to local/iam.py")
 
 

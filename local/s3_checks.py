@@ -9,9 +9,14 @@ for PutObject and UploadPart, in this process: it covers moto's server (local mo
 PutObject or CompleteMultipartUpload with `If-None-Match: *` on an existing key (412 PreconditionFailed), as
 S3 does.
 
-Checked: the `x-amz-checksum-sha256` request header (what Arca's presigned URLs sign), and that every header
-named in a presigned URL's X-Amz-SignedHeaders is sent. Not checked: the signature itself (its values and
-expiry), other checksum algorithms, and checksums sent in an aws-chunked trailer.
+Checked: the `x-amz-checksum-sha256` request header (what Arca's presigned URLs sign), that every header
+named in a presigned URL's X-Amz-SignedHeaders is sent, and that each is sent with the value the URL signed: the
+SigV4 query signature is computed again from the request as received (method, path, query, the signed headers'
+values) with botocore's signer and compared, as S3 does, so a PUT whose checksum header differs from the signed
+one is refused even when its body matches the header sent. The signature is checked when the URL was signed with
+this process's credentials (the handlers' own, which local mode and the tests set); a URL signed with other
+credentials is only checked for its signed headers' presence. Not checked: a URL's expiry, signature version 2
+URLs, other checksum algorithms, and checksums sent in an aws-chunked trailer.
 
 Multipart uploads, where moto falls short of S3 too: moto's ListParts lists no part checksums, and its
 CompleteMultipartUpload ignores the checksums the request lists. Here each part's SHA-256 (as its UploadPart
@@ -27,10 +32,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
+import os
 import re
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 from xml.dom import minidom
 
 CHECKSUM_HEADER = "x-amz-checksum-sha256"
@@ -45,12 +53,57 @@ def sha256_b64(body: bytes) -> str:
     return base64.b64encode(hashlib.sha256(body).digest()).decode()
 
 
+def _secret_key(access_key: str) -> str | None:
+    """The secret key of `access_key` when it is this process's (what the handlers sign with), else None."""
+    from local.services import FAKE_CREDENTIALS
+
+    known = {
+        FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]: FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        os.environ.get("AWS_ACCESS_KEY_ID", ""): os.environ.get("AWS_SECRET_ACCESS_KEY"),
+    }
+    return known.get(access_key)
+
+
+def signature_matches(method: str, url: str, headers: Any) -> bool | None:
+    """Whether a SigV4 presigned request, as received (`url` with its query as sent, `headers`), carries the
+    signature its URL does: the signed headers' values are part of what is signed. None when it cannot be told: not
+    a SigV4 presigned URL, or one signed with credentials this process does not hold."""
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    base, _, query = url.partition("?")
+    pairs = [pair.partition("=") for pair in query.split("&") if pair]
+    fields = {unquote(key): unquote(value) for key, _, value in pairs}
+    signature = fields.get("X-Amz-Signature")
+    scope = fields.get("X-Amz-Credential", "").split("/")
+    if fields.get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256" or signature is None or len(scope) != 5:
+        return None
+    secret = _secret_key(scope[0])
+    if secret is None:
+        return None
+    names = [name for name in fields.get("X-Amz-SignedHeaders", "").split(";") if name]
+    unsigned = "&".join(f"{key}={value}" for key, _, value in pairs if key != "X-Amz-Signature")
+    request = AWSRequest(
+        method=method,
+        url=f"{base}?{unsigned}",
+        headers={name: headers.get(name, "") for name in names},
+    )
+    request.context["timestamp"] = fields.get("X-Amz-Date", "")
+    signer = S3SigV4QueryAuth(Credentials(scope[0], secret), scope[3], scope[2])
+    canonical = signer.canonical_request(request)
+    expected = signer.signature(signer.string_to_sign(request, canonical), request)
+    return hmac.compare_digest(expected, signature)
+
+
 def _checked(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
     from moto.s3.exceptions import S3ClientError, S3SignatureDoesNotMatchError
 
     def check_then_handle(response: Any) -> Any:
         signed = (response.querystring.get("X-Amz-SignedHeaders") or [""])[0]
         if any(header not in response.headers for header in signed.split(";") if header):
+            raise S3SignatureDoesNotMatchError()
+        if signature_matches(response.method, response.uri, response.headers) is False:
             raise S3SignatureDoesNotMatchError()
         claimed = response.headers.get(CHECKSUM_HEADER)
         if claimed is not None:

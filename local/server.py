@@ -36,12 +36,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
 from arca_client import loopback
+from arca_client.config import DEFAULT_ENDPOINT, ENDPOINT_ENV
 from local import docs, iam
 from local.events import PayloadTooLargeError, api_event, invoke, lambda_context
 from local.retention import DEFAULT_INTERVAL, LocalSweeper
 from local.rollouts import LocalDriver
 from local.services import HOST, ServiceStartError, running_services
 from local.stream import consuming_stream
+from local.verification import LocalVerifier
 
 log = logging.getLogger("arca.local")
 
@@ -94,7 +96,7 @@ def reset_lambda_state() -> None:
 def preload_handlers(load: HandlerLoader = load_handler) -> None:
     """Import every function now (~1 s of boto3, Powertools, pydantic), not on its first request."""
     reset_lambda_state()
-    for function in (*routes().FUNCTIONS, "rollout", "retention"):
+    for function in (*routes().FUNCTIONS, "rollout", "retention", "verify"):
         load(function)
 
 
@@ -181,10 +183,13 @@ class ArcaServer(ThreadingHTTPServer):
         super().__init__((HOST, port), _RequestHandler)
         self.load = load
         self.locks = {function: threading.Lock() for function in routes().FUNCTIONS}
-        # The rollout state machine of AWS: the rollouts this server starts, it drives.
+        # The rollout state machine of AWS: every rollout that starts, it drives (it learns of them from the
+        # table's stream, whichever route started them: LocalDriver.observe).
         self.rollouts = LocalDriver(lambda: load("rollout"))
         # The retention schedule of AWS: the sweep, every `retention_interval` seconds while serving.
         self.retention = LocalSweeper(lambda: load("retention"), retention_interval)
+        # The verification state machine of AWS: multipart content hashed in the background, it drives.
+        self.verifications = LocalVerifier(lambda: load("verify"))
 
     @property
     def port(self) -> int:
@@ -252,16 +257,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return self._send_console(path, request_id)
         try:
             route, _ = routes().match(self.command, path)
+            function = route.function
         except routes().NoRouteError as error:
-            if error.reserved is not None:
+            if error.function is not None:  # a route family's greedy resource: its function answers
+                route, function = None, error.function
+            elif error.reserved is not None:
                 refusal = reserved_word(error.reserved)
                 raise _ReplyError(400, refusal.code, refusal.message, field=refusal.field) from None
-            if error.allowed:
+            elif error.allowed:
                 allow = ", ".join(sorted(set(error.allowed)))
                 raise _ReplyError(
                     405, "MethodNotAllowed", f"{self.command} is not allowed on {path}", {"Allow": allow}
                 ) from None
-            raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
+            else:
+                raise _ReplyError(404, "NotFoundError", f"no route for {path}") from None
         headers = list(self.headers.items())
         event = request_event(
             self.command,
@@ -272,22 +281,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
             request_id=request_id,
             identity=identity,
         )
-        with self.server.locks[route.function], iam.acting_as(route.function):
+        with self.server.locks[function], iam.acting_as(function):
             try:
-                response = invoke(self.server.load(route.function), event, lambda_context(route.function))
+                response = invoke(self.server.load(function), event, lambda_context(function))
             except PayloadTooLargeError as too_large:
                 # API Gateway's answers: Lambda refusing the invocation is a 500, a function's failure a 502.
-                log.error("arca.handlers.%s on %s %s: %s", route.function, self.command, path, too_large)
+                log.error("arca.handlers.%s on %s %s: %s", function, self.command, path, too_large)
                 status = 500 if too_large.what == "event" else 502
-                message = f"the {route.function} function failed: {too_large}"
+                message = f"the {function} function failed: {too_large}"
                 raise _ReplyError(status, "InternalError", message) from None
             except Exception:
                 # API Gateway's answer to a failed invocation; the traceback is the function's log.
-                log.exception("arca.handlers.%s failed on %s %s", route.function, self.command, path)
-                raise _ReplyError(502, "InternalError", f"the {route.function} function failed") from None
-        if route.operation == "start_rollout" and isinstance(response, dict) and response.get("statusCode") == 201:
-            self.server.rollouts.schedule(json.loads(response["body"]))
-        return self._send_proxy_response(response, request_id, route.function)
+                log.exception("arca.handlers.%s failed on %s %s", function, self.command, path)
+                raise _ReplyError(502, "InternalError", f"the {function} function failed") from None
+        completed = route is not None and route.operation == "complete_upload"
+        if completed and isinstance(response, dict) and response.get("statusCode") == 202:
+            name = unquote(path.removeprefix("/artifacts/").rsplit("/uploads/", 1)[0])
+            self.server.verifications.schedule(json.loads(response["body"]), name)
+        return self._send_proxy_response(response, request_id, function)
 
     def _send_console(self, path: str, request_id: str) -> int:
         """A file of the web console (no folders, so nothing outside CONSOLE_DIR); `/console` gains its slash."""
@@ -421,6 +432,7 @@ def serving(server: ArcaServer) -> Iterator[ArcaServer]:
         server.server_close()
         thread.join()
         server.rollouts.stop()
+        server.verifications.stop()
         server.retention.stop()
 
 
@@ -434,7 +446,9 @@ def running_arca(
         stack.callback(reset_lambda_state)
         stack.enter_context(iam.checking())
         services = stack.enter_context(running_services(warm_up=lambda: preload_handlers(load)))
-        stack.enter_context(consuming_stream(services, load("events"), lambda_context("events")))
+        stack.enter_context(
+            consuming_stream(services, load("events"), lambda_context("events"), observe=server.rollouts.observe)
+        )
         stack.enter_context(serving(server))
         yield server.url
 
@@ -458,6 +472,32 @@ class _WithoutMetrics(io.TextIOBase):
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+def cli_lines(url: str, python: str = sys.executable, cwd: Path | None = None) -> list[str]:
+    """The banner's lines for the `arca` walkthrough, typed in another shell: how to put `arca` on PATH (the
+    activation of the virtual environment that runs this server, or its bin folder), and the endpoint when it is
+    not the CLI's default. Nothing to say: no lines."""
+    commands = []
+    bin_dir = Path(python).parent
+    activate = bin_dir / "activate"
+    if activate.is_file():
+        commands.append(f"source {_shown(activate, cwd or Path.cwd())}")
+    elif (bin_dir / "arca").is_file():
+        commands.append(f'export PATH="{bin_dir}:$PATH"')
+    if url != DEFAULT_ENDPOINT:
+        commands.append(f"export {ENDPOINT_ENV}={url}")
+    if not commands:
+        return []
+    return ["CLI: in the shell where you type `arca`, run:", *(f"  {command}" for command in commands)]
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """`path` relative to `cwd` when it is inside it (`.venv/bin/activate` after `make local`), else absolute."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -501,7 +541,11 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(reset_lambda_state)
             stack.enter_context(iam.checking())
             services = stack.enter_context(running_services(warm_up=preload_handlers))
-            stack.enter_context(consuming_stream(services, load_handler("events"), lambda_context("events")))
+            stack.enter_context(
+                consuming_stream(
+                    services, load_handler("events"), lambda_context("events"), observe=server.rollouts.observe
+                )
+            )
             stack.enter_context(serving(server))
             dynamodb_port = services.dynamodb_endpoint.rsplit(":", 1)[1]
             s3_port = services.s3_endpoint.rsplit(":", 1)[1]
@@ -517,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"on {services.s3_endpoint}",
                 flush=True,
             )
+            for line in cli_lines(server.url):
+                print(line, flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from local.services import DEFAULT_EVENTS_QUEUE, REGION, Services, client
 
 log = logging.getLogger("arca.local")
 Handler = Callable[[dict[str, Any], Any], Any]
+Observer = Callable[[dict[str, Any]], None]
 # As the stack's event source mapping (infra/events.py).
 RETRY_ATTEMPTS = 5
 BATCH_SIZE = 100
@@ -55,6 +56,9 @@ def wanted(record: dict[str, Any]) -> bool:
 def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
     """A DynamoDB Streams record as Lambda passes it (the streams API gives times as datetimes)."""
     change = dict(record["dynamodb"])
+    for image in ("NewImage", "OldImage"):
+        if image in change:
+            change[image] = {k: _typed(v) for k, v in change[image].items()}
     created = change.get("ApproximateCreationDateTime")
     if created is not None and not isinstance(created, (int, float)):
         change["ApproximateCreationDateTime"] = created.timestamp()
@@ -67,6 +71,19 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
         "dynamodb": change,
         "eventSourceARN": stream_arn,
     }
+
+
+def _typed(value: dict[str, Any]) -> dict[str, Any]:
+    """An attribute value as DynamoDB Streams gives it. DynamoDB Local's stream gives an empty map as `{}` with no
+    type (the table itself returns `{"M": {}}`); the items Arca writes hold no empty list or set, so an untyped empty
+    value is a map."""
+    if not value:
+        return {"M": {}}
+    if "M" in value:
+        return {"M": {k: _typed(v) for k, v in value["M"].items()}}
+    if "L" in value:
+        return {"L": [_typed(v) for v in value["L"]]}
+    return value
 
 
 class Pacing:
@@ -90,6 +107,8 @@ class StreamConsumer:
     """Polls every shard of the table's stream and feeds the handler; `delivered` counts events handed over.
 
     `clock` and `wait` (seconds → True once stopped) are time.monotonic and the stop event's wait, or a test's.
+    `observe` is shown every record read, before the filter (the rollout driver learns of rollouts this way); it
+    must return quickly, and what it raises is logged and ignored.
     """
 
     def __init__(
@@ -100,10 +119,12 @@ class StreamConsumer:
         *,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[float], bool] | None = None,
+        observe: Observer | None = None,
     ) -> None:
         self.services = services
         self.handler = handler
         self.context = context
+        self.observe = observe
         self.delivered = 0
         self._stop = threading.Event()
         self._clock = clock
@@ -165,6 +186,12 @@ class StreamConsumer:
             else:  # a closed shard, read to its end: its children are found by the next listing
                 del iterators[shard_id]
                 ended.add(shard_id)
+            if self.observe is not None:
+                for record in page.get("Records", []):
+                    try:
+                        self.observe(record)
+                    except Exception:  # a bug in the observer must not stop the events
+                        log.exception("stream consumer: the observer failed on a record")
             records = [lambda_record(r, arn) for r in page.get("Records", []) if wanted(lambda_record(r, arn))]
             if records:
                 self._deliver(records)
@@ -203,8 +230,10 @@ def _summary(record: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def consuming_stream(services: Services, handler: Handler, context: Any) -> Iterator[StreamConsumer]:
-    consumer = StreamConsumer(services, handler, context)
+def consuming_stream(
+    services: Services, handler: Handler, context: Any, *, observe: Observer | None = None
+) -> Iterator[StreamConsumer]:
+    consumer = StreamConsumer(services, handler, context, observe=observe)
     consumer.start()
     try:
         yield consumer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,9 +14,27 @@ from local import events, iam, services
 from local.events import Reply
 from tests.door import Door, sha256
 
-__all__ = ["FAKE_AWS_ENV", "Acting", "HandlerApi", "acting", "hooked", "path_quote", "sha256", "wait_for"]
+__all__ = [
+    "FAKE_AWS_ENV",
+    "HTTP_TIMEOUT",
+    "PATIENCE",
+    "Acting",
+    "HandlerApi",
+    "acting",
+    "hooked",
+    "path_quote",
+    "sha256",
+    "wait_for",
+]
 
 FAKE_AWS_ENV = services.FAKE_AWS_ENV
+# How long a test waits, at most, for the work of another process or thread (a subprocess's output, a server's
+# banner, a rollout's steps, a thread a test paused): generous, because the suite runs on loaded 2-core machines
+# (CI, several runs at once), and a test that passes waits only as long as the work takes. Seconds;
+# ARCA_TEST_PATIENCE overrides it.
+PATIENCE = float(os.environ.get("ARCA_TEST_PATIENCE", "300"))
+# One HTTP request of a test to a local server (requests' connect and read timeouts), on the same grounds.
+HTTP_TIMEOUT = PATIENCE / 5
 T = TypeVar("T")
 
 

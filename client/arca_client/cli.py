@@ -41,7 +41,14 @@ from arca_client.commands import (
 )
 from arca_client.commands.base import Commands, UsageError, split_ref, tag_set_arg
 from arca_client.config import DEFAULT_ENDPOINT, ConfigError
-from arca_client.errors import ArcaError, ConflictError, NotFoundError, PreconditionFailedError, ValidationError
+from arca_client.errors import (
+    AccessDeniedError,
+    ArcaError,
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    ValidationError,
+)
 from arca_client.output import OUTPUTS, table
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
@@ -84,11 +91,13 @@ EXIT_NOT_FOUND = 2
 EXIT_CONFLICT = 3
 EXIT_ERROR = 4
 EXIT_UNVERIFIED = 5
+EXIT_REFUSED = 6
+EXIT_NOT_COMPLETED = output.EXIT_NOT_COMPLETED
 EXIT_INTERRUPTED = 130
 
-# The one exit-code table: `arca --help` prints it, docs/cli.md carries it word for word (a test compares them),
-# and `exit_code` below follows it. An exit code follows the HTTP status of the API's answer, whatever the
-# command: an alias set to a version that does not exist is the API's 409 (the alias is what the request
+# The one exit-code table: `arca --help` prints it, README.md and docs/cli.md carry it word for word (a test
+# compares all three), and `exit_code` below follows it. An exit code follows the HTTP status of the API's answer,
+# whatever the command: an alias set to a version that does not exist is the API's 409 (the alias is what the request
 # addresses; the version is a value in its body), so it is a conflict, not "not found".
 EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success"),
@@ -112,7 +121,16 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
         "not verified (download --verify): the stage's signing key is not the one pinned, the signature does not "
         "verify, or the version is unsigned; nothing was written",
     ),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (
+        EXIT_REFUSED,
+        "refused: an alias policy or IAM does not allow this caller to do it (HTTP 403); the policy's refusal "
+        "lists every rule broken",
+    ),
+    (
+        EXIT_NOT_COMPLETED,
+        "not completed: the rollout that rollout status --watch followed ended rolled_back, aborted or superseded",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C); a transfer says how far it got, and the same command resumes it"),
 )
 
 
@@ -138,11 +156,57 @@ environment:
 ClientFactory = Callable[[argparse.Namespace], Client]
 
 
+GLOBAL_OPTIONS = "global options"
+# What a command's --help says instead of repeating the global options and the exit codes.
+COMMAND_FOOTER = "Global options (--json, --output, --endpoint, -q, ...), exit codes and environment: arca --help"
+# Positionals described once for every command that takes them (by their metavar), unless the command says more.
+POSITIONALS = {
+    "NAME": "artifact name: up to 8 segments joined by /, e.g. payments/api",
+    "ALIAS": "alias name, e.g. prod",
+    "VERSION": "version number",
+    "NAME[@REF]": "NAME@REF: REF is a version number, LATEST (the default), an alias or sha256:<hex or prefix>",
+    "NAME@VERSION": "NAME@VERSION: a version number",
+    "ID": "promotion id (or a unique prefix of it, as tables print it)",
+    "FILE": "a file",
+    "PREFIX": "a name prefix",
+}
+
+
 class _Parser(argparse.ArgumentParser):
-    """Usage errors raise instead of exiting with argparse's code 2 (which means "not found" here)."""
+    """Usage errors raise instead of exiting with argparse's code 2 (which means "not found" here).
+
+    A command's parser (`hide_globals`) accepts the global options but leaves them out of its usage and help:
+    `arca --help` lists them once.
+    """
+
+    hide_globals = False
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(_suggest_choice(message), self.format_usage())
+
+    def _shown(self) -> tuple[list[argparse.Action], list[argparse._ArgumentGroup]]:
+        groups = [g for g in self._action_groups if not (self.hide_globals and g.title == GLOBAL_OPTIONS)]
+        hidden = {id(a) for g in self._action_groups if g not in groups for a in g._group_actions}
+        return [a for a in self._actions if id(a) not in hidden], groups
+
+    def format_usage(self) -> str:
+        actions, _ = self._shown()
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, actions, self._mutually_exclusive_groups)
+        return formatter.format_help()
+
+    def format_help(self) -> str:
+        actions, groups = self._shown()
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        for group in groups:
+            formatter.start_section(group.title)
+            formatter.add_text(group.description)
+            formatter.add_arguments(group._group_actions)
+            formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
 
 
 def _suggest_choice(message: str) -> str:
@@ -157,10 +221,10 @@ def _suggest_choice(message: str) -> str:
     return f"{message[: found.start()]}invalid choice: {found.group(1)!r}; did you mean {' or '.join(close)}?"
 
 
-def _global_options(*, with_output: bool) -> _Parser:
+def _global_options() -> _Parser:
     """The options every command takes, before or after its name."""
     common = _Parser(add_help=False)
-    options = common.add_argument_group("global options")
+    options = common.add_argument_group(GLOBAL_OPTIONS)
     options.add_argument(
         "--endpoint",
         default=argparse.SUPPRESS,
@@ -168,14 +232,13 @@ def _global_options(*, with_output: bool) -> _Parser:
         f"file's current endpoint, then {DEFAULT_ENDPOINT})",
     )
     options.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
-    if with_output:
-        options.add_argument(
-            "--output",
-            choices=OUTPUTS,
-            default=argparse.SUPPRESS,
-            help="json (the same as --json), table (the default: aligned, with headers) or text (tab-separated "
-            "cells, no headers: for cut, awk and read)",
-        )
+    options.add_argument(
+        "--output",
+        choices=OUTPUTS,
+        default=argparse.SUPPRESS,
+        help="json (the same as --json), table (the default: aligned, with headers) or text (tab-separated "
+        "cells, no headers: for cut, awk and read)",
+    )
     options.add_argument(
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print nothing on success (errors still)"
     )
@@ -214,9 +277,7 @@ def _global_options(*, with_output: bool) -> _Parser:
 def build_parser() -> argparse.ArgumentParser:
     # Global options work before or after the command: each is declared on the root and on every
     # command with default=SUPPRESS, so the command's copy never overwrites a value given at the root.
-    common = _global_options(with_output=True)
-    # download's -o/--output is its destination, as curl's -o (before the command, --output sets the format)
-    without_output = _global_options(with_output=False)
+    common = _global_options()
 
     parser = _Parser(
         prog="arca",
@@ -227,10 +288,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"arca {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    commands = Commands(subparsers, parents=[common], plain=[without_output], epilog=EXIT_CODES, root=parser)
+    commands = Commands(subparsers, parents=[common], epilog=COMMAND_FOOTER, root=parser)
     for group in GROUPS:
         group.register(commands)
+    _describe_positionals(parser)
     return parser
+
+
+def _describe_positionals(parser: argparse.ArgumentParser) -> None:
+    """Every command's positionals get a description (POSITIONALS, by metavar) where the command gave none."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _describe_positionals(sub)
+        elif not action.option_strings and action.help is None and isinstance(action.metavar, str):
+            action.help = POSITIONALS.get(action.metavar)
 
 
 _GLOBAL_DEFAULTS: dict[str, Any] = {
@@ -260,6 +332,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     for key, value in _GLOBAL_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)
+    if getattr(args, "endpoint_arg", None):  # a command naming its endpoint (`config trust-key ENDPOINT`)
+        args.endpoint = args.endpoint_arg
     if args.output == "json":
         args.json = True
     elif args.output is not None and args.json:
@@ -283,6 +357,8 @@ def exit_code(error: ArcaError) -> int:
         return EXIT_NOT_FOUND
     if isinstance(error, ConflictError | PreconditionFailedError):
         return EXIT_CONFLICT
+    if isinstance(error, AccessDeniedError) and error.status == 403:
+        return EXIT_REFUSED
     return EXIT_ERROR
 
 
@@ -327,7 +403,15 @@ def _flags(args: argparse.Namespace | None) -> list[str]:
     return [flag for action in parser._actions for flag in action.option_strings]
 
 
-def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None, *, verbose: bool = False) -> None:
+def _fail(
+    as_json: bool,
+    code: str,
+    message: str,
+    error: ArcaError | None = None,
+    *,
+    verbose: bool = False,
+    args: argparse.Namespace | None = None,
+) -> None:
     """The error on stderr: `arca: error: CODE: MESSAGE`, or with --json the API's error shape on one line."""
     request_id = error.request_id if error else None
     if as_json:
@@ -339,8 +423,9 @@ def _fail(as_json: bool, code: str, message: str, error: ArcaError | None = None
         print(json.dumps({"error": body}), file=sys.stderr)
         return
     print(f"arca: error: {code}: {message}", file=sys.stderr)
+    where = [getattr(args, key, None) for key in ("name", "alias", "version")]
     for violation in (error.details.get("violations") or []) if error else []:  # an alias policy's refusal
-        print(f"arca:   - {violation['rule']}: {violation['message']}", file=sys.stderr)
+        print(f"arca:   - {violation['rule']}: {guards.violation_hint(violation, *where)}", file=sys.stderr)
     if verbose and request_id:
         print(f"arca: request id {request_id}", file=sys.stderr)
 
@@ -393,7 +478,7 @@ def _main(argv: list[str], client_factory: ClientFactory) -> int:
         _fail(args.json, "UsageError", in_flags(str(error.args[0]), flags))
         return EXIT_USAGE
     except ArcaError as error:
-        _fail(args.json, error.code, in_flags(error.message, flags), error, verbose=args.verbose)
+        _fail(args.json, error.code, in_flags(error.message, flags), error, verbose=args.verbose, args=args)
         return exit_code(error)
     except FileNotFoundError as error:
         _fail(args.json, "FileNotFound", f"{error.filename}: {error.strerror}")
@@ -405,9 +490,14 @@ def _main(argv: list[str], client_factory: ClientFactory) -> int:
     except OSError as error:
         _fail(args.json, type(error).__name__, str(error))
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stopped:
+        # A transfer says how far it got (arca_client.transfer.Interrupted); anything else just stopped.
         print("", file=sys.stderr)
-        _fail(args.json, "Interrupted", "interrupted")
+        message = str(stopped) or "interrupted"
+        if args.json:
+            _fail(True, "Interrupted", message)
+        else:
+            print(f"arca: {message}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 

@@ -35,7 +35,9 @@ def command_tree(parser: argparse.ArgumentParser) -> dict[str, Node]:
             if isinstance(action, argparse._SubParsersAction):
                 helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
                 for name, sub in action.choices.items():
-                    node.commands[name] = helps.get(name, "")
+                    if name not in helps:  # a hidden command: an old spelling kept working, never offered
+                        continue
+                    node.commands[name] = helps[name]
                     walk(f"{path} {name}".strip(), sub)
             elif action.option_strings:
                 if action.help == argparse.SUPPRESS:

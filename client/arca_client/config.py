@@ -165,6 +165,25 @@ def with_scheme(address: str) -> str:
     return url.rstrip("/")
 
 
+def canonical_endpoint(url: str) -> str:
+    """One spelling per endpoint, for what is kept per endpoint (signing-key pins): scheme and host in lower case,
+    this machine's names (`localhost`, `::1`) as 127.0.0.1, no default port, no trailing `/`. A stage's path
+    (`/prod`) is kept: two stages of one API are two endpoints."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host in _LOCAL_HOSTS:
+        host = "127.0.0.1"
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        shown += f":{port}"
+    return f"{scheme}://{shown}{parts.path.rstrip('/')}"
+
+
 def _configured(config: Config, name: str, source: str, path: Path | None) -> Target:
     endpoint = config.endpoints.get(name)
     if endpoint is None:

@@ -253,6 +253,7 @@ class Rollout(Decoded):
     superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("Rollout",)
+    LOCAL: ClassVar[frozenset[str]] = frozenset({"warnings"})
     name: str
     alias: str
     id: str
@@ -270,6 +271,8 @@ class Rollout(Decoded):
     reason: str | None = None
     alarm: str | None = None
     alias_revision: int | None = None
+    # What the start's answer warned of (its `Warning` header): an alarm that does not exist.
+    warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -307,3 +310,18 @@ class Event(Decoded):
     alias: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def action(self) -> str:
+        """The type as a person reads it: an aborted rollout is `rollout.aborted` (the feed records it as
+        `rollout.rolled_back` with `detail.state` aborted)."""
+        if self.type == "rollout.rolled_back" and self.detail.get("state") == "aborted":
+            return "rollout.aborted"
+        return self.type
+
+    @property
+    def actor(self) -> str | None:
+        """Who acted: the approver of an approval or a rejection (its `detail.by`), else the event's `by`."""
+        if self.type in ("promotion.approved", "promotion.rejected") and self.detail.get("by"):
+            return str(self.detail["by"])
+        return self.by

@@ -18,6 +18,9 @@ from arca_client.models import Alias, AliasRevision
 from arca_client.progress import human_size
 
 EXIT_OK = 0
+# A watched rollout that ended without completing (see cli.EXIT_TABLE): a result, not an error, so it has its code
+# here, where results are rendered.
+EXIT_NOT_COMPLETED = 7
 OUTPUTS = ("json", "table", "text")
 
 
@@ -47,6 +50,7 @@ class Result:
 
     data: Any | Callable[[], Any]
     human: str | Callable[[], str | None] | None = None
+    code: int = EXIT_OK  # the exit code once it is printed (a watched rollout that did not complete: 7)
 
 
 def render(result: Result | int | None) -> int:
@@ -57,11 +61,18 @@ def render(result: Result | int | None) -> int:
         return result
     if MODE.json:
         print_json(result.data() if callable(result.data) else result.data)
-        return EXIT_OK
+        return result.code
     text = result.human() if callable(result.human) else result.human
     if text is not None:
         print(text, file=out())
-    return EXIT_OK
+    return result.code
+
+
+def note(text: str) -> None:
+    """A remark beside the result, on stderr whatever the format (a listing cut by --limit says there is more);
+    -q silences it."""
+    if not MODE.quiet:
+        print(f"arca: {text}", file=sys.stderr)
 
 
 class _Discard:
@@ -120,6 +131,11 @@ def fields(pairs: Iterable[tuple[str, object]]) -> str:
 def when(timestamp: str | None) -> str:
     """ISO 8601 UTC from the API, shortened for a table: 2024-05-01 12:00:00."""
     return (timestamp or "")[:19].replace("T", " ")
+
+
+def stamp(timestamp: str | None) -> str | None:
+    """A time shown on its own (a field of `show`): as tables print it, then UTC; None when there is none."""
+    return f"{when(timestamp)} UTC" if timestamp else None
 
 
 def short(sha256: str | None) -> str:

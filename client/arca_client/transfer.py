@@ -33,10 +33,61 @@ MAX_PARTS = 10_000
 DEFAULT_PARALLEL = 8
 # Rounds of part uploads in a row that move nothing before the upload gives up.
 MAX_IDLE_ROUNDS = 3
-# Test hook: a process with this variable stops after sending that many parts (or receiving, for a download)
-# and waits to be killed, so that a test can kill a transfer exactly half-way.
+# Test hooks: a process with the first variable stops after sending that many parts (or receiving, for a download)
+# and waits to be killed, so that a test can kill a transfer exactly half-way; with the second, every part waits that
+# many seconds before it moves, so that a test can press Ctrl-C while parts are queued and in flight.
 STALL_ENV = "ARCA_TEST_STALL_AFTER_PARTS"
+PACE_ENV = "ARCA_TEST_SECONDS_PER_PART"
 ProgressFn = Callable[[str, int, int], None]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a transfer: the parts not yet started were cancelled and those in flight dropped. What was
+    done stays (parts in S3, or checked parts in the partial file), so the same command resumes from `percent`."""
+
+    def __init__(self, done: int, total: int) -> None:
+        self.percent = done * 100 // total if total else 100
+        super().__init__(f"interrupted at {self.percent} %; run the same command again to resume")
+
+
+class _Cancelled(Exception):
+    """Raised inside a worker whose transfer was cancelled: its request is dropped mid-body."""
+
+
+class _Cancel:
+    """The flag a transfer's workers check between chunks (and while paced), set by Ctrl-C in the main thread."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        pace = os.environ.get(PACE_ENV)
+        self.pace = float(pace) if pace else 0.0
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise _Cancelled
+
+    def paced(self) -> None:
+        if self.pace:
+            self.event.wait(self.pace)
+        self.check()
+
+
+def _run(
+    parallel: int, work: Callable[[Any], Any], items: list[Any], cancel: _Cancel, done: Callable[[Any], None]
+) -> None:
+    """`work(item)` for every item, `parallel` at a time, `done(future)` as each ends. On Ctrl-C (or an error `done`
+    raises) the queue is cancelled and the workers in flight stop at their next chunk, so the process ends at
+    once instead of after every queued part."""
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    try:
+        for future in as_completed([pool.submit(work, item) for item in items]):
+            done(future)
+    except BaseException:
+        cancel.event.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def choose_part_size(size: int, requested: int | None = None) -> int:
@@ -160,7 +211,8 @@ class StateCache:
 
 
 class Meter:
-    """One progress line for many parallel parts: bytes per part, so a part sent again is not counted twice."""
+    """One progress line for many parallel parts: bytes per part, so a part sent again is not counted twice; and
+    the bytes of the parts finished, which an interruption keeps."""
 
     def __init__(self, phase: str, total: int, progress: ProgressFn | None, base: int = 0) -> None:
         self.phase = phase
@@ -168,9 +220,18 @@ class Meter:
         self.progress = progress
         self.base = base
         self.parts: dict[int, int] = {}
+        self.finished: dict[int, int] = {}
         self.lock = threading.Lock()
         if progress:
             progress(phase, base, total)
+
+    def finish(self, number: int, length: int) -> None:
+        with self.lock:
+            self.finished[number] = length
+
+    def interrupted(self) -> Interrupted:
+        with self.lock:
+            return Interrupted(self.base + sum(self.finished.values()), self.total)
 
     def set(self, number: int, done: int) -> None:
         with self.lock:
@@ -189,14 +250,14 @@ class _Stall:
         self.count = 0
         self.lock = threading.Lock()
 
-    def tick(self) -> None:
+    def tick(self, cancel: _Cancel) -> None:
         if self.limit is None:
             return
         with self.lock:
             self.count += 1
             stop = self.count >= self.limit
-        while stop:
-            time.sleep(3600)
+        while stop and not cancel.event.is_set():
+            time.sleep(0.1)
 
 
 @dataclass
@@ -225,19 +286,22 @@ def upload(
     stall = _Stall()
     idle = 0
     _widen_pool(client, parallel)
-    while target.missing:
-        sent, failures = _upload_round(client, layout, reader, target.parts, parallel, meter, stall)
-        report.sent += sum(layout.span(n)[1] for n in sent)
-        report.parts_sent += len(sent)
-        idle = 0 if sent else idle + 1
-        if idle >= MAX_IDLE_ROUNDS:
-            raise failures[0] if failures else ArcaError("the upload made no progress", code="UploadStalled")
-        if not failures and len(target.parts) >= target.missing:
-            break  # every missing part was in this round and went in: completion checks them all
-        target = client.get_upload(name, report.upload_id)
-        report.calls += 1
-        if target.exists:
-            return report
+    try:
+        while target.missing:
+            sent, failures = _upload_round(client, layout, reader, target.parts, parallel, meter, stall)
+            report.sent += sum(layout.span(n)[1] for n in sent)
+            report.parts_sent += len(sent)
+            idle = 0 if sent else idle + 1
+            if idle >= MAX_IDLE_ROUNDS:
+                raise failures[0] if failures else ArcaError("the upload made no progress", code="UploadStalled")
+            if not failures and len(target.parts) >= target.missing:
+                break  # every missing part was in this round and went in: completion checks them all
+            target = client.get_upload(name, report.upload_id)
+            report.calls += 1
+            if target.exists:
+                return report
+    except KeyboardInterrupt:
+        raise meter.interrupted() from None
     client.complete_upload(name, report.upload_id)
     report.calls += 1
     return report
@@ -254,36 +318,40 @@ def _upload_round(
 ) -> tuple[list[int], list[ArcaError]]:
     sent: list[int] = []
     failures: list[ArcaError] = []
+    cancel = _Cancel()
 
     def put(target: dict[str, Any]) -> int:
         number = int(target["number"])
         offset, length = layout.span(number)
+        cancel.paced()
 
         def body() -> _Body:
-            return _Body(reader.chunks(offset, length), length, lambda done: meter.set(number, done))
+            return _Body(reader.chunks(offset, length), length, lambda done: meter.set(number, done), cancel)
 
         headers = {**target["headers"], "Content-Length": str(length)}
         client.transport.send("PUT", target["url"], headers=headers, body_factory=body, sign=False, idempotent=True)
-        stall.tick()
+        meter.finish(number, length)
+        stall.tick(cancel)
         return number
 
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(put, t) for t in targets]
-        for future in as_completed(futures):
-            try:
-                sent.append(future.result())
-            except ArcaError as failed:
-                failures.append(failed)
+    def done(future: Any) -> None:
+        try:
+            sent.append(future.result())
+        except ArcaError as failed:
+            failures.append(failed)
+
+    _run(parallel, put, targets, cancel, done)
     return sent, failures
 
 
 class _Body:
     """A streamed request body of known length (S3 refuses chunked uploads), reporting bytes as they go."""
 
-    def __init__(self, chunks: Iterator[bytes], length: int, report: Callable[[int], None]) -> None:
+    def __init__(self, chunks: Iterator[bytes], length: int, report: Callable[[int], None], cancel: _Cancel) -> None:
         self.chunks = chunks
         self.length = length
         self.report = report
+        self.cancel = cancel
 
     def __len__(self) -> int:
         return self.length
@@ -292,6 +360,7 @@ class _Body:
         done = 0
         self.report(0)
         for chunk in self.chunks:
+            self.cancel.check()  # Ctrl-C: the request breaks off here, mid-body, and S3 keeps nothing of it
             done += len(chunk)
             self.report(done)
             yield chunk
@@ -379,15 +448,25 @@ def download(
     meter = Meter("download", layout.size, progress, base=report.resumed)
     stall = _Stall()
     url = _Url(client, resolution)
+    cancel = _Cancel()
     _widen_pool(client, parallel)
+
+    def fetch(number: int) -> int:
+        cancel.paced()
+        return _fetch_part(client, url, layout, number, partial, meter, cancel)
+
+    def done(future: Any) -> None:
+        report.received += future.result()
+        report.parts_received += 1
+        stall.tick(cancel)
+
     try:
         wanted = [n for n in range(1, len(parts) + 1) if n not in partial.done]
-        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            futures = [pool.submit(_fetch_part, client, url, layout, n, partial, meter) for n in wanted]
-            for future in as_completed(futures):
-                report.received += future.result()
-                report.parts_received += 1
-                stall.tick()
+        try:
+            _run(parallel, fetch, wanted, cancel, done)
+        except KeyboardInterrupt:
+            # What the journal holds is kept: checked parts, on disk. The rest is fetched by the next run.
+            raise Interrupted(sum(layout.span(n)[1] for n in partial.done), layout.size) from None
         _check_whole(partial, layout, progress)
     finally:
         partial.close()
@@ -418,7 +497,9 @@ class _Url:
             self.current = fresh.download_url
 
 
-def _fetch_part(client: Any, url: _Url, layout: Layout, number: int, partial: _Partial, meter: Meter) -> int:
+def _fetch_part(
+    client: Any, url: _Url, layout: Layout, number: int, partial: _Partial, meter: Meter, cancel: _Cancel
+) -> int:
     offset, length = layout.span(number)
     headers = {"Range": f"bytes={offset}-{offset + length - 1}"}
     used = url.current
@@ -434,6 +515,7 @@ def _fetch_part(client: Any, url: _Url, layout: Layout, number: int, partial: _P
     try:
         with response:
             for chunk in response.iter_content(CHUNK):
+                cancel.check()  # Ctrl-C: this part is dropped (never journaled), the next run fetches it again
                 if done + len(chunk) > length:
                     break
                 os.pwrite(partial.fd, chunk, offset + done)

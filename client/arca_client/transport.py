@@ -90,9 +90,10 @@ def region_for(endpoint: str, region: str | None, session: BotocoreSession | Non
         return found.group(1)
     configured = os.environ.get("AWS_REGION") or (session or BotocoreSession()).get_config_variable("region")
     if not configured:
+        host = urlsplit(endpoint).hostname or endpoint
         raise CredentialsError(
-            "cannot tell which region to sign for: pass region=, or set AWS_REGION (custom domain names "
-            "do not name their region)"
+            f"{host} is not an API Gateway host (<id>.execute-api.<region>.amazonaws.com), so it names no region to "
+            "sign for: check the endpoint's URL, or for a custom domain name pass region= (or set AWS_REGION)"
         )
     return str(configured)
 

@@ -16,6 +16,8 @@ class Settings:
     purge_max_calls: int = 2000
     # The rollout driver's state machine; unset in local mode, where the local server drives rollouts.
     rollout_state_machine_arn: str | None = None
+    # The background verification's state machine; unset in local mode, where the local server drives it.
+    verify_state_machine_arn: str | None = None
     # The stage's asymmetric KMS key (publish signs with it, resolve shows its public key).
     signing_key_arn: str | None = None
 
@@ -29,6 +31,7 @@ def settings() -> Settings:
         upload_url_ttl=int(os.environ.get("ARCA_UPLOAD_URL_TTL", "900")),
         purge_max_calls=int(os.environ.get("ARCA_PURGE_MAX_CALLS", "2000")),
         rollout_state_machine_arn=os.environ.get("ARCA_ROLLOUT_STATE_MACHINE_ARN") or None,
+        verify_state_machine_arn=os.environ.get("ARCA_VERIFY_STATE_MACHINE_ARN") or None,
         signing_key_arn=os.environ.get("ARCA_SIGNING_KEY_ARN") or None,
     )
 

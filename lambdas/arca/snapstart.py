@@ -44,13 +44,16 @@ def after_restore() -> None:
     wiring.services()
 
 
-def register(runtime: Any = None) -> bool:
-    """Register the hooks with the runtime's `snapshot_restore_py` (injectable in tests); False where absent."""
+def register(runtime: Any = None, *, prepare: Hook | None = None) -> bool:
+    """Register the hooks with the runtime's `snapshot_restore_py` (injectable in tests); False where absent.
+    `prepare` runs before the snapshot too (the function's routers, which it would otherwise import on first use)."""
     if runtime is None:
         try:
             import snapshot_restore_py as runtime  # type: ignore[no-redef]
         except ImportError:
             return False
+    if prepare is not None:
+        runtime.register_before_snapshot(prepare)
     runtime.register_before_snapshot(before_snapshot)
     runtime.register_after_restore(after_restore)
     return True

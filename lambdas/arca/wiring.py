@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
+    from arca.services.collection import Collection
     from arca.services.events import Announcer, Events
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
     from arca.services.uploads import Uploads
+    from arca.services.verification import Verification
 
 # Retries of DynamoDB throttling are ours (adapters/dynamo.py: jittered, then 503), so botocore's are off;
 # S3 keeps botocore's standard retries. SigV4 so that presigned URLs really sign the checksum header.
@@ -189,21 +191,47 @@ class Services:
 
         s = self.stores
         stores = PublishingStores(s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads)
-        return Publishing(stores, self.blobs, self.reading, self.policy, self.signer)
+        return Publishing(stores, self.blobs, self.reading, self.policy, self.signer, collection=self.collection)
+
+    @cached_property
+    def collection(self) -> Collection:
+        from arca.services.collection import Collection
+
+        s = self.stores
+        return Collection(s.retention, s.artifacts, s.uploads, self.blobs, self.policy)
 
     @cached_property
     def uploads(self) -> Uploads:
         from arca.adapters.multipart import Multipart
         from arca.services.uploads import Uploads
 
-        return Uploads(self.stores.artifacts, self.stores.uploads, self.blobs, Multipart(self.blobs), self.policy)
+        return Uploads(
+            self.stores.artifacts,
+            self.stores.uploads,
+            self.blobs,
+            Multipart(self.blobs),
+            self.policy,
+            self.verification,
+        )
+
+    @cached_property
+    def verification(self) -> Verification:
+        from arca.adapters.multipart import Multipart
+        from arca.adapters.verification import ExternalVerification, StepFunctionsVerification
+        from arca.services.verification import Driver, Verification
+
+        arn = settings().verify_state_machine_arn
+        driver: Driver = ExternalVerification()
+        if arn is not None:
+            driver = StepFunctionsVerification(lambda: client("stepfunctions"), arn)
+        return Verification(self.stores.uploads, Multipart(self.blobs), self.policy, driver)
 
     @cached_property
     def aliases(self) -> Aliases:
         from arca.services.aliases import Aliases
 
         s = self.stores
-        return Aliases(s.aliases, s.history, s.versions, s.guards, self.reading, self.policy)
+        return Aliases(s.aliases, s.history, s.versions, s.guards, s.rollouts, self.reading, self.policy)
 
     @cached_property
     def rollouts(self) -> Rollouts:
@@ -253,9 +281,7 @@ class Services:
         from arca.services.retention import Retention
 
         s = self.stores
-        return Retention(
-            s.retention, s.versions, s.aliases, s.artifacts, s.uploads, self.blobs, self.reading, self.policy
-        )
+        return Retention(s.retention, s.versions, s.aliases, self.collection, self.blobs, self.reading, self.policy)
 
     @cached_property
     def events(self) -> Events:
@@ -288,6 +314,10 @@ def idempotency() -> Idempotency:
 
 def uploads() -> Uploads:
     return services().uploads
+
+
+def verification() -> Verification:
+    return services().verification
 
 
 def aliases() -> Aliases:

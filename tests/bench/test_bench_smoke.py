@@ -90,8 +90,21 @@ def test_the_large_transfers_bench_runs_at_a_tiny_size() -> None:
     # When the large-transfers section runs on 16 MiB (two parts of 8 MiB)
     from bench.transfers import section
 
-    text = section(16)
+    text, _ = section(16)
     # Then it has its table rows, the calls per upload and the resumed upload's figures
     for transfer, parallel in (("publish", 1), ("publish", 8), ("download", 1), ("download", 8)):
         assert re.search(rf"\| {transfer}\s+\|\s+{parallel} \|", text), text
     assert "Calls per upload:" in text and "Killed half-way:" in text
+    assert re.search(r"^Checks: ", text, re.MULTILINE), text
+
+
+def test_the_large_transfers_checks_hold_a_download_to_its_upload_and_to_parallel_parts() -> None:
+    from bench.transfers import checks
+
+    def run(publish: float, download_1: float, download_8: float) -> list[str]:
+        return checks({("publish", "8"): publish, ("download", "1"): download_1, ("download", "8"): download_8})
+
+    assert run(10.0, 8.0, 6.0) == []
+    slow = "a download with --parallel 8 took 1.25 times as long as its upload (at most 1.2)"
+    assert run(10.0, 14.0, 12.5) == [slow]
+    assert run(10.0, 5.0, 6.0) == ["a download with --parallel 8 was not faster than with --parallel 1"]

@@ -180,7 +180,7 @@ def test_sign_and_progress_can_be_forced_either_way() -> None:
         ["alias", "promote", "app", "--from", "staging"],
         ["prune", "app"],
         ["publish", "app", "f", "--metadata", "novalue"],
-        ["resolve", "app@prod", "--at", "yesterday"],
+        ["resolve", "app@prod", "--at", "last tuesday"],
         ["alias"],
     ],
 )
@@ -429,7 +429,10 @@ def test_ls_one_level_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run(["ls", "team/", "--json"], fake)
     # Then
     assert code == 0
-    assert json.loads(capsys.readouterr().out) == {"artifacts": ["team/web"], "prefixes": ["team/api/"]}
+    assert json.loads(capsys.readouterr().out) == [
+        {"name": "team/api/", "type": "prefix"},
+        {"name": "team/web", "type": "artifact"},
+    ]
     assert len(fake.calls) == 1
 
 
@@ -526,16 +529,20 @@ def test_alias_set_to_latest() -> None:
     assert fake.called("set_alias")[0] == ("app", "dev", "LATEST")
 
 
-def test_alias_promote(capsys: pytest.CaptureFixture[str]) -> None:
+def test_alias_copy_and_its_old_spelling(capsys: pytest.CaptureFixture[str]) -> None:
     # Given
     promotion = Promotion(alias("staging", 5, 2), alias("prod", 4, 9), alias("prod", 5, 10), changed=True)
     fake = FakeClient(promote=promotion)
     # When
-    code, _ = run(["alias", "promote", "app", "--from", "staging", "--to", "prod"], fake)
+    code, _ = run(["alias", "copy", "app", "--from", "staging", "--to", "prod"], fake)
+    copied = capsys.readouterr()
+    old_code, _ = run(["alias", "promote", "app", "--from", "staging", "--to", "prod"], fake)
+    old = capsys.readouterr()
     # Then
-    assert code == 0
+    assert (code, old_code) == (0, 0)
     assert fake.called("promote") == (("app", "staging", "prod"), {"reason": None})
-    assert capsys.readouterr().out == "app: promoted staging to prod: 4 -> 5 (revision 10)\n"
+    assert copied.out == old.out == "app: copied staging to prod: 4 -> 5 (revision 10)\n"
+    assert "`arca alias promote` is now `arca alias copy`" in old.err and copied.err == ""
 
 
 def test_alias_promote_conflict_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
@@ -549,12 +556,19 @@ def test_alias_promote_conflict_exits_3(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_alias_rollback(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given prod at revision 3 (version 4), revision 2 on version 3
+    history = [AliasRevision.from_dict({"revision": r, "version": r + 1, "action": "set"}) for r in (3, 2, 1)]
+    fake = FakeClient(
+        rollback_alias=alias(), get_alias=alias(number=4, revision=3), iter_alias_history=lambda *a: iter(history)
+    )
     # When
-    code, fake = run(["alias", "rollback", "app", "prod", "--to-revision", "2"], FakeClient(rollback_alias=alias()))
+    code, fake = run(["alias", "rollback", "app", "prod", "--to-revision", "2"], fake)
     # Then
     assert code == 0
     assert fake.called("rollback_alias") == (("app", "prod"), {"to_revision": 2, "reason": None})
-    assert capsys.readouterr().out == "app: prod rolled back to 3 (revision 2)\n"
+    out, err = capsys.readouterr()
+    assert out == "app: prod rolled back to 3 (revision 2)\n"
+    assert "app: rolling back to revision 2 routes 3 (as revision 4)" in err
 
 
 def test_alias_history_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -671,6 +685,7 @@ def test_purge_with_yes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_keyboard_interrupt_exits_130(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run(["versions", "app"], FakeClient(error=KeyboardInterrupt()))
     assert code == 130
+    assert capsys.readouterr().err == "\narca: interrupted\n"  # not "arca: error: Interrupted: interrupted"
 
 
 def test_default_client_uses_the_endpoint_option(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -829,7 +844,7 @@ def test_json_errors_of_the_client_itself(
         ),
         # a flag the command does not have is not named: promote sets If-Match itself
         (
-            ["alias", "promote", "app", "--from", "a", "--to", "b"],
+            ["alias", "copy", "app", "--from", "a", "--to", "b"],
             "alias 'b' changed (If-Match)",
             "alias 'b' changed (If-Match)",
         ),
@@ -886,12 +901,13 @@ def test_publish_from_stdin_takes_a_file_name(monkeypatch: pytest.MonkeyPatch) -
     assert kwargs["filename"] == "build.zip"
 
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs" / "cli.md"
 
 
-def documented_exit_codes() -> list[tuple[int, str]]:
-    """The rows of the exit-code table in docs/cli.md."""
-    text = DOCS.read_text()
+def documented_exit_codes(document: Path = DOCS) -> list[tuple[int, str]]:
+    """The rows of the exit-code table in `document`."""
+    text = document.read_text()
     start = text.index("| exit code | meaning |")
     rows = []
     for line in text[start:].splitlines()[2:]:
@@ -902,8 +918,10 @@ def documented_exit_codes() -> list[tuple[int, str]]:
     return rows
 
 
-def test_the_documented_exit_codes_are_the_code_table() -> None:
-    assert documented_exit_codes() == list(EXIT_TABLE)
+@pytest.mark.parametrize("document", ["docs/cli.md", "README.md"])
+def test_the_documented_exit_codes_are_the_code_table(document: str) -> None:
+    # The same table in every place it is documented (arca --help prints EXIT_TABLE itself)
+    assert documented_exit_codes(REPO / document) == list(EXIT_TABLE)
 
 
 @pytest.mark.parametrize(("code", "meaning"), [row for row in EXIT_TABLE if "HTTP" in row[1]])
@@ -918,7 +936,7 @@ def test_each_documented_http_status_exits_with_its_documented_code(code: int, m
 
 def test_help_prints_the_exit_code_table(capsys: pytest.CaptureFixture[str]) -> None:
     # When
-    run(["versions", "--help"])
+    run(["--help"])
     # Then
     out = " ".join(capsys.readouterr().out.split())
     for code, meaning in EXIT_TABLE:

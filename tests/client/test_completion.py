@@ -29,9 +29,9 @@ def test_the_tree_has_every_command_flag_and_choice_of_the_parser() -> None:
     tree = command_tree(build_parser())
     # Then
     assert set(tree[""].commands) >= {"publish", "download", "resolve", "show", "alias", "config", "completion"}
-    assert set(tree["alias"].commands) == {"set", "promote", "rollback", "history", "ls", "show", "rm", "policy"}
+    assert set(tree["alias"].commands) == {"set", "copy", "rollback", "history", "ls", "show", "rm", "policy"}
     assert set(tree["alias policy"].commands) == {"set", "show", "rm"}
-    assert set(tree["config"].commands) == {"set-endpoint", "use", "remove", "list"}
+    assert set(tree["config"].commands) == {"set-endpoint", "use", "remove", "list", "trust-key"}
     assert {"--canary", "--weight", "--if-revision", "--json", "--endpoint"} <= set(tree["alias set"].flags)
     assert "--canary" in tree["alias set"].valued
     assert "--json" not in tree["alias set"].valued
@@ -166,4 +166,4 @@ def test_zsh_script_loads_and_knows_the_commands(tmp_path: Path, capsys: pytest.
     )
     # Then
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.splitlines() == ["set promote rollback history ls show rm", "_arca"]
+    assert ran.stdout.splitlines() == ["set copy rollback history ls show rm", "_arca"]

@@ -148,8 +148,18 @@ def test_list_says_which_endpoint_is_in_effect_and_why(
     from_flag = json.loads(capsys.readouterr().out)
     # Then
     assert from_env == "in effect: http://127.0.0.1:3999, from $ARCA_ENDPOINT"
-    assert from_flag["in_effect"] == {"url": "http://127.0.0.1:4000", "source": "--endpoint", "name": None}
-    assert from_flag["current"] == "prod"
+    # one row per endpoint (a list, as every listing): prod is current, the flag's URL is in effect
+    rows = [(e["name"], e["current"], e["in_effect"]) for e in from_flag]
+    assert rows == [("prod", True, False), (None, False, True)]
+    assert from_flag[1] == {
+        "name": None,
+        "url": "http://127.0.0.1:4000",
+        "region": None,
+        "profile": None,
+        "current": False,
+        "in_effect": True,
+        "source": "--endpoint",
+    }
 
 
 def test_the_sdk_talks_to_the_current_endpoint_with_its_region_and_profile(

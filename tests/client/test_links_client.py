@@ -86,7 +86,10 @@ def test_cli_ls_shows_links_with_their_targets(capsys: pytest.CaptureFixture[str
     run(["ls", "--json"], fake)
     # Then
     assert text.splitlines() == ["app -> team/app", "b"]
-    assert json.loads(capsys.readouterr().out)["links"] == {"app": "team/app"}
+    assert json.loads(capsys.readouterr().out) == [
+        {"name": "app", "type": "link", "link": "team/app"},
+        {"name": "b", "type": "artifact"},
+    ]
 
 
 def test_cli_show_and_resolve_say_which_link_they_went_through(capsys: pytest.CaptureFixture[str]) -> None:

@@ -115,7 +115,7 @@ def test_a_nested_field_follows_its_reference() -> None:
 
 
 def _sample(schema: dict[str, Any], name: str, numbers: Iterator[int]) -> Any:
-    alternatives = schema.get("anyOf") or schema.get("oneOf") or [schema]  # oneOf: an event's detail by type
+    alternatives = schema.get("anyOf") or schema.get("oneOf") or [schema]  # anyOf: an event's detail by type
     options = [option for option in alternatives if option.get("type") != "null"]
     if len(options) > 1 and all("$ref" in option for option in options):
         # an answer of several shapes (a single PUT or a multipart upload): every shape's properties, first wins

@@ -162,8 +162,8 @@ def test_rollout_status_watch_prints_each_change(capsys: pytest.CaptureFixture[s
 
     # When
     code, fake = run(["rollout", "status", "app", "prod", "--watch", "--poll", "0.5"], FakeClient(watch_rollout=watch))
-    # Then
-    assert code == 0
+    # Then: it was rolled back, which a watch exits 7 for (as kubectl rollout status exits non-zero)
+    assert code == 7
     assert fake.called("watch_rollout")[1]["poll_seconds"] == 0.5
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "app: prod rollout of version 4 (from 3): rolled_back (alarm errors) at 2026-11-23 12:01:00 UTC"

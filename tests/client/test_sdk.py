@@ -602,6 +602,48 @@ def test_publish_skips_the_upload_when_the_blob_is_stored(h: Harness, tmp_path: 
     assert (published.deduplicated, published.uploaded) == (True, False)
 
 
+def test_publish_uploads_again_once_when_the_stored_bytes_went_before_the_publish(h: Harness, tmp_path: Path) -> None:
+    # Given bytes the registry said it had, removed by retention before the publish arrived
+    source = tmp_path / "f"
+    source.write_bytes(b"same")
+    stored = {"exists": True, "sha256": sha(b"same"), "size": 4}
+    gone = {"error": {"code": "ConflictError", "message": "no blob with this sha256", "field": "sha256"}}
+    upload = {"url": S3_URL, "method": "PUT", "headers": {}}
+    h.answer(
+        (200, stored),
+        (409, gone),
+        (201, {**stored, "exists": False, "upload": upload}),
+        (200, b""),
+        (201, {**version(1), "deduplicated": False}),
+    )
+    # When the file is published
+    published = h.client.publish("app", source)
+    # Then it was uploaded again, once, and published
+    assert [(s.method, s.path) for s in h.sent] == [
+        ("POST", "/artifacts/app/uploads"),
+        ("POST", "/artifacts/app/versions"),
+        ("POST", "/artifacts/app/uploads"),
+        ("PUT", "/artifacts/app/_blobs/x"),
+        ("POST", "/artifacts/app/versions"),
+    ]
+    assert (published.version.version, published.uploaded) == (1, True)
+
+
+@pytest.mark.parametrize("detail", [{"collecting": True}, {"state": "verifying"}])
+def test_publish_does_not_upload_again_while_retention_removes_the_content_or_it_is_verified(
+    h: Harness, tmp_path: Path, detail: dict[str, Any]
+) -> None:
+    # Given a publish refused because the content is being removed, or not verified yet
+    source = tmp_path / "f"
+    source.write_bytes(b"same")
+    refused = {"error": {"code": "ConflictError", "message": "not yet", "field": "sha256", **detail}}
+    h.answer((200, {"exists": True, "sha256": sha(b"same"), "size": 4}), (409, refused))
+    # When the file is published, then the refusal is the answer: sending the bytes again would not help
+    with pytest.raises(ConflictError):
+        h.client.publish("app", source)
+    assert len(h.sent) == 2
+
+
 def test_a_throttled_upload_is_sent_again_from_the_first_byte(h: Harness, tmp_path: Path) -> None:
     # Given
     data = os.urandom(CHUNK + 10)
@@ -1140,3 +1182,72 @@ def test_a_local_user_is_named_on_every_api_call_and_comes_from_the_environment_
     assert named.sent[0].headers["X-Arca-Local-User"] == "alice"
     assert from_env.sent[0].headers["X-Arca-Local-User"] == "bob"
     assert "X-Arca-Local-User" not in unnamed.sent[0].headers
+
+
+UPLOAD_ID = f"{'a' * 64}.{'b' * 64}"
+
+
+def _completed(state: str, hashed: int) -> dict[str, Any]:
+    return {
+        "id": UPLOAD_ID,
+        "sha256": "a" * 64,
+        "size": 100,
+        "part_size": 50,
+        "part_count": 2,
+        "completed_at": "2026-01-01T00:00:00Z",
+        "state": state,
+        "verified_bytes": hashed,
+    }
+
+
+def test_a_completion_verified_in_the_background_is_followed_until_complete(h: Harness) -> None:
+    # Given a completion answered 202 `verifying`, then the upload's state moving on
+    status = {"exists": False, "sha256": "a" * 64, "size": 100}
+    h.answer(
+        (202, _completed("verifying", 0)),
+        (200, {**status, "state": "verifying", "verified_bytes": 50}),
+        (200, {**status, "exists": True, "state": "complete"}),
+    )
+    naps: list[float] = []
+    # When it is completed
+    done = h.client.complete_upload("app", UPLOAD_ID, sleep=naps.append)
+    # Then the state was followed until complete
+    assert done["state"] == "complete"
+    assert [(s.method, s.path.rsplit("/", 1)[-1]) for s in h.sent] == [
+        ("POST", "complete"),
+        ("GET", UPLOAD_ID),
+        ("GET", UPLOAD_ID),
+    ]
+    assert naps == [0.5, 1.0]
+
+
+def test_a_stalled_background_check_is_asked_again_and_a_failed_one_raises(h: Harness) -> None:
+    # Given a check that makes no progress for longer than the stall limit, then fails
+    status = {"exists": False, "sha256": "a" * 64, "size": 100, "state": "verifying", "verified_bytes": 10}
+    h.answer(
+        (202, _completed("verifying", 10)),
+        (200, status),
+        (200, status),
+        (202, _completed("verifying", 10)),
+        (200, {**status, "state": "failed"}),
+    )
+    moments = iter([0.0, 1.0, 500.0, 500.0, 501.0])
+    # When it is completed, then the failure is raised, and the stalled check was asked to go on once
+    with pytest.raises(ConflictError) as failed:
+        h.client.complete_upload("app", UPLOAD_ID, sleep=lambda _: None, clock=lambda: next(moments))
+    assert failed.value.code == "UploadFailed"
+    assert [s.method for s in h.sent] == ["POST", "GET", "GET", "POST", "GET"]
+
+
+def test_part_hashes_are_checked_against_the_signed_manifest() -> None:
+    from arca_client.verify import SignatureError, check_parts
+
+    parts = [hashlib.sha256(b"one").hexdigest(), hashlib.sha256(b"two").hexdigest()]
+    digest = hashlib.sha256(b"".join(bytes.fromhex(p) for p in parts)).hexdigest()
+    signed = {"name": "app", "version": 1, "manifest": json.dumps({"part_size": 50, "parts_sha256": digest})}
+    check_parts(signed, 50, parts)  # the signed ones: nothing to say
+    check_parts({"manifest": json.dumps({"sha256": "x"})}, 50, parts)  # a manifest without parts checks none
+    for size, hashes in ((50, list(reversed(parts))), (60, parts)):
+        with pytest.raises(SignatureError) as refused:
+            check_parts(signed, size, hashes)
+        assert refused.value.code == "ManifestMismatch"

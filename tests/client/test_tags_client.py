@@ -130,7 +130,7 @@ def test_tag_command_without_a_version_tags_the_artifact(capsys: pytest.CaptureF
         ["search", "--tag", "a=b", "--sha256", DIGEST],
         ["search", "--sha256", "xyz"],
         ["search", "--sha256", DIGEST, "--artifacts"],
-        ["versions", "app", "--since", "yesterday"],
+        ["versions", "app", "--since", "the day before"],
     ],
 )
 def test_tag_and_search_usage_errors_exit_1(argv: list[str]) -> None:

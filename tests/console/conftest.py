@@ -18,6 +18,7 @@ from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 # The local server's fixtures (one stack per test package), shared with the end-to-end suite.
 from tests.e2e.conftest import ArcaHttp, arca, arca_url, unique
+from tests.helpers import HTTP_TIMEOUT
 
 __all__ = ["arca", "arca_url", "unique"]
 
@@ -72,8 +73,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext
 def page(browser: BrowserContext) -> Iterator[Page]:
     """A new tab; the test fails if the page threw a JavaScript error it did not catch."""
     tab = browser.new_page()
-    tab.set_default_timeout(15_000)
-    expect.set_options(timeout=15_000)
+    tab.set_default_timeout(HTTP_TIMEOUT * 1000)  # generous (a loaded machine); a passing step waits no longer
+    expect.set_options(timeout=HTTP_TIMEOUT * 1000)
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     yield tab

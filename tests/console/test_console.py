@@ -13,6 +13,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.console.conftest import Registry, open_console
 from tests.e2e.conftest import ArcaHttp
+from tests.helpers import HTTP_TIMEOUT
 
 Screenshot = Callable[..., Path]
 
@@ -243,7 +244,7 @@ def test_local_server_serves_the_console_files(arca_url: str) -> None:
     host = urlsplit(arca_url).netloc
 
     def request(method: str, path: str) -> http.client.HTTPResponse:
-        connection = http.client.HTTPConnection(host, timeout=10)
+        connection = http.client.HTTPConnection(host, timeout=HTTP_TIMEOUT)
         connection.request(method, path)  # sent as written: no client-side normalisation of `..`
         response = connection.getresponse()
         response.read()

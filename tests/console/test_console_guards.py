@@ -22,7 +22,7 @@ def test_an_alias_page_shows_its_policy_and_approves_a_pending_promotion(
     open_console(page, arca_url, f"/a/{registry.api}/aliases/staging")
     protection = page.get_by_role("region", name="Protection")
     expect(protection).to_contain_text("Versions must be tagged qa=passed.")
-    expect(protection).to_contain_text("approved by 1 other identities")
+    expect(protection).to_contain_text("approved by 1 other identity.")
 
     # When an untagged version is requested, the refusal names each violated rule in words
     protection.get_by_label("Request a promotion to version").fill("1")

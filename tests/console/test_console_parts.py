@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.console.conftest import open_console
 from tests.e2e.conftest import CURL_DEFAULT_HEADERS, ArcaHttp
-from tests.helpers import sha256
+from tests.helpers import HTTP_TIMEOUT, sha256
 
 PART = 5 * 1024**2
 
@@ -29,7 +29,7 @@ def test_a_version_in_parts_shows_its_parts_and_how_to_move_large_content(
         start = (target["number"] - 1) * PART
         chunk = data[start : start + PART]
         headers = {**CURL_DEFAULT_HEADERS, **target["headers"]}
-        assert requests.put(target["url"], data=chunk, headers=headers, timeout=60).status_code == 200
+        assert requests.put(target["url"], data=chunk, headers=headers, timeout=HTTP_TIMEOUT).status_code == 200
     assert arca.post(f"/artifacts/{name}/uploads/{upload['id']}/complete").status_code == 200
     assert arca.post(f"/artifacts/{name}/versions", json={"sha256": body["sha256"], "size": len(data)}).ok
     # When its page is opened

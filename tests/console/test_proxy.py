@@ -24,6 +24,7 @@ from playwright.sync_api import Page, expect
 from arca_client.console import ConsoleProxy, serving
 from arca_client.transport import Signer
 from tests.console.conftest import Registry, open_console
+from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
 CREDENTIALS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session-token")
 REGION = "eu-west-1"
@@ -51,11 +52,13 @@ def test_arca_console_serves_the_console_and_forwards_to_the_api(
             expect(page.locator("#endpoint")).to_have_text(arca_url)
             screenshot(page, "proxy")
             # and the API's other routes answer through it too
-            assert requests.get(f"{proxy_url}/health", timeout=10).status_code == 200
-            assert requests.get(proxy_url, timeout=10, allow_redirects=False).headers["Location"] == "/console/"
+            assert requests.get(f"{proxy_url}/health", timeout=HTTP_TIMEOUT).status_code == 200
+            assert (
+                requests.get(proxy_url, timeout=HTTP_TIMEOUT, allow_redirects=False).headers["Location"] == "/console/"
+            )
         finally:
             proxy.terminate()
-            proxy.wait(timeout=10)
+            proxy.wait(timeout=PATIENCE)
 
 
 # ---- the proxy against a recording upstream: what it forwards, signs and refuses --------------------------
@@ -135,12 +138,12 @@ def test_proxy_signs_each_request_with_sigv4_for_execute_api(upstream: Upstream)
     # Given a proxy for a remote stage, signing with known credentials
     with serving(proxy_for(upstream, Signer(REGION, credentials=CREDENTIALS))) as proxy:
         # When the console reads with a query and writes with a body and a condition
-        read = requests.get(f"{proxy.url}/artifacts?prefix=team a/&delimiter=/", timeout=10)
+        read = requests.get(f"{proxy.url}/artifacts?prefix=team a/&delimiter=/", timeout=HTTP_TIMEOUT)
         write = requests.put(
             f"{proxy.url}/artifacts/team/app/aliases/prod",
             json={"version": 3, "reason": "promote"},
             headers={"X-Arca-Console": "1", "If-Match": '"6"', "Cookie": "session=secret"},
-            timeout=10,
+            timeout=HTTP_TIMEOUT,
         )
 
     # Then both reach the stage's path, signed over exactly what was sent, with the answer passed back
@@ -161,8 +164,8 @@ def test_proxy_signs_each_request_with_sigv4_for_execute_api(upstream: Upstream)
 
 def test_proxy_forwards_unsigned_without_a_signer(upstream: Upstream) -> None:
     with serving(proxy_for(upstream, None)) as proxy:
-        assert requests.get(f"{proxy.url}/health", timeout=10).json() == {"ok": True}
-        about = requests.get(f"{proxy.url}/console/endpoint.json", timeout=10).json()
+        assert requests.get(f"{proxy.url}/health", timeout=HTTP_TIMEOUT).json() == {"ok": True}
+        about = requests.get(f"{proxy.url}/console/endpoint.json", timeout=HTTP_TIMEOUT).json()
     assert upstream.seen[0]["headers"]["Authorization"] is None
     assert about == {"endpoint": upstream.url, "signed": False}
 
@@ -170,12 +173,16 @@ def test_proxy_forwards_unsigned_without_a_signer(upstream: Upstream) -> None:
 def test_proxy_refuses_other_hosts_other_origins_and_unmarked_writes(upstream: Upstream) -> None:
     with serving(proxy_for(upstream, Signer(REGION, credentials=CREDENTIALS))) as proxy:
         # A name that resolves to 127.0.0.1 but is not the proxy's (DNS rebinding)
-        rebound = requests.get(f"{proxy.url}/artifacts", headers={"Host": f"evil.example:{proxy.port}"}, timeout=10)
+        rebound = requests.get(
+            f"{proxy.url}/artifacts", headers={"Host": f"evil.example:{proxy.port}"}, timeout=HTTP_TIMEOUT
+        )
         # A page of another origin: its fetches carry its Origin
-        cross = requests.get(f"{proxy.url}/artifacts", headers={"Origin": "https://evil.example"}, timeout=10)
+        cross = requests.get(f"{proxy.url}/artifacts", headers={"Origin": "https://evil.example"}, timeout=HTTP_TIMEOUT)
         # A write without the console's header (a cross-site form post could send this)
-        unmarked = requests.post(f"{proxy.url}/artifacts/team/app/aliases/prod/rollback", data="{}", timeout=10)
-        own = requests.get(f"{proxy.url}/health", headers={"Origin": proxy.url}, timeout=10)
+        unmarked = requests.post(
+            f"{proxy.url}/artifacts/team/app/aliases/prod/rollback", data="{}", timeout=HTTP_TIMEOUT
+        )
+        own = requests.get(f"{proxy.url}/health", headers={"Origin": proxy.url}, timeout=HTTP_TIMEOUT)
 
     assert [r.status_code for r in (rebound, cross, unmarked)] == [403, 403, 403]
     assert unmarked.json()["error"]["code"] == "ForbiddenError"
@@ -185,11 +192,11 @@ def test_proxy_refuses_other_hosts_other_origins_and_unmarked_writes(upstream: U
 
 def test_proxy_serves_the_console_files_and_nothing_else() -> None:
     with serving(ConsoleProxy("http://127.0.0.1:9", port=0)) as proxy:
-        index = requests.get(f"{proxy.url}/console/", timeout=10)
-        script = requests.get(f"{proxy.url}/console/app.js", timeout=10)
-        redirect = requests.get(f"{proxy.url}/console", timeout=10, allow_redirects=False)
-        missing = requests.get(f"{proxy.url}/console/%2e%2e/console.py", timeout=10)
-        unreachable = requests.get(f"{proxy.url}/health", timeout=10)
+        index = requests.get(f"{proxy.url}/console/", timeout=HTTP_TIMEOUT)
+        script = requests.get(f"{proxy.url}/console/app.js", timeout=HTTP_TIMEOUT)
+        redirect = requests.get(f"{proxy.url}/console", timeout=HTTP_TIMEOUT, allow_redirects=False)
+        missing = requests.get(f"{proxy.url}/console/%2e%2e/console.py", timeout=HTTP_TIMEOUT)
+        unreachable = requests.get(f"{proxy.url}/health", timeout=HTTP_TIMEOUT)
 
     assert index.status_code == 200 and "<title>Arca console</title>" in index.text
     assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
@@ -206,7 +213,7 @@ def test_proxy_forwards_only_paths_and_only_to_the_endpoints_host(upstream: Upst
     other = upstream.url.removeprefix("http://").removesuffix("/prod")
     with serving(ConsoleProxy("http://127.0.0.1:9", port=0, signer=Signer(REGION, credentials=CREDENTIALS))) as proxy:
         # When a request-target is not a path (`@host/…` appended to the endpoint would name another host)
-        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=HTTP_TIMEOUT)
         connection.request("GET", target.format(host=other), headers={"Host": f"127.0.0.1:{proxy.port}"})
         refused = connection.getresponse()
         body = json.loads(refused.read())
@@ -220,10 +227,10 @@ def test_proxy_forwards_only_paths_and_only_to_the_endpoints_host(upstream: Upst
 def test_every_answer_of_the_proxy_forbids_framing(upstream: Upstream) -> None:
     with serving(proxy_for(upstream, None)) as proxy:
         answers = [
-            requests.get(f"{proxy.url}/console/", timeout=10),
-            requests.get(f"{proxy.url}/health", timeout=10),
-            requests.get(f"{proxy.url}/console/nothing.html", timeout=10),
-            requests.get(f"{proxy.url}/artifacts", headers={"Origin": "https://evil.example"}, timeout=10),
+            requests.get(f"{proxy.url}/console/", timeout=HTTP_TIMEOUT),
+            requests.get(f"{proxy.url}/health", timeout=HTTP_TIMEOUT),
+            requests.get(f"{proxy.url}/console/nothing.html", timeout=HTTP_TIMEOUT),
+            requests.get(f"{proxy.url}/artifacts", headers={"Origin": "https://evil.example"}, timeout=HTTP_TIMEOUT),
         ]
     assert [a.status_code for a in answers] == [200, 200, 404, 403]
     for answer in answers:

@@ -16,6 +16,7 @@ import requests
 
 from local.server import running_arca
 from tests.door import CURL_DEFAULT_HEADERS, Door
+from tests.helpers import HTTP_TIMEOUT
 
 __all__ = ["CURL_DEFAULT_HEADERS", "ArcaHttp", "arca", "arca_url", "unique"]
 
@@ -54,7 +55,7 @@ class ArcaHttp(Door[requests.Response]):
         self.session = session
 
     def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        kwargs.setdefault("timeout", 30)
+        kwargs.setdefault("timeout", HTTP_TIMEOUT)
         return self.session.request(method, self.url + path, **kwargs)
 
     def get(self, path: str, **kwargs: Any) -> requests.Response:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from local.services import free_port
-from tests.helpers import wait_for
+from tests.helpers import PATIENCE, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 READY = "Arca is running at "
@@ -30,7 +30,7 @@ class LocalServer:
 
 @contextlib.contextmanager
 def local_server(
-    workdir: Path, *flags: str, timeout: float = 90, python: str = sys.executable
+    workdir: Path, *flags: str, timeout: float = PATIENCE, python: str = sys.executable
 ) -> Iterator[LocalServer]:
     """Start the local server on a free port, wait for its banner, and stop it (SIGTERM, as Ctrl-C) on exit.
 
@@ -60,7 +60,7 @@ def local_server(
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=PATIENCE)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

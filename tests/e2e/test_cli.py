@@ -18,6 +18,7 @@ import pytest
 from arca_client import Client, RetryPolicy
 from arca_client.cli import main
 from local.services import free_port
+from tests.helpers import PATIENCE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -175,7 +176,7 @@ def test_the_installed_console_script_publishes_and_downloads(arca_url: str, uni
     name = f"{unique}/site"
 
     def arca(*argv: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, timeout=120, check=False)
+        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, timeout=PATIENCE, check=False)
 
     # When
     published = arca("publish", name, source, "--alias", "prod", "--json")
@@ -268,14 +269,14 @@ def test_alias_set_promote_history_and_rollback(cli: Cli, unique: str, tmp_path:
     v1, v2 = b"release one", b"release two"
     assert publish(cli, tmp_path, name, v1, "--alias", "prod") == 1
     assert publish(cli, tmp_path, name, v2, "--alias", "staging") == 2
-    # When staging is promoted
-    promoted = cli("alias", "promote", name, "--from", "staging", "--to", "prod")
+    # When staging is copied onto prod
+    promoted = cli("alias", "copy", name, "--from", "staging", "--to", "prod")
     # the moment of the promotion, as the history records it: `--at` it sees that revision and none later
     after_promotion = cli("alias", "history", name, "prod", "--json").json()[0]["updated_at"]
     # Then prod serves version 2, and the history says how it got there
     assert promoted.code == 0, promoted.err
-    assert promoted.out == f"{name}: promoted staging to prod: 1 -> 2 (revision 2)\n"
-    assert cli("alias", "promote", name, "--from", "staging", "--to", "prod").out.endswith("nothing to do\n")
+    assert promoted.out == f"{name}: copied staging to prod: 1 -> 2 (revision 2)\n"
+    assert cli("alias", "copy", name, "--from", "staging", "--to", "prod").out.endswith("nothing to do\n")
     history = cli("alias", "history", name, "prod")
     assert history.code == 0
     rows = [line.split() for line in history.out.splitlines()]
@@ -355,10 +356,14 @@ def test_ls_draws_the_tree_of_prefixes(cli: Cli, unique: str, tmp_path: Path) ->
         "`-- web",
         f"{unique}/tool",
     ]
-    assert as_json.json() == {
-        "artifacts": [f"{unique}/tool", f"{unique}/team/web", f"{unique}/team/api/server"],
-        "prefixes": [f"{unique}/team/", f"{unique}/team/api/"],
-    }
+    # one row per entry, in the order they are read (a folder's contents after the level it is in)
+    assert as_json.json() == [
+        {"name": f"{unique}/team/", "type": "prefix"},
+        {"name": f"{unique}/tool", "type": "artifact"},
+        {"name": f"{unique}/team/api/", "type": "prefix"},
+        {"name": f"{unique}/team/web", "type": "artifact"},
+        {"name": f"{unique}/team/api/server", "type": "artifact"},
+    ]
 
 
 def test_versions_show_delete_restore_prune_and_purge(cli: Cli, unique: str, tmp_path: Path) -> None:

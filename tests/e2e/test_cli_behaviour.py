@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import wait_for
+from tests.helpers import PATIENCE, wait_for
 
 ARCA = Path(sys.executable).with_name("arca")  # the console script `pip install -e ./client` put beside python
 
@@ -52,11 +54,16 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture
 def arca(arca_url: str, tmp_path: Path) -> Arca:
     """The installed `arca`, talking to the local server through ARCA_ENDPOINT, in tmp_path."""
+    return installed_arca(arca_url, tmp_path)
+
+
+def installed_arca(arca_url: str, tmp_path: Path) -> Arca:
+    """`arca(*argv)`: the installed command run in tmp_path against `arca_url`, its config of its own."""
     env = _env(tmp_path, ARCA_ENDPOINT=arca_url)
 
     def run(*argv: str, stdin: str | None = None) -> Ran:
         done = subprocess.run(
-            [str(ARCA), *argv], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, input=stdin
+            [str(ARCA), *argv], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=PATIENCE, input=stdin
         )
         assert "Traceback" not in done.stderr, done.stderr
         return Ran(done)
@@ -85,7 +92,7 @@ def test_a_missing_aws_profile_is_an_error_line_not_a_traceback(tmp_path: Path, 
     url = "https://abc123defg.execute-api.eu-west-1.amazonaws.com/prod"
 
     def arca(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run([str(ARCA), *argv], env=env, capture_output=True, text=True, timeout=PATIENCE)
 
     # When it is named with --profile, with and without --json, and by a configured endpoint
     plain = arca("--sign", "--profile", "nosuch", "--endpoint", url, *region, "ls")
@@ -117,7 +124,7 @@ def test_a_closed_pipe_ends_the_command_quietly(app: str, arca_url: str, tmp_pat
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=60,
+            timeout=PATIENCE,
         )
     finally:
         os.close(write)
@@ -133,7 +140,7 @@ def test_head_of_events_prints_one_line_and_exit_0(app: str, arca_url: str, tmp_
             env=_env(tmp_path, ARCA_ENDPOINT=arca_url),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE,
         )
         for _ in range(10)
     ]
@@ -211,17 +218,38 @@ def _sleeping(pid: int) -> bool:
 
 
 def _interrupted(argv: list[str], env: dict[str, str], ready: str) -> subprocess.CompletedProcess[str]:
-    """Start `arca ARGV`, wait until its stdout shows `ready`, press Ctrl-C, and collect what it did."""
+    """Start `arca ARGV`, wait until its stdout shows `ready` (line by line, as it prints; PATIENCE at most),
+    press Ctrl-C, and collect what it did."""
     process = subprocess.Popen([str(ARCA), *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stdout is not None
+    stdout, stderr = process.stdout, process.stderr
+    assert stdout is not None and stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    errors: list[str] = []
+    readers = [
+        threading.Thread(target=lambda: [lines.put(line) for line in iter(stdout.readline, "")]),
+        threading.Thread(target=lambda: errors.append(stderr.read())),
+    ]
+    for reader in readers:
+        reader.start()
     seen = ""
-    deadline = time.monotonic() + 30
-    while ready not in seen and time.monotonic() < deadline:
-        seen += process.stdout.readline()
-    wait_for(lambda: _sleeping(process.pid), timeout=30, what=f"`arca {' '.join(argv)}` waiting for its next poll")
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
-    return subprocess.CompletedProcess(argv, process.returncode, seen + out, err)
+    deadline = time.monotonic() + PATIENCE
+    try:
+        while ready not in seen:
+            seen += lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        what = f"`arca {' '.join(argv)}` waiting for its next poll"
+        wait_for(lambda: _sleeping(process.pid), timeout=PATIENCE, what=what)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=PATIENCE)
+    except queue.Empty:
+        raise AssertionError(f"`arca {' '.join(argv)}` did not print {ready!r} within {PATIENCE} s: {seen!r}") from None
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for reader in readers:
+            reader.join()
+    while not lines.empty():
+        seen += lines.get()
+    return subprocess.CompletedProcess(argv, process.returncode, seen, "".join(errors))
 
 
 def test_ctrl_c_ends_both_watches_with_exit_0_and_no_error(arca: Arca, app: str, arca_url: str, tmp_path: Path) -> None:
@@ -274,7 +302,7 @@ def test_an_endpoint_without_a_scheme_is_a_url(arca_url: str, app: str, tmp_path
         env=_env(tmp_path),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
     )
     # Then
     assert done.returncode == 0, done.stderr
@@ -381,7 +409,7 @@ def test_curl_OJ_of_the_content_redirect_saves_the_published_file_name(app: str,
         ["curl", "-s", "-f", "-L", "-O", "-J", f"{arca_url}/artifacts/{app}/resolve/1/content"],
         cwd=saved,
         capture_output=True,
-        timeout=60,
+        timeout=PATIENCE,
     )
     # Then the file has the name it was published from
     assert done.returncode == 0, done.stderr

@@ -42,3 +42,17 @@ def test_policy_promote_approve_through_the_cli(arca: Arca, app: str, tmp_path: 
     assert arca("alias", "show", app, "prod", "--json").json()["version"] == 3
     assert arca("alias", "policy", "rm", app, "prod").code == 0
     assert arca("alias", "policy", "show", app, "prod").code != 0
+
+
+def test_the_cli_shows_why_a_policy_is_refused(arca: Arca, app: str) -> None:  # noqa: F811
+    # A policy that would lock its writer out, a glob no caller can match, rules on an alias serving LATEST
+    locked = arca("--local-user", "alice", "alias", "policy", "set", app, "prod", "--allow", "arn:aws:iam::*:user/bob")
+    spaced = arca("alias", "policy", "set", app, "prod", "--allow", "arn:aws:iam::*:user/bob/")
+    assert arca("alias", "set", app, "edge", "LATEST").code == 0
+    on_latest = arca("alias", "policy", "set", app, "edge", "--approvals", "1")
+    # Then each says what is wrong and what to do, and nothing was set
+    assert locked.code != 0 and "ConflictError: allowed_principals does not match you" in locked.err
+    assert "lock you out" in locked.err
+    assert spaced.code != 0 and "ValidationError: allowed_principals.0:" in spaced.err
+    assert on_latest.code != 0 and "ConflictError: alias 'edge' points at LATEST" in on_latest.err
+    assert arca("alias", "policy", "show", app, "prod").code != 0

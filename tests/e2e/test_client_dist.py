@@ -74,10 +74,16 @@ def test_the_wheel_carries_every_file_of_the_package(installed: Installed) -> No
     # Then
     assert expected <= names
     assert "arca_client/py.typed" in names
-    assert [re.split(r"[\s<>=!~;,(]", r.removeprefix("Requires-Dist: "))[0] for r in requires] == [
+    # The base install needs three packages; MLflow comes only with the `mlflow` extra (the registry plugin)
+    base = [r for r in requires if "extra ==" not in r]
+    assert [re.split(r"[\s<>=!~;,(]", r.removeprefix("Requires-Dist: "))[0] for r in base] == [
         "requests",
         "botocore",
         "cryptography",
+    ]
+    extras = [r.removeprefix("Requires-Dist: ") for r in requires if "extra ==" in r]
+    assert [(re.split(r"[\s<>=!~;,(]", r)[0], r.split(";")[1].strip()) for r in extras] == [
+        ("mlflow-skinny", 'extra == "mlflow"')
     ]
     assert installed.wheel.name.startswith("arca_client-")
 
@@ -153,43 +159,74 @@ def walkthrough(document: Path) -> tuple[str, str, list[str]]:
     return "\n".join(bash), "\n".join(python), expected
 
 
-@pytest.mark.parametrize("document", ["docs/cli.md", "README.md"])
-def test_the_walkthrough_runs_verbatim_on_a_fresh_local_server(
-    document: str, installed: Installed, tmp_path: Path
-) -> None:
-    # Given the prerequisites the docs name, a fresh server, and the installed client first on PATH
+def test_the_walkthroughs_run_verbatim_in_order_on_one_local_server(installed: Installed, tmp_path: Path) -> None:
+    """README.md's walkthroughs (curl, then the CLI), then docs/cli.md's, as a reader runs them: one server, one
+    checkout. The README starts from a shell where nothing put `arca` on PATH (its first line activates
+    `.venv`, which `make local` made: here a link to the installed wheel's environment); docs/cli.md is read
+    after installing the client, so its shell has `arca` on PATH."""
+    # Given the prerequisites the docs name, a fresh server, and a checkout with .venv
     for tool in ("jq", "curl", "sha256sum"):
         assert shutil.which(tool), f"the walkthroughs need {tool} (a documented prerequisite)"
-    bash, python, expected = walkthrough(REPO / document)
-    assert bash
-    work = tmp_path / "work"
-    work.mkdir()
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".venv").symlink_to(installed.bin.parent)
+    (checkout / "deploy").mkdir()  # the repository's own deploy/ folder, which no walkthrough may write into
     with local_server(tmp_path) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "AWS_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "AWS_", "VIRTUAL_ENV"))}
         env |= {
-            "PATH": f"{installed.bin}{os.pathsep}{env['PATH']}",
+            "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not Path(p, "arca").exists()),
             "XDG_CONFIG_HOME": str(tmp_path / "config"),
             # The one change to the text: the server listens on a free port, not 3000.
             "ARCA_ENDPOINT": server.url,
         }
-        script = bash.replace("A=http://127.0.0.1:3000", f"A={server.url}")
-        script = f'set -euo pipefail\n{script}\npwd > "{tmp_path / "last-dir"}"\n'
         # When
-        ran = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        sdk = None
-        if python:
-            last_dir = (tmp_path / "last-dir").read_text().strip()
-            sdk = subprocess.run(
-                [installed.python, "-c", python], cwd=last_dir, env=env, capture_output=True, text=True, timeout=300
-            )
+        readme = _run_walkthrough(REPO / "README.md", checkout, env, installed, server.url, tmp_path)
+        cli = _run_walkthrough(
+            REPO / "docs" / "cli.md",
+            checkout,
+            env | {"PATH": f"{installed.bin}{os.pathsep}{env['PATH']}"},
+            installed,
+            server.url,
+            tmp_path,
+        )
     # Then
-    assert ran.returncode == 0, f"{ran.stdout}\n{ran.stderr}"
-    printed = (ran.stdout + ran.stderr).splitlines()
-    missing = [line for line in expected if line.rstrip() not in (p.rstrip() for p in printed)]
-    assert missing == [], f"{document} shows output the walkthrough did not print:\n" + "\n".join(missing)
-    if sdk is not None:
-        assert sdk.returncode == 0, sdk.stderr
+    for ran in (readme, cli):
+        assert ran.returncode == 0, ran.stdout
+    assert list((checkout / "deploy").iterdir()) == []
     _, server_log = server.output()
     assert " 500 " not in server_log
     assert " 502 " not in server_log
     assert "Traceback" not in server_log
+
+
+def _run_walkthrough(
+    document: Path, checkout: Path, env: dict[str, str], installed: Installed, url: str, tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run `document`'s walkthrough blocks in one bash in `checkout` (then its Python in the directory the bash
+    ended in); the result's stdout says what failed, and returncode is 0 when everything ran and printed what
+    the document shows."""
+    bash, python, expected = walkthrough(document)
+    assert bash
+    script = bash.replace("A=http://127.0.0.1:3000", f"A={url}")
+    last_dir = tmp_path / f"{document.stem}-last-dir"
+    script = f'set -euo pipefail\n{script}\npwd > "{last_dir}"\n'
+    ran = subprocess.run(["bash", "-c", script], cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    if ran.returncode != 0:
+        return subprocess.CompletedProcess(ran.args, 1, f"{document.name}:\n{ran.stdout}\n{ran.stderr}")
+    printed = [p.rstrip() for p in (ran.stdout + ran.stderr).splitlines()]
+    missing = [line for line in expected if line.rstrip() not in printed]
+    if missing:
+        shown = "\n".join(missing)
+        return subprocess.CompletedProcess(ran.args, 1, f"{document.name} shows output it did not print:\n{shown}")
+    if python:
+        sdk = subprocess.run(
+            [installed.python, "-c", python],
+            cwd=last_dir.read_text().strip(),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if sdk.returncode != 0:
+            return subprocess.CompletedProcess(sdk.args, 1, f"{document.name} (Python):\n{sdk.stderr}")
+    return ran

@@ -1,6 +1,7 @@
 """Guarded promotion under concurrency, on DynamoDB Local: what an alias policy's verdict read is changed by
 another writer (a thread of its own, through the API) after the verdict and before the alias write commits.
-The write's transaction carries conditions on all of it, so it is judged again and refused, never committed."""
+The write's transaction carries conditions on all of it, so it is judged again and refused, never committed.
+And the other way round: what a policy write read (the alias) is changed before it commits."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from arca.domain.errors import PolicyViolation
+from arca.domain.errors import ConflictError, PolicyViolation
+from arca.domain.guards import PolicyBody
 from arca.domain.models import AliasBody
 from arca.services.retry import Policy
 from arca.wiring import build
@@ -20,14 +22,15 @@ from tests.e2e.test_races import publish_versions, race
 from tests.helpers import acting
 
 
-def interfering(services: Any, meddle: Callable[[], None]) -> list[bool]:
-    """Make the first guarded alias transaction of `services` wait for `meddle`, run in another thread."""
+def interfering(services: Any, meddle: Callable[[], None], *, writing: str = "alias") -> list[bool]:
+    """Make the first transaction of `services` that writes the item named `writing` (an alias write: "alias";
+    a policy write: "policy") wait for `meddle`, run in another thread."""
     table = services.stores.table
     original = table.transact
     done: list[bool] = []
 
     def transact(writes: list[Any], **kwargs: Any) -> None:
-        if not done and any(w.name.startswith("guard") for w in writes):
+        if not done and any(w.name == writing and w.kind != "ConditionCheck" for w in writes):
             done.append(True)
             other = threading.Thread(target=meddle)
             other.start()
@@ -128,3 +131,148 @@ def test_racing_approvals_apply_a_promotion_once(arca: ArcaHttp, name: str) -> N
     assert promotion["state"] == "applied" and len(promotion["approvals"]) == 2
     history = arca.get(f"/artifacts/{name}/aliases/prod/history").json()["history"]
     assert [h["version"] for h in history] == [2, 1]
+
+
+USER = "arn:aws:iam::000000000000:user/{}"
+
+
+def as_user(name: str) -> dict[str, str]:
+    """The headers of a local-mode request by the IAM user `name`."""
+    return {"X-Arca-Local-User": name}
+
+
+def test_a_policy_tightened_between_an_approvals_verdict_and_its_write_refuses_it(arca: ArcaHttp, name: str) -> None:
+    # Given a pending promotion of 2 needing one approval
+    assert arca.put(f"/artifacts/{name}/aliases/prod/policy", json={"approvals": 1}).ok
+    base = f"/artifacts/{name}/aliases/prod/promotions"
+    pid = arca.post(base, json={"version": 2}, headers=as_user("alice")).json()["id"]
+    tightened = {"approvals": 1, "require_tags": {"qa": "never"}}
+
+    # When the policy is tightened after bob's approval was judged, before it commits
+    def meddle() -> None:
+        arca.put(f"/artifacts/{name}/aliases/prod/policy", json=tightened).raise_for_status()
+
+    services = build()
+    meddled = interfering(services, meddle)
+    promotions = acting("alias", services.promotions)
+    with pytest.raises(PolicyViolation) as refused:
+        promotions.approve(name, "prod", pid, identity=USER.format("bob"), reason=None)
+    # Then the approval was judged again on the new policy and refused; prod never moved, the promotion waits
+    assert meddled
+    assert [v["rule"] for v in refused.value.details["violations"]] == ["require_tags"]
+    assert arca.get(f"/artifacts/{name}/aliases/prod").json()["version"] == 1
+    assert arca.get(f"{base}/{pid}").json()["state"] == "pending"
+
+
+def test_approvals_racing_policy_changes_never_apply_what_the_policy_in_force_refuses(
+    arca: ArcaHttp, unique: str
+) -> None:
+    # Given, each round, a pending promotion of 2 (untagged) needing one approval; then at once: bob approves,
+    # and the policy starts requiring a tag 2 lacks
+    rounds = 6
+    for r in range(rounds):
+        name = f"{unique}/approvals-{r}"
+        publish_versions(arca, name, 2)
+        assert arca.put(f"/artifacts/{name}/aliases/prod", json={"version": 1}).status_code == 201
+        assert arca.put(f"/artifacts/{name}/aliases/prod/policy", json={"approvals": 1}).ok
+        base = f"/artifacts/{name}/aliases/prod/promotions"
+        pid = arca.post(base, json={"version": 2}, headers=as_user("alice")).json()["id"]
+
+        def work(t: int, name: str = name, pid: str = pid) -> str:
+            services = build()
+            if t == 0:
+                try:
+                    acting("alias", services.promotions).approve(
+                        name, "prod", pid, identity=USER.format("bob"), reason=None
+                    )
+                except PolicyViolation:
+                    return "refused"
+                return "applied"
+            policy = PolicyBody(approvals=1, require_tags={"qa": "never"})
+            acting("alias", services.aliases.guards).set_policy(name, "prod", policy, identity="ops")
+            return "tightened"
+
+        approval, _ = race(work, threads=2)
+        # Then in commit order: the move to 2 came before the tightening, or it never came
+        events = arca.get(f"/artifacts/{name}/events").json()["events"]
+        order = [e["type"] for e in events if e["type"] in ("promotion.applied", "alias.policy_updated")]
+        prod = arca.get(f"/artifacts/{name}/aliases/prod").json()
+        if approval == "applied":
+            assert prod["version"] == 2
+            assert order == ["alias.policy_updated", "promotion.applied", "alias.policy_updated"], order
+        else:
+            assert prod["version"] == 1 and "promotion.applied" not in order
+
+
+def test_an_alias_moved_to_latest_before_a_policy_write_commits_makes_it_a_409(arca: ArcaHttp, name: str) -> None:
+    # When prod is pointed at LATEST after a policy of tags read it, before the policy commits
+    def meddle() -> None:
+        arca.put(f"/artifacts/{name}/aliases/prod", json={"version": "LATEST"}).raise_for_status()
+
+    services = build()
+    meddled = interfering(services, meddle, writing="policy")
+    guards = acting("alias", services.aliases.guards)
+    with pytest.raises(ConflictError) as refused:
+        guards.set_policy(name, "prod", PolicyBody(require_tags={"qa": "passed"}), identity="ops")
+    # Then the policy write read the alias again and refused: no such policy guards an alias on LATEST
+    assert meddled and refused.value.field == "alias"
+    assert arca.get(f"/artifacts/{name}/aliases/prod/policy").status_code == 404
+
+
+def test_a_rollout_step_racing_a_policy_write_runs_and_is_not_superseded(arca: ArcaHttp, name: str) -> None:
+    # Given a rollout of 2 on prod
+    body = {"version": 2, "steps": [10, 50], "interval_seconds": 60}
+    started = arca.put(f"/artifacts/{name}/aliases/prod/rollout", json=body).json()
+
+    # When a policy is set while its first step is about to commit (the alias's mark of the policy moves)
+    def meddle() -> None:
+        arca.put(f"/artifacts/{name}/aliases/prod/policy", json={"allowed_principals": ["*"]}).raise_for_status()
+
+    services = build()
+    meddled = interfering(services, meddle)
+    stepped = acting("rollout", services.rollouts).advance(name, "prod", started["id"], 1)
+    # Then the step read the alias again and ran: the rollout goes on at 50 %
+    assert meddled
+    assert stepped is not None and stepped.state == "running" and stepped.weight == 50
+    assert arca.get(f"/artifacts/{name}/aliases/prod").json()["secondary_version_weight"] == 50
+
+
+def test_an_abort_racing_a_policy_that_shuts_its_caller_out_is_refused(arca: ArcaHttp, name: str) -> None:
+    # Given a rollout of 2 on prod
+    body = {"version": 2, "steps": [10], "interval_seconds": 60}
+    assert arca.put(f"/artifacts/{name}/aliases/prod/rollout", json=body).status_code == 201
+
+    # When only ops may write prod from just before mallory's abort commits
+    def meddle() -> None:
+        policy = {"allowed_principals": [USER.format("ops")]}
+        arca.put(f"/artifacts/{name}/aliases/prod/policy", json=policy, headers=as_user("ops")).raise_for_status()
+
+    services = build()
+    meddled = interfering(services, meddle)
+    with pytest.raises(PolicyViolation) as refused:
+        acting("alias", services.rollouts).abort(name, "prod", identity=USER.format("mallory"))
+    # Then it was judged again and refused; the rollout runs on
+    assert meddled
+    assert [v["rule"] for v in refused.value.details["violations"]] == ["allowed_principals"]
+    assert arca.get(f"/artifacts/{name}/aliases/prod/rollout").json()["state"] == "running"
+
+
+def test_a_direct_write_racing_a_rollout_start_under_require_rollout_is_refused(arca: ArcaHttp, name: str) -> None:
+    # Given require_rollout on prod (on 1)
+    assert arca.put(f"/artifacts/{name}/aliases/prod/policy", json={"require_rollout": True}).ok
+
+    # When a rollout of 2 starts after a description change was judged, before it commits
+    def meddle() -> None:
+        body = {"version": 2, "steps": [10], "interval_seconds": 60}
+        arca.put(f"/artifacts/{name}/aliases/prod/rollout", json=body).raise_for_status()
+
+    services = build()
+    meddled = interfering(services, meddle)
+    aliases = acting("alias", services.aliases)
+    with pytest.raises(PolicyViolation) as refused:
+        aliases.set(name, "prod", AliasBody(version=1, description="quiet"), identity="ci")
+    # Then it was judged again with the rollout running, and refused: the rollout still owns prod
+    assert meddled
+    assert [v["rule"] for v in refused.value.details["violations"]] == ["require_rollout"]
+    assert arca.get(f"/artifacts/{name}/aliases/prod/rollout").json()["state"] == "running"
+    assert arca.get(f"/artifacts/{name}/aliases/prod").json()["secondary_version"] == 2

@@ -1,13 +1,15 @@
-"""Large content through the installed `arca` against the local server: parts sent and fetched in parallel, and a
-real process killed half-way through an upload and through a download, then run again to resume."""
+"""Large content through the installed `arca` against the local server: parts sent and fetched in parallel, a real
+process killed half-way through an upload and through a download, then run again to resume, and Ctrl-C pressed
+while parts are queued and in flight."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,21 +18,22 @@ import requests
 
 from arca_client import transfer
 from tests.e2e.test_cli_behaviour import ARCA, _env
+from tests.helpers import HTTP_TIMEOUT, PATIENCE, wait_for
 
 PART = 5 * 1024**2
 PARTS = 8
 
 
-def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 120
-    while not condition():
+def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[Any], what: str) -> None:
+    def met() -> bool:
         assert process.poll() is None, f"the process ended before {what}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+        return condition()
+
+    wait_for(met, timeout=PATIENCE, what=what, interval=0.05)
 
 
 def _run(env: dict[str, str], cwd: Path, *argv: str) -> dict[str, Any]:
-    done = subprocess.run([str(ARCA), *argv, "--json"], env=env, cwd=cwd, capture_output=True, timeout=300)
+    done = subprocess.run([str(ARCA), *argv, "--json"], env=env, cwd=cwd, capture_output=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr.decode()
     return dict(json.loads(done.stdout))
 
@@ -49,7 +52,7 @@ def test_a_killed_upload_and_a_killed_download_resume_where_they_stopped(
     status_url = f"{arca_url}/artifacts/{name}/uploads/{upload_id}"
 
     def parts_in_s3() -> int:
-        answer = requests.get(status_url, timeout=30)
+        answer = requests.get(status_url, timeout=HTTP_TIMEOUT)
         return len(answer.json()["upload"]["uploaded"]) if answer.status_code == 200 else 0
 
     stalled = subprocess.Popen([str(ARCA), *argv], env={**env, transfer.STALL_ENV: "4"}, cwd=tmp_path)
@@ -103,3 +106,65 @@ def test_parallel_and_serial_transfers_give_the_same_version_and_bytes(
     # And publishing it again sends nothing (the layout exists), and makes no new version
     again = _run(env, tmp_path, "publish", name, "data.bin", "--part-size", "5MiB")
     assert (again["deduplicated"], again["transfer"]["sent"], again["version"]) == (True, 0, 1)
+
+
+def _interrupt_when(process: subprocess.Popen[str], condition: Callable[[], bool], what: str) -> tuple[str, str]:
+    """Press Ctrl-C (SIGINT) once `condition` holds, and collect what the process printed."""
+    try:
+        _wait_for(condition, process, what)
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=120)
+    finally:
+        process.kill()
+
+
+def test_ctrl_c_cancels_the_queue_drops_what_is_in_flight_and_says_how_to_resume(
+    arca_url: str, tmp_path: Path, unique: str
+) -> None:
+    # Given a file of 12 parts, published and then downloaded 2 parts at a time, each part paced to take 0.5 s
+    name = f"{unique}/weights"
+    parts = 12
+    data = os.urandom(parts * PART)
+    (tmp_path / "weights.bin").write_bytes(data)
+    env = _env(tmp_path, ARCA_ENDPOINT=arca_url, ARCA_CACHE_DIR=str(tmp_path / "cache"))
+    paced = {**env, transfer.PACE_ENV: "0.5"}
+    argv = ["publish", name, "weights.bin", "--part-size", "5MiB", "--parallel", "2"]
+    layout = b"".join(hashlib.sha256(data[i : i + PART]).digest() for i in range(0, len(data), PART))
+    upload_id = f"{hashlib.sha256(data).hexdigest()}.{hashlib.sha256(layout).hexdigest()}"
+    status_url = f"{arca_url}/artifacts/{name}/uploads/{upload_id}"
+
+    def parts_in_s3() -> int:
+        answer = requests.get(status_url, timeout=30)
+        return len(answer.json()["upload"]["uploaded"]) if answer.status_code == 200 else 0
+
+    # When Ctrl-C is pressed once 2 parts are in S3
+    publishing = subprocess.Popen([str(ARCA), *argv], env=paced, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    _, said = _interrupt_when(publishing, lambda: parts_in_s3() >= 2, "2 parts reached S3")
+    # Then it ends at once with 130, the queued parts never sent, and says how far it got and how to go on
+    assert publishing.returncode == 130, said
+    sent = parts_in_s3()
+    assert sent < parts, "every queued part was still sent"
+    found = re.search(r"arca: interrupted at (\d+) %; run the same command again to resume", said)
+    assert found and 0 < int(found.group(1)) < 100, said
+    assert "Traceback" not in said
+    # And the same command resumes: only the missing parts go up
+    published = _run(env, tmp_path, *argv)
+    assert published["transfer"]["resumed"] >= sent * PART and published["transfer"]["sent"] < len(data)
+
+    # Given the same for a download
+    journal = tmp_path / ".copy.bin.arca-partial.json"
+    argv = ["download", f"{name}@1", "-o", "copy.bin", "--parallel", "2"]
+    downloading = subprocess.Popen([str(ARCA), *argv], env=paced, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+
+    def journaled() -> int:
+        return len(journal.read_text().splitlines()) - 1 if journal.exists() else 0
+
+    _, said = _interrupt_when(downloading, lambda: journaled() >= 2, "2 parts fetched")
+    # Then
+    assert downloading.returncode == 130, said
+    assert journaled() < parts, "every queued part was still fetched"
+    assert re.search(r"arca: interrupted at \d+ %; run the same command again to resume", said), said
+    assert not (tmp_path / "copy.bin").exists()
+    downloaded = _run(env, tmp_path, *argv)
+    assert downloaded["transfer"]["resumed"] >= 2 * PART
+    assert (tmp_path / "copy.bin").read_bytes() == data

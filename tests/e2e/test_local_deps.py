@@ -13,12 +13,14 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import requests
 
 from local.stream import delivered_events
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.processes import REPO, local_server
+from tests.helpers import PATIENCE, wait_for
 
 INSTALLED_FROM = ("requirements.txt", "requirements-local.txt", "client/pyproject.toml", "pyproject.toml", "Makefile")
 
@@ -50,8 +52,14 @@ def test_local_mode_publishes_and_delivers_events_with_its_own_dependencies_only
             published = arca.post("/artifacts/deps/app/versions", json={"sha256": digest, "size": 10})
             assert published.status_code == 201, published.text
         # Then its events reach the bus
-        delivered = delivered_events(bus.group(1), wait=3.0)
+        delivered: list[dict[str, Any]] = []
+
+        def published_on_the_bus() -> bool:
+            delivered.extend(m for m in delivered_events(bus.group(1)) if m["detail"]["name"] == "deps/app")
+            return any(m["detail-type"] == "version.published" for m in delivered)
+
+        what = f"version.published on the bus (server log: {server.stderr})"
+        wait_for(published_on_the_bus, timeout=PATIENCE, what=what)
         _, stderr = server.output()
-    assert {m["detail-type"] for m in delivered if m["detail"]["name"] == "deps/app"} >= {"version.published"}, stderr
     # and nothing failed on the way (a PutEvents that fails logs a traceback and is retried)
     assert "Traceback" not in stderr, stderr

@@ -14,6 +14,7 @@ import pytest
 
 from local.services import launcher_arguments, launcher_classes
 from tests.e2e.conftest import ArcaHttp
+from tests.helpers import HTTP_TIMEOUT
 
 
 def test_a_negative_content_length_is_400_at_once_and_publishes_nothing(arca: ArcaHttp, unique: str) -> None:
@@ -22,7 +23,7 @@ def test_a_negative_content_length_is_400_at_once_and_publishes_nothing(arca: Ar
     assert arca.set_latest(name, b"release").status_code == 200
     host, port = arca.url.removeprefix("http://").split(":")
     # When a client announces a negative length and waits
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    with socket.create_connection((host, int(port)), timeout=HTTP_TIMEOUT) as sock:
         sock.sendall(
             f"POST /artifacts/{name}/versions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: -1\r\n\r\n".encode()
         )

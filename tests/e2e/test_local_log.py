@@ -7,6 +7,7 @@ import logging
 import re
 import socket
 import struct
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ import pytest
 import requests
 
 from local.server import ArcaServer, serving
-from tests.e2e.processes import local_server
+from tests.e2e.processes import REPO, local_server
+from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
 REQUEST_LINE = r"^(GET|POST|PUT|DELETE|PATCH) \S+ (\d{3}|client hung up) \d+ ms$"
 
@@ -28,7 +30,7 @@ def test_a_client_that_hangs_up_is_one_quiet_line(
 
     def slow_handler(function: str) -> Any:
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-            answered.wait(5)
+            answered.wait(PATIENCE)
             return {"statusCode": 200, "headers": {"Content-Type": "application/json"}, "body": "{}" * 100_000}
 
         return handler
@@ -48,7 +50,7 @@ def test_a_client_that_hangs_up_is_one_quiet_line(
         half.close()
         answered.set()
         # Then the server goes on serving
-        assert requests.get(f"http://127.0.0.1:{port}/nowhere", timeout=10).status_code == 404
+        assert requests.get(f"http://127.0.0.1:{port}/nowhere", timeout=HTTP_TIMEOUT).status_code == 404
     lines = [r.getMessage() for r in caplog.records if r.name == "arca.local"]
     assert any(line.startswith("GET /health client hung up ") for line in lines), lines
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
@@ -60,9 +62,9 @@ def test_the_request_log_is_one_line_per_request_unless_verbose(verbose: bool, t
     # Given the local server as `make local` starts it
     with local_server(tmp_path, *(["--verbose"] if verbose else [])) as server:
         # When: requests the API refuses (the handlers log those) and one it answers; each counts a metric
-        requests.put(f"{server.url}/artifacts/demo/aliases/prod", json={"version": 1}, timeout=10)
-        requests.get(f"{server.url}/artifacts/demo", timeout=10)
-        requests.get(f"{server.url}/health", timeout=10)
+        requests.put(f"{server.url}/artifacts/demo/aliases/prod", json={"version": 1}, timeout=HTTP_TIMEOUT)
+        requests.get(f"{server.url}/artifacts/demo", timeout=HTTP_TIMEOUT)
+        requests.get(f"{server.url}/health", timeout=HTTP_TIMEOUT)
     out, err = server.output()
     # Then
     err_lines = err.splitlines()
@@ -78,8 +80,16 @@ def test_the_request_log_is_one_line_per_request_unless_verbose(verbose: bool, t
     assert out_lines[0].startswith("Arca is running at ")
     assert out_lines[1].startswith("API reference: ")
     assert out_lines[2].startswith("Events: bus ")
+    # The CLI walkthrough's lines: this virtualenv's activation (`.venv/bin/activate` in a checkout), and the
+    # endpoint (the port is not 3000)
+    activate = Path(sys.executable).with_name("activate")
+    assert out_lines[3:6] == [
+        "CLI: in the shell where you type `arca`, run:",
+        f"  source {activate.relative_to(REPO) if activate.is_relative_to(REPO) else activate}",
+        f"  export ARCA_ENDPOINT={server.url}",
+    ]
     if verbose:
         assert any(line.startswith('{"_aws":') for line in out_lines)
         assert any('"message":"request refused"' in line for line in out_lines)
     else:
-        assert out_lines == out_lines[:3]
+        assert out_lines == out_lines[:6]

@@ -24,6 +24,7 @@ import requests
 from local.events import LAMBDA_PAYLOAD_BYTES
 from local.server import CALLER_ARN, MAX_PAYLOAD_BYTES, ArcaServer, serving
 from local.services import REPO_ROOT
+from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
 READY_LINE = (
     r"Arca is running at (http://127\.0\.0\.1:\d+) \(DynamoDB Local on :(\d+), S3 and CloudWatch on :\d+\)\. "
@@ -66,7 +67,7 @@ def url(stub: StubFunctions) -> Iterator[str]:
 def test_request_becomes_the_rest_proxy_event_of_its_resource(url: str, stub: StubFunctions) -> None:
     # Given a nested name, a repeated query key, a `+` for a space and a repeated header
     host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection = http.client.HTTPConnection(host, int(port), timeout=HTTP_TIMEOUT)
     connection.putrequest("GET", "/artifacts/team/app/server/versions/3?tag=a&tag=b&q=x+y&empty=")
     connection.putheader("X-Multi", "1")
     connection.putheader("X-Multi", "2")
@@ -78,10 +79,11 @@ def test_request_becomes_the_rest_proxy_event_of_its_resource(url: str, stub: St
     assert response.status == 200
     function, event, context = stub.calls[-1]
     assert function == "resolve"
-    assert event["resource"] == "/artifacts/{n1}/{n2}/{n3}/versions/{version}"
+    # (the versions family's greedy resource at the name's depth, as API Gateway matches it)
+    assert event["resource"] == "/artifacts/{n1}/{n2}/{n3}/versions/{proxy+}"
     assert event["path"] == "/artifacts/team/app/server/versions/3"
     assert event["httpMethod"] == "GET"
-    assert event["pathParameters"] == {"n1": "team", "n2": "app", "n3": "server", "version": "3"}
+    assert event["pathParameters"] == {"n1": "team", "n2": "app", "n3": "server", "proxy": "3"}
     assert event["queryStringParameters"] == {"tag": "b", "q": "x y", "empty": ""}
     assert event["multiValueQueryStringParameters"]["tag"] == ["a", "b"]
     assert event["multiValueHeaders"]["X-Multi"] == ["1", "2"]
@@ -101,7 +103,7 @@ def test_request_becomes_the_rest_proxy_event_of_its_resource(url: str, stub: St
 
 def test_request_without_query_or_parameters_has_nulls_as_api_gateway(url: str, stub: StubFunctions) -> None:
     # When
-    requests.get(f"{url}/health", timeout=10)
+    requests.get(f"{url}/health", timeout=HTTP_TIMEOUT)
     # Then
     assert stub.event["queryStringParameters"] is None
     assert stub.event["multiValueQueryStringParameters"] is None
@@ -119,7 +121,7 @@ def test_request_body_arrives_as_api_gateway_passes_it(
     url: str, stub: StubFunctions, sent: bytes, body: str, is_base64: bool
 ) -> None:
     # When
-    requests.post(f"{url}/artifacts/app/prune", data=sent, timeout=10)
+    requests.post(f"{url}/artifacts/app/prune", data=sent, timeout=HTTP_TIMEOUT)
     # Then
     assert stub.calls[-1][0] == "publish"
     assert (stub.event["body"], stub.event["isBase64Encoded"]) == (body, is_base64)
@@ -135,7 +137,7 @@ def test_proxy_response_is_written_back_with_merged_headers_and_decoded_body(url
         "isBase64Encoded": True,
     }
     # When
-    response = requests.post(f"{url}/artifacts/app/versions", timeout=10)
+    response = requests.post(f"{url}/artifacts/app/versions", timeout=HTTP_TIMEOUT)
     # Then
     assert response.status_code == 201
     assert response.content == b"\x00\x01binary"
@@ -147,7 +149,7 @@ def test_no_content_reply_has_no_body(url: str, stub: StubFunctions) -> None:
     # Given
     stub.reply = {"statusCode": 204, "headers": {}, "body": None}
     # When
-    response = requests.delete(f"{url}/artifacts/app", timeout=10)
+    response = requests.delete(f"{url}/artifacts/app", timeout=HTTP_TIMEOUT)
     # Then
     assert response.status_code == 204
     assert response.content == b""
@@ -158,7 +160,7 @@ def test_failed_invocation_is_502_in_the_error_shape(url: str, stub: StubFunctio
     # Given
     stub.reply = reply
     # When
-    response = requests.get(f"{url}/health", timeout=10)
+    response = requests.get(f"{url}/health", timeout=HTTP_TIMEOUT)
     # Then
     assert response.status_code == 502
     assert response.json()["error"]["code"] == "InternalError"
@@ -171,7 +173,7 @@ def test_body_over_api_gateway_limit_is_413_without_invoking(url: str, stub: Stu
     length = MAX_PAYLOAD_BYTES + 1
     head = f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {length}\r\n\r\n"
     # When
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    with socket.create_connection((host, int(port)), timeout=HTTP_TIMEOUT) as sock:
         sock.sendall(head.encode())
         status_line = sock.makefile("rb").readline()
     # Then
@@ -195,10 +197,10 @@ def test_cli_prints_one_ready_line_and_stops_cleanly_on_ctrl_c() -> None:
         found = re.fullmatch(READY_LINE, ready)
         assert found, ready
         base_url, dynamodb_port = found.group(1), int(found.group(2))
-        assert requests.get(f"{base_url}/health", timeout=10).json() == {"status": "ok"}
+        assert requests.get(f"{base_url}/health", timeout=HTTP_TIMEOUT).json() == {"status": "ok"}
         # When
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=PATIENCE)
     finally:
         if process.poll() is None:
             process.kill()
@@ -212,7 +214,7 @@ def test_cli_prints_one_ready_line_and_stops_cleanly_on_ctrl_c() -> None:
 def _raw(url: str, head: str, body: bytes = b"") -> tuple[socket.socket, bytes]:
     """Send a request as raw bytes on a connection left open; the status line and headers answered, at once."""
     host, port = url.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock = socket.create_connection((host, int(port)), timeout=HTTP_TIMEOUT)
     sock.sendall(head.replace("{host}", f"{host}:{port}").encode() + body)
     reply = b""
     while b"\r\n\r\n" not in reply and (data := sock.recv(65536)):
@@ -245,7 +247,7 @@ def test_malformed_body_framing_is_400_at_once_without_invoking(
 def test_a_request_whose_client_hangs_up_midway_through_its_body_invokes_nothing(url: str, stub: StubFunctions) -> None:
     # Given a client announcing 10 bytes that sends 3 and hangs up
     host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    with socket.create_connection((host, int(port)), timeout=HTTP_TIMEOUT) as sock:
         sock.sendall(
             f"POST /artifacts/app/versions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 10\r\n\r\n{{}}".encode()
         )
@@ -253,7 +255,7 @@ def test_a_request_whose_client_hangs_up_midway_through_its_body_invokes_nothing
         # When the server has read what there is
         assert sock.recv(1024) == b""
     # Then no function saw the truncated body, and the server goes on serving
-    assert requests.get(f"{url}/health", timeout=10).status_code == 200
+    assert requests.get(f"{url}/health", timeout=HTTP_TIMEOUT).status_code == 200
     assert [function for function, _, _ in stub.calls] == ["resolve"]
 
 
@@ -261,7 +263,7 @@ def test_a_burst_of_16_clients_is_queued_not_refused_while_the_server_is_busy(st
     # Given a server that is not accepting yet (a loaded machine: its accept loop has not run)
     with ArcaServer(0, stub.load) as server:
         # When 16 clients connect at once
-        clients = [socket.create_connection(("127.0.0.1", server.port), timeout=0.5) for _ in range(16)]
+        clients = [socket.create_connection(("127.0.0.1", server.port), timeout=HTTP_TIMEOUT) for _ in range(16)]
         with serving(server):
             for sock in clients:
                 sock.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
@@ -278,28 +280,28 @@ def test_pages_of_other_origins_and_rebound_names_are_refused_before_any_functio
     port = url.rsplit(":", 1)[1]
     rollback = f"{url}/artifacts/team/app/aliases/prod/rollback"
     # When a page of another site posts to the local registry, or reaches it under a name rebound to 127.0.0.1
-    cross = requests.post(rollback, json={}, headers={"Origin": "https://evil.example"}, timeout=10)
-    null = requests.post(rollback, json={}, headers={"Origin": "null"}, timeout=10)
-    rebound = requests.post(rollback, json={}, headers={"Host": f"evil.example:{port}"}, timeout=10)
-    rebound_read = requests.get(f"{url}/artifacts", headers={"Host": f"evil.example:{port}"}, timeout=10)
+    cross = requests.post(rollback, json={}, headers={"Origin": "https://evil.example"}, timeout=HTTP_TIMEOUT)
+    null = requests.post(rollback, json={}, headers={"Origin": "null"}, timeout=HTTP_TIMEOUT)
+    rebound = requests.post(rollback, json={}, headers={"Host": f"evil.example:{port}"}, timeout=HTTP_TIMEOUT)
+    rebound_read = requests.get(f"{url}/artifacts", headers={"Host": f"evil.example:{port}"}, timeout=HTTP_TIMEOUT)
     # Then each is refused in the error shape, and no function ran
     assert [r.status_code for r in (cross, null, rebound, rebound_read)] == [403] * 4
     assert cross.json()["error"]["code"] == "ForbiddenError"
     assert "evil.example" in cross.json()["error"]["message"]
     assert stub.calls == []
     # While the command line (no Origin) and the server's own pages (the console) are served, by either name
-    cli = requests.post(rollback, json={}, timeout=10)
-    own_page = requests.post(rollback, json={}, headers={"Origin": url}, timeout=10)
-    by_localhost = requests.post(rollback, json={}, headers={"Host": f"localhost:{port}"}, timeout=10)
+    cli = requests.post(rollback, json={}, timeout=HTTP_TIMEOUT)
+    own_page = requests.post(rollback, json={}, headers={"Origin": url}, timeout=HTTP_TIMEOUT)
+    by_localhost = requests.post(rollback, json={}, headers={"Host": f"localhost:{port}"}, timeout=HTTP_TIMEOUT)
     assert [r.status_code for r in (cli, own_page, by_localhost)] == [200] * 3
     assert len(stub.calls) == 3
 
 
 def test_the_local_user_header_names_the_caller_in_the_event(url: str, stub: StubFunctions) -> None:
     # When
-    named = requests.get(f"{url}/health", headers={"X-Arca-Local-User": "alice.o-b_1"}, timeout=10)
+    named = requests.get(f"{url}/health", headers={"X-Arca-Local-User": "alice.o-b_1"}, timeout=HTTP_TIMEOUT)
     named_identity = stub.event["requestContext"]["identity"]["userArn"]
-    anonymous = requests.get(f"{url}/health", timeout=10)
+    anonymous = requests.get(f"{url}/health", timeout=HTTP_TIMEOUT)
     anonymous_identity = stub.event["requestContext"]["identity"]["userArn"]
     # Then
     assert named.status_code == anonymous.status_code == 200
@@ -311,7 +313,7 @@ def test_the_local_user_header_names_the_caller_in_the_event(url: str, stub: Stu
 def test_a_bad_local_user_is_400_naming_the_header(url: str, stub: StubFunctions, user: str) -> None:
     # When
     response = requests.post(
-        f"{url}/artifacts/team/app/versions", json={}, headers={"X-Arca-Local-User": user}, timeout=10
+        f"{url}/artifacts/team/app/versions", json={}, headers={"X-Arca-Local-User": user}, timeout=HTTP_TIMEOUT
     )
     # Then
     assert response.status_code == 400
@@ -324,7 +326,7 @@ def test_a_response_over_lambda_payload_limit_is_502_as_from_api_gateway(url: st
     # Given a function answering a body that makes its response just over 6 MB
     stub.reply = {"statusCode": 200, "headers": {}, "body": "x" * LAMBDA_PAYLOAD_BYTES}
     # When
-    response = requests.get(f"{url}/artifacts/team/app/versions", timeout=30)
+    response = requests.get(f"{url}/artifacts/team/app/versions", timeout=HTTP_TIMEOUT)
     # Then the function ran, but its answer does not reach the client
     assert response.status_code == 502
     error = response.json()["error"]
@@ -333,7 +335,7 @@ def test_a_response_over_lambda_payload_limit_is_502_as_from_api_gateway(url: st
     assert len(stub.calls) == 1
     # And just under the limit it does
     stub.reply = {"statusCode": 200, "headers": {}, "body": "x" * (LAMBDA_PAYLOAD_BYTES - 1000)}
-    assert requests.get(f"{url}/artifacts/team/app/versions", timeout=30).status_code == 200
+    assert requests.get(f"{url}/artifacts/team/app/versions", timeout=HTTP_TIMEOUT).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -347,7 +349,7 @@ def test_a_body_under_api_gateway_limit_but_over_lambda_limit_is_500_without_inv
     url: str, stub: StubFunctions, body: bytes
 ) -> None:
     # When
-    response = requests.post(f"{url}/artifacts/team/app/versions", data=body, timeout=30)
+    response = requests.post(f"{url}/artifacts/team/app/versions", data=body, timeout=HTTP_TIMEOUT)
     # Then Lambda refuses the event: API Gateway answers 500, and the function never ran
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "InternalError"

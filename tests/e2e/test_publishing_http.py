@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 import requests
 
-from tests.helpers import sha256
+from arca.adapters.s3 import hex_to_b64
+from tests.helpers import HTTP_TIMEOUT, PATIENCE, sha256
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import ArcaHttp
@@ -38,7 +39,7 @@ def test_published_version_downloads_byte_identical(arca: ArcaHttp, unique: str,
     assert published.json()["version"] == 1
     assert resolved.status_code == 200, resolved.text
     assert (resolved.json()["version"], resolved.json()["sha256"]) == (1, sha256(data))
-    download = requests.get(resolved.json()["download_url"], timeout=60)
+    download = requests.get(resolved.json()["download_url"], timeout=HTTP_TIMEOUT)
     assert download.status_code == 200
     assert download.headers["Content-Type"] == "application/zip"
     assert download.content == data
@@ -53,7 +54,7 @@ def test_content_of_latest_redirects_to_its_bytes(arca: ArcaHttp, unique: str) -
     redirect = arca.get(f"/artifacts/{name}/resolve/LATEST/content", allow_redirects=False)
     # Then
     assert redirect.status_code == 302, redirect.text
-    download = requests.get(redirect.headers["Location"], timeout=60)
+    download = requests.get(redirect.headers["Location"], timeout=HTTP_TIMEOUT)
     assert download.content == data
 
 
@@ -109,7 +110,7 @@ def test_presigned_upload_works_with_curl(arca: ArcaHttp, unique: str, tmp_path:
         ["curl", "-sS", "--fail-with-body", "-X", "PUT", "--data-binary", f"@{blob}", *headers, upload["url"]],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
         check=False,
     )
     # Then S3 holds every byte: PUT latest hashes the stored blob against the declared sha256
@@ -123,12 +124,16 @@ def test_local_s3_refuses_what_s3_refuses(arca: ArcaHttp, unique: str) -> None:
     name = f"{unique}/app"
     data = b"the bytes the URL signs"
     upload = arca.post(f"/artifacts/{name}/uploads", json={"sha256": sha256(data), "size": len(data)}).json()["upload"]
-    # When other bytes are sent, then the true ones, then the true ones again
-    tampered = requests.put(upload["url"], data=b"tampered bytes", headers=upload["headers"], timeout=10)
-    honest = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
-    again = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10)
-    # Then the tampered body is refused as S3 refuses it, the honest one stored, and the URL cannot replace it
+    # When other bytes are sent (with the signed checksum, then with their own), then the true ones, then again
+    tampered = requests.put(upload["url"], data=b"tampered bytes", headers=upload["headers"], timeout=HTTP_TIMEOUT)
+    own_checksum = {**upload["headers"], "x-amz-checksum-sha256": hex_to_b64(sha256(b"tampered bytes"))}
+    resigned = requests.put(upload["url"], data=b"tampered bytes", headers=own_checksum, timeout=HTTP_TIMEOUT)
+    honest = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=HTTP_TIMEOUT)
+    again = requests.put(upload["url"], data=data, headers=upload["headers"], timeout=HTTP_TIMEOUT)
+    # Then the tampered body is refused as S3 refuses it (the checksum, or the signature over the checksum header),
+    # the honest one stored, and the URL cannot replace it
     assert (tampered.status_code, "<Code>BadDigest</Code>" in tampered.text) == (400, True), tampered.text
+    assert (resigned.status_code, "<Code>SignatureDoesNotMatch</Code>" in resigned.text) == (403, True), resigned.text
     assert honest.status_code == 200, honest.text
     assert (again.status_code, "<Code>PreconditionFailed</Code>" in again.text) == (412, True), again.text
     published = arca.post(f"/artifacts/{name}/versions", json={"sha256": sha256(data), "size": len(data)})

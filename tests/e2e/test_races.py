@@ -18,7 +18,7 @@ from arca.domain.errors import AliasLimitError, ConflictError, PreconditionFaile
 from arca.domain.models import AliasBody, Content
 from arca.wiring import build
 from tests.e2e.conftest import ArcaHttp
-from tests.helpers import acting, sha256
+from tests.helpers import HTTP_TIMEOUT, acting, sha256
 
 T = TypeVar("T")
 THREADS = 8
@@ -155,7 +155,7 @@ def test_concurrent_retries_with_one_idempotency_key_make_one_version(arca: Arca
 
     # When
     def sender(_: int) -> tuple[int, dict[str, Any]]:
-        reply = requests.post(f"{arca.url}/artifacts/{name}/versions", json=body, headers=headers, timeout=30)
+        reply = requests.post(f"{arca.url}/artifacts/{name}/versions", json=body, headers=headers, timeout=HTTP_TIMEOUT)
         return reply.status_code, reply.json()
 
     answers = race(sender)

@@ -8,14 +8,14 @@ import os
 import uuid
 from typing import Any
 
+import pytest
+
 from arca.domain.models import AliasBody
 from arca.wiring import build
 from local.services import client
 from tests.e2e.conftest import ArcaHttp
 from tests.e2e.test_races import race
-from tests.helpers import acting, wait_for
-
-DEADLINE = 20.0  # seconds for a rollout of a few 1-second steps, on a busy machine
+from tests.helpers import PATIENCE, acting, wait_for
 
 
 def given_an_alias(arca: ArcaHttp, name: str) -> str:
@@ -32,7 +32,7 @@ def wait_until_ended(arca: ArcaHttp, alias: str) -> dict[str, Any]:
         status: dict[str, Any] = arca.get(f"{alias}/rollout").json()
         return status if status["state"] != "running" else None
 
-    return wait_for(ended, timeout=DEADLINE, what=f"the end of the rollout of {alias}", interval=0.2)
+    return wait_for(ended, timeout=PATIENCE, what=f"the end of the rollout of {alias}", interval=0.2)
 
 
 def test_local_server_drives_a_rollout_to_completion(arca: ArcaHttp, unique: str) -> None:
@@ -73,6 +73,28 @@ def test_an_alarm_in_alarm_rolls_back_a_local_rollout(arca: ArcaHttp, unique: st
     assert status["state"] == "rolled_back" and status["alarm"] == alarm
     current = arca.get(alias).json()
     assert current["version"] == 1 and current["secondary_version"] is None
+
+
+@pytest.mark.parametrize("approvals", [1, 0])
+def test_a_promotion_under_require_rollout_reaches_prod_locally(arca: ArcaHttp, unique: str, approvals: int) -> None:
+    # Given prod on version 1, guarded: only a rollout may bring a version, with `approvals` approvals
+    alias = given_an_alias(arca, unique)
+    policy = arca.put(f"{alias}/policy", json={"require_rollout": True, "approvals": approvals})
+    assert policy.status_code == 200, policy.text
+    # When alice asks for version 2 by a rollout, and (when approvals are required) bob approves it
+    rollout = {"steps": [10, 50], "interval_seconds": 1}
+    alice, bob = ({"X-Arca-Local-User": user} for user in ("alice", "bob"))
+    requested = arca.post(f"{alias}/promotions", json={"version": 2, "rollout": rollout}, headers=alice)
+    assert requested.status_code == 201, requested.text
+    if approvals:
+        assert requested.json()["state"] == "pending"
+        approved = arca.post(f"{alias}/promotions/{requested.json()['id']}/approve", headers=bob)
+        assert approved.status_code == 200, approved.text
+    # Then the rollout the promotion started is driven to its end (by the server, as the state machine on AWS)
+    status = wait_until_ended(arca, alias)
+    assert status["state"] == "completed" and status["weight"] == 100, status
+    current = arca.get(alias).json()
+    assert current["version"] == 2 and current["secondary_version"] is None
 
 
 # Races on DynamoDB Local: threads run the driver's step with clients of their own, as concurrent invocations.

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from arca_client.cli import EXIT_OK, EXIT_UNVERIFIED, main
 from arca_client.errors import ChecksumMismatchError
 from arca_client.verify import SignatureError, SigningKeyChangedError, UnsignedVersionError, pins_path
 from local.services import FAKE_AWS_ENV
+from tests.e2e.test_cli_behaviour import ARCA, _env
 
 
 @pytest.fixture(autouse=True)
@@ -89,6 +92,34 @@ def test_a_version_item_changed_in_the_table_is_refused(arca_url: str, unique: s
     code = main(["--endpoint", arca_url, "download", f"{unique}@1", "--verify", "-o", str(tmp_path / "cli.bin")])
     assert code == EXIT_UNVERIFIED
     assert not (tmp_path / "cli.bin").exists()
+
+
+def test_the_part_hashes_of_multipart_content_are_signed_and_every_range_is_checked_against_them(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given multipart content (two parts of 5 MiB and 1 KiB), whose signed manifest names its layout
+    client = Client(arca_url)
+    data = os.urandom(5 * 1024 * 1024 + 1024)
+    source = tmp_path / "model.bin"
+    source.write_bytes(data)
+    version = client.publish(unique, str(source), part_size=5 * 1024 * 1024).version
+    signed = json.loads(version.raw["manifest"])
+    assert (signed["part_size"], len(signed["parts_sha256"])) == (5 * 1024 * 1024, 64)
+    client.download(unique, 1, tmp_path / "first.bin", verify=True)  # pins the key; the ranges match
+    assert (tmp_path / "first.bin").read_bytes() == data
+    # When the part hashes the registry answers are changed in the table (its layout's record)
+    record = {"pk": {"S": f"__{unique}-uploads"}, "sk": {"S": f"{version.sha256}.{signed['parts_sha256']}"}}
+    aws("dynamodb").update_item(
+        TableName=os.environ["ARCA_TABLE_NAME"],
+        Key=record,
+        UpdateExpression="SET parts = :p",
+        ExpressionAttributeValues={":p": {"B": bytes(64)}},
+    )
+    # Then a verified download refuses before any range is kept: they are not the hashes the stage signed
+    with pytest.raises(SignatureError) as refused:
+        client.download(unique, 1, tmp_path / "out.bin", verify=True)
+    assert refused.value.code == "ManifestMismatch"
+    assert not (tmp_path / "out.bin").exists()
 
 
 def test_a_manifest_signed_by_another_key_is_refused(arca_url: str, unique: str, tmp_path: Path) -> None:
@@ -166,7 +197,59 @@ def test_attest_and_list_from_the_cli(
     out = "".join(line for line in capsys.readouterr().out.splitlines(keepends=True) if not line.startswith('{"_aws"'))
     # Then
     assert (inline, by_file, listed) == (EXIT_OK, EXIT_OK, EXIT_OK)
-    (found,) = json.loads(out)["attestations"]
+    (found,) = json.loads(out)
     assert (found["type"], found["media_type"], found["size"]) == ("sbom-spdx", "application/json", sbom.stat().st_size)
     assert client.get_version(unique, 1).raw["attestations"] == ["sbom-spdx", "slsa-provenance"]
     assert main([*run, "attest", f"{unique}@1", "x", str(sbom), "--content", "{}"]) == 1
+
+
+def _other_key() -> str:
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    return other.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def test_pins_are_kept_by_the_endpoint_and_trust_key_shows_the_fingerprint_and_repins(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given a version, and the installed arca with a config of its own
+    client = Client(arca_url)
+    publish(client, unique, b"signed bytes", tmp_path)
+    port = arca_url.rsplit(":", 1)[1]
+    env = _env(tmp_path)
+
+    def arca(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(ARCA), *argv], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    pins = tmp_path / "xdg" / "arca" / "signing-keys.json"
+    # When the endpoint is spelt two ways
+    first = arca("--endpoint", f"http://localhost:{port}", "download", f"{unique}@1", "--verify", "-o", "a.bin")
+    second = arca("--endpoint", f"HTTP://127.0.0.1:{port}/", "download", f"{unique}@1", "--verify", "-o", "b.bin")
+    # Then it is one endpoint, pinned once
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    served = client.signing_key()
+    assert json.loads(pins.read_text()) == {f"http://127.0.0.1:{port}": served}
+
+    # Given the stage's key replaced (in local mode: a restart), pinned under an old spelling
+    pins.write_text(json.dumps({f"http://LOCALHOST:{port}": _other_key()}))
+    # When
+    refused = arca("--endpoint", arca_url, "download", f"{unique}@1", "--verify", "-o", "c.bin")
+    unasked = arca("config", "trust-key", f"http://localhost:{port}")
+    trusted = arca("config", "trust-key", f"http://localhost:{port}", "--yes")
+    again = arca("--endpoint", arca_url, "download", f"{unique}@1", "--verify", "-o", "c.bin")
+    # Then the refusal names the way out, trust-key shows the fingerprint, asks (no terminal: --yes), and re-pins
+    fingerprint = signing_fingerprint(served)
+    assert refused.returncode == 5
+    assert f"arca config trust-key http://127.0.0.1:{port}" in refused.stderr and fingerprint in refused.stderr
+    assert unasked.returncode == 1 and fingerprint in unasked.stderr and "--yes" in unasked.stderr
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stdout == f"http://127.0.0.1:{port}: pinned {fingerprint} in {pins}\n"
+    assert json.loads(pins.read_text()) == {f"http://127.0.0.1:{port}": served}
+    assert again.returncode == 0 and (tmp_path / "c.bin").read_bytes() == b"signed bytes"
+    assert "pinned already" in arca("config", "trust-key", arca_url).stdout
+
+
+def signing_fingerprint(pem: str) -> str:
+    """What `ssh-keygen -l` would show for the key: SHA256 of its DER, base64 without padding."""
+    key = serialization.load_pem_public_key(pem.encode())
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "SHA256:" + base64.b64encode(hashlib.sha256(der).digest()).decode().rstrip("=")

@@ -197,7 +197,11 @@ def test_the_example_reader_role_is_off_by_default_and_nag_clean_when_on(stage: 
 REGISTRY_WIDE = {("GET", "/artifacts"), ("GET", "/versions")}
 
 
-@pytest.mark.parametrize("route", ROUTES, ids=[f"{r.method} {r.path}" for r in ROUTES])
+# The placeholders of later features (501) get their grants with the feature.
+SERVED = [r for r in ROUTES if not r.stub]
+
+
+@pytest.mark.parametrize("route", SERVED, ids=[f"{r.method} {r.path}" for r in SERVED])
 def test_every_route_on_a_name_is_in_a_prefix_grant(route: Any) -> None:
     # Given a route of the route table, on a name under the prefix
     path = route.path.lstrip("/")

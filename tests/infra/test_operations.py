@@ -18,6 +18,7 @@ RESERVED = {
     "arca-resolve": 100,
     "arca-rollout": 5,
     "arca-retention": 1,
+    "arca-verify": 5,
     "arca-events": 5,
 }
 
@@ -131,8 +132,8 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     assert ("AWS/ApiGateway", "5XXError") in watched
     (api,) = by_metric["5XXError"]
     assert {"Name": "Stage", "Value": {"Ref": stage_id}} in api["Dimensions"]
-    # the three API functions, the rollout driver and the events function
-    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 6
+    # the three API functions, the rollout driver, the retention sweep, the verifier and the events function
+    assert len(by_metric["Errors"]) == len(by_metric["Throttles"]) == 7
     (undelivered,) = by_metric["ApproximateNumberOfMessagesVisible"]
     assert undelivered["Namespace"] == "AWS/SQS" and undelivered["Threshold"] == 1
     assert all(a["Namespace"] == "AWS/Lambda" for a in by_metric["Errors"] + by_metric["Throttles"])
@@ -144,9 +145,9 @@ def test_alarms_watch_the_api_the_functions_and_the_table_and_notify_the_topic()
     for alarm in alarms.values():
         assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
-    (failed_rollouts,) = by_metric["ExecutionsFailed"]
-    assert failed_rollouts["Namespace"] == "AWS/States"
-    assert len(alarms) == 16  # 5xx, errors and throttles of 6 functions, system errors, dead letters, failed rollouts
+    # failed executions of the rollout driver and of the verification of multipart content
+    assert [a["Namespace"] for a in by_metric["ExecutionsFailed"]] == ["AWS/States", "AWS/States"]
+    assert len(alarms) == 19  # 5xx, errors and throttles of 7 functions, system errors, dead letters, 2 machines
 
 
 def test_the_alarm_topic_is_an_output_refuses_plain_http_and_a_dashboard_exists() -> None:

@@ -9,7 +9,7 @@ import requests
 
 from arca.adapters import keys
 from arca.domain.models import MAX_ATTESTATIONS
-from arca.services.attestations import canonical
+from arca.services.attestations import attestation_id, canonical
 from tests.helpers import HandlerApi, sha256
 from tests.integration.conftest import snapshot
 
@@ -34,7 +34,8 @@ def test_inline_attestation_is_created_then_the_same_document_is_the_same_attest
     # Then
     assert first.status == 201, first.body
     assert set(first.body) == {"id", "type", "sha256", "size", "media_type", "created_at", "created_by"}
-    assert first.body["id"] == first.body["sha256"] == sha256(data)
+    assert first.body["sha256"] == sha256(data)
+    assert first.body["id"] == sha256(f"slsa-provenance\n{sha256(data)}".encode())
     assert (first.body["size"], first.body["media_type"]) == (len(data), "application/json")
     assert first.body["created_by"].endswith(":user/local") or first.body["created_by"]
     assert again.status == 200 and again.body == first.body
@@ -89,8 +90,9 @@ def test_attestation_by_reference_to_an_uploaded_blob(api: HandlerApi, aws: Simp
     )
     # Then it is copied under the version, without the upload tag that would expire it
     assert reply.status == 201, reply.body
-    assert (reply.body["id"], reply.body["media_type"], reply.body["size"]) == (digest, "text/spdx", len(sbom))
-    key = keys.attestation_blob_key("team/app", 1, digest)
+    assert (reply.body["sha256"], reply.body["media_type"], reply.body["size"]) == (digest, "text/spdx", len(sbom))
+    assert reply.body["id"] == attestation_id("sbom-spdx", digest)
+    key = keys.attestation_blob_key("team/app", 1, reply.body["id"])
     assert aws.s3.get_object(Bucket=aws.bucket, Key=key)["Body"].read() == sbom
     assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
 
@@ -209,3 +211,59 @@ def test_inline_content_is_stored_canonically_and_text_that_is_not_unicode_is_re
     with pytest.raises(ValidationError) as refused:
         canonical({"x": "a\ud800"})
     assert refused.value.field == "content"
+
+
+def test_the_same_document_under_another_type_is_another_attestation(api: HandlerApi) -> None:
+    # Given a document attested as a test report
+    published(api)
+    report = api.call("POST", BASE, {"type": "test-report", "content": PROVENANCE}).body
+    # When the same document is posted as provenance (a type a policy may require)
+    squat = api.call("POST", BASE, {"type": "slsa-provenance", "content": PROVENANCE})
+    # Then it is an attestation of its own, of that type: the first one is not answered for it
+    assert squat.status == 201 and squat.body["type"] == "slsa-provenance"
+    assert squat.body["id"] != report["id"] and squat.body["sha256"] == report["sha256"]
+    listed = api.call("GET", BASE).body["attestations"]
+    assert sorted(a["type"] for a in listed) == ["slsa-provenance", "test-report"]
+
+
+def test_content_that_is_not_strict_json_is_a_400_naming_content_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    published(api)
+    before = snapshot(aws)
+    for number in ("NaN", "Infinity", "-Infinity", "1e400"):
+        raw = '{"type": "test-report", "content": {"score": [1, {"x": NUMBER}]}}'.replace("NUMBER", number)
+        reply = api.call("POST", BASE, raw=raw)
+        assert reply.status == 400, (number, reply.body)
+        assert reply.error["field"] == "content" and "strict JSON" in reply.error["message"]
+    assert snapshot(aws) == before
+
+
+def test_an_attestation_made_when_ids_were_the_contents_sha256_is_found_by_its_document_and_type(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    from arca import wiring
+    from arca.domain.entities import Attestation
+    from tests.helpers import acting
+
+    # Given an attestation stored as before, its id the content's sha256
+    published(api)
+    data = canonical(PROVENANCE)
+    old = Attestation(
+        id=sha256(data),
+        type="slsa-provenance",
+        sha256=sha256(data),
+        size=len(data),
+        media_type="application/json",
+        created_at="2026-01-01T00:00:00.000Z",
+    )
+    assert acting("publish", wiring.services().stores.attestations).add("team/app", 1, old, now=old.created_at)
+    before = snapshot(aws)
+    # When the same document of that type is posted, and then under another type
+    again = api.call("POST", BASE, {"type": "slsa-provenance", "content": PROVENANCE})
+    assert snapshot(aws) == before
+    other = api.call("POST", BASE, {"type": "test-report", "content": PROVENANCE})
+    # Then the first is that attestation (nothing written), the second a new one; the old one reads by its id
+    assert again.status == 200 and again.body["id"] == old.id
+    assert other.status == 201 and other.body["id"] == attestation_id("test-report", old.sha256)
+    assert api.call("GET", f"{BASE}/{old.id}").body["type"] == "slsa-provenance"

@@ -359,6 +359,57 @@ def test_an_upload_leaving_out_a_signed_header_is_refused(api: HandlerApi, aws: 
     assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix=_blob_key("app", data))
 
 
+def test_an_upload_sending_another_checksum_than_the_signed_one_is_refused(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given an upload URL issued for some bytes (its signature covers their checksum)
+    data = b"the bytes the URL was issued for"
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    other = b"other bytes, sent with their own checksum"
+    # When other bytes are sent with a checksum header that matches them, not the signed one
+    headers = {**upload["headers"], "x-amz-checksum-sha256": hex_to_b64(sha256(other))}
+    put = requests.put(upload["url"], data=other, headers=headers, timeout=10)
+    # Then S3 refuses the signature, and nothing is stored; the URL still takes the bytes it was issued for
+    assert (put.status_code, "<Code>SignatureDoesNotMatch</Code>" in put.text) == (403, True), put.text
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix="artifacts/app/")
+    assert requests.put(upload["url"], data=data, headers=upload["headers"], timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [("x-amz-tagging", "arca:state=published"), ("Content-Type", "text/html"), ("If-None-Match", "")],
+)
+def test_an_upload_changing_any_signed_header_is_refused(
+    api: HandlerApi, aws: SimpleNamespace, header: str, value: str
+) -> None:
+    # Given an upload URL and the headers it signed
+    data = b"bytes with a signed header changed"
+    upload = api.call("POST", "/artifacts/app/uploads", {"sha256": sha256(data), "size": len(data)}).body["upload"]
+    # When one signed header is sent with another value
+    put = requests.put(upload["url"], data=data, headers={**upload["headers"], header: value}, timeout=10)
+    # Then the signature does not match, and nothing is stored
+    assert (put.status_code, "<Code>SignatureDoesNotMatch</Code>" in put.text) == (403, True), put.text
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=aws.bucket, Prefix="artifacts/app/")
+
+
+def test_a_part_sent_with_another_checksum_than_its_signed_one_is_refused(aws: SimpleNamespace) -> None:
+    # Given a part URL of a multipart upload, as Arca signs it (SigV4, the part's SHA-256 signed)
+    part, other = b"part one" * 1000, b"part two" * 1000
+    key = "artifacts/app/_blobs/multi"
+    upload_id = aws.s3.create_multipart_upload(Bucket=aws.bucket, Key=key, ChecksumAlgorithm="SHA256")["UploadId"]
+    with iam.acting_as("publish"):
+        target = wiring.services().uploads.multipart.presign_part(key, upload_id, 1, sha256(part))
+    # When other bytes are sent as the part with their own checksum
+    headers = {**target.headers, "x-amz-checksum-sha256": hex_to_b64(sha256(other))}
+    wrong = requests.put(target.url, data=other, headers=headers, timeout=10)
+    right = requests.put(target.url, data=part, headers=target.headers, timeout=10)
+    # Then the signature does not match, and the signed part is accepted
+    assert (wrong.status_code, "<Code>SignatureDoesNotMatch</Code>" in wrong.text) == (403, True), wrong.text
+    assert right.status_code == 200, right.text
+    listed = aws.s3.list_parts(Bucket=aws.bucket, Key=key, UploadId=upload_id)["Parts"]
+    assert [p["ChecksumSHA256"] for p in listed] == [hex_to_b64(sha256(part))]
+
+
 def test_local_s3_answers_the_tags_of_a_missing_object_with_no_such_key_as_s3_does(aws: SimpleNamespace) -> None:
     # Given no object at a key (moto alone fails this call with a 500)
     from botocore.exceptions import ClientError

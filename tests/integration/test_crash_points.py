@@ -25,10 +25,11 @@ NAME = "team/app"
 KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
-# publish: one Query more than a single PUT needs, for a multipart layout of the content (none here); purge: one
-# Query more, of the (empty) uploads partition, and two more for the retention policy and the blob counts; alias
-# and rollback: the policy's GetItem.
-CALLS = {"alias": 7, "prune": 4, "publish": 8, "purge": 22, "rollback": 6, "tag": 2}
+# publish: single-PUT content is found by its HeadObject, with no Query of multipart layouts; purge: one Query
+# more, of the (empty) uploads partition, and two more for the retention policy and the blob counts; alias: the
+# policy's GetItem (a new alias has no item to say it has none; an alias that has one reads no policy); policy:
+# LATEST, the policy, the alias it marks, and its transaction.
+CALLS = {"alias": 7, "policy": 4, "prune": 4, "publish": 7, "purge": 22, "rollback": 5, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 
@@ -51,6 +52,7 @@ OPERATIONS: dict[str, Any] = {
         KEY,
     ),
     "rollback": lambda blob: ("POST", f"/artifacts/{NAME}/aliases/prod/rollback", {}, KEY),
+    "policy": lambda blob: ("PUT", f"/artifacts/{NAME}/aliases/prod/policy", {"require_tags": {"env": "old"}}, None),
     "prune": lambda blob: ("POST", f"/artifacts/{NAME}/prune", {"keep_last": 1}, KEY),
     "purge": lambda blob: ("DELETE", f"/artifacts/{NAME}", None, None),
     "tag": lambda blob: ("PATCH", f"/artifacts/{NAME}/versions/1", {"tags": {"env": "new", "gone": None}}, None),
@@ -159,12 +161,26 @@ def check_invariants(aws: SimpleNamespace, *, crashed: bool = False) -> dict[str
     assert {k: v for k, v in counts.items() if v} == expected_refs
     # Listing rows exist for a live artifact
     assert ("__names", NAME) in {(i["pk"], i["sk"]) for i in items}
-    return {
+    policies = check_policy_marks(by_pk, aliases)
+    digest = {
         "newest": int(latest["newest"]),
         "aliases": {a: int(i["revision"]) for a, i in aliases.items()},
         "deleted": sorted(n for n, v in versions.items() if v["deleted"]),
         "tags": tagged,
     }
+    if policies:
+        digest["policies"] = {a: int(p["revision"]) for a, p in policies.items()}
+    return digest
+
+
+def check_policy_marks(by_pk: dict[str, dict[str, dict[str, Any]]], aliases: dict[str, Any]) -> dict[str, Any]:
+    """An alias item's mark of its policy is its live policy's revision (0: none); returns the live policies."""
+    policies = {a: p for a, p in by_pk.get(f"__{NAME}-policy", {}).items() if not p.get("deleted")}
+    for alias_name, alias in aliases.items():
+        if "policy_revision" in alias:
+            policy = policies.get(alias_name)
+            assert int(alias["policy_revision"]) == (int(policy["revision"]) if policy else 0), alias_name
+    return policies
 
 
 TAGGED = {"v#000001#env": "old", "v#000001#gone": "soon", "a#team": "core"}
@@ -172,6 +188,7 @@ EXPECTED = {
     "publish": {"newest": 4, "aliases": {"prod": 2}, "deleted": [], "tags": TAGGED},
     "alias": {"newest": 3, "aliases": {"prod": 2, "beta": 1}, "deleted": [], "tags": TAGGED},
     "rollback": {"newest": 3, "aliases": {"prod": 3}, "deleted": [], "tags": TAGGED},
+    "policy": {"newest": 3, "aliases": {"prod": 2}, "deleted": [], "tags": TAGGED, "policies": {"prod": 1}},
     "prune": {"newest": 3, "aliases": {"prod": 2}, "deleted": [1, 2], "tags": TAGGED},
     "purge": {"purged": True},
     "tag": {"newest": 3, "aliases": {"prod": 2}, "deleted": [], "tags": {"v#000001#env": "new", "a#team": "core"}},

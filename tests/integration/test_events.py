@@ -137,6 +137,20 @@ def test_a_deduplicated_publish_and_an_idempotent_replay_leave_no_event(api: Han
     assert len(events(api)) == count
 
 
+def test_a_deduplicated_publish_with_other_fields_writes_nothing(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given content published by the CLI (a content type and the file's name) and published again by curl (neither)
+    assert api.publish("app", b"one", content_type="application/zip", metadata={"filename": "app.zip"}).status == 201
+    before = snapshot(aws)
+    count = len(events(api))
+    # When
+    again = api.publish("app", b"one")
+    # Then it is the same version, and nothing changed: LATEST still holds that content, so no event and no write
+    assert again.status == 200 and again.body["deduplicated"] is True, again.body
+    assert again.body["metadata"] == {"filename": "app.zip"}
+    assert len(events(api)) == count
+    assert snapshot(aws) == before
+
+
 def test_a_failed_transaction_writes_no_event(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given an artifact whose purge has begun (its mark set), so the next publish's transaction is cancelled
     api.publish("app", b"one")

@@ -85,8 +85,8 @@ def test_a_bad_policy_is_400_naming_the_field_and_writes_nothing(
 def test_each_rule_refuses_a_direct_write_with_403_and_writes_nothing(
     app: HandlerApi, aws: SimpleNamespace, policy: dict[str, object], rule: str
 ) -> None:
-    # Given
-    assert app.call("PUT", POLICY, policy).status == 200
+    # Given (set by alice, whom the principals rule lets in)
+    assert as_user("alice").call("PUT", POLICY, policy).status == 200
     before = snapshot(aws)
     # When version 3 (untagged, not on staging) is put directly
     refused = app.call("PUT", ALIAS, {"version": 3})
@@ -118,9 +118,11 @@ def test_every_broken_rule_is_listed_in_words(app: HandlerApi) -> None:
 
 def test_a_version_that_passes_the_rules_moves_the_alias(app: HandlerApi) -> None:
     # Given tags and a principal glob the caller matches
-    app.call("PUT", POLICY, {"require_tags": {"qa": "passed"}, "allowed_principals": ["arca:*"]})
+    alice = as_user("alice")
+    policy = {"require_tags": {"qa": "passed"}, "allowed_principals": ["arn:aws:iam::*:user/alice"]}
+    assert alice.call("PUT", POLICY, policy).status == 200
     # When version 2 (tagged) is put
-    moved = app.call("PUT", ALIAS, {"version": 2})
+    moved = alice.call("PUT", ALIAS, {"version": 2})
     # Then
     assert moved.status == 200 and moved.body["version"] == 2
 
@@ -143,7 +145,8 @@ def test_soak_counts_the_time_the_version_has_been_the_other_alias_primary(app: 
 
 
 def test_a_principal_glob_star_stays_within_one_segment(app: HandlerApi) -> None:
-    app.call("PUT", POLICY, {"allowed_principals": ["arn:aws:iam::000000000000:user/*"]})
+    policy = {"allowed_principals": ["arn:aws:iam::000000000000:user/*"]}
+    assert as_user("alice").call("PUT", POLICY, policy).status == 200
     assert as_user("alice").call("PUT", ALIAS, {"version": 2}).status == 200
     # `*` does not cross a `/`: a role session is not a user
     bob = HandlerApi()
@@ -164,7 +167,7 @@ def test_a_rollback_is_exempt_from_every_rule_but_allowed_principals(app: Handle
         "approvals": 3,
         "allowed_principals": ["arn:aws:iam::*:user/ops"],
     }
-    assert app.call("PUT", POLICY, policy).status == 200
+    assert as_user("ops").call("PUT", POLICY, policy).status == 200
     # When anyone but ops rolls back, then ops does
     refused = app.call("POST", f"{ALIAS}/rollback", {})
     rolled = as_user("ops").call("POST", f"{ALIAS}/rollback", {})
@@ -283,8 +286,8 @@ def test_a_running_rollouts_steps_and_alarm_rollback_are_never_blocked_by_a_poli
     cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="OK", StateReason="fine")
     body = {"version": 3, "steps": [10, 50, 90], "interval_seconds": 60, "alarms": ["app-errors"]}
     started = app.call("PUT", f"{ALIAS}/rollout", body).body
-    closed = {"require_tags": {"qa": "never"}, "approvals": 5, "allowed_principals": ["nobody"]}
-    assert app.call("PUT", POLICY, closed).status == 200
+    closed = {"require_tags": {"qa": "never"}, "approvals": 5, "allowed_principals": ["arn:aws:iam::*:user/nobody"]}
+    assert as_user("nobody").call("PUT", POLICY, closed).status == 200
     # When a step runs, then the alarm fires
     first = step(started)
     cloudwatch.set_alarm_state(AlarmName="app-errors", StateValue="ALARM", StateReason="errors")

@@ -3,6 +3,7 @@ versions of multipart content that carry their parts."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,7 +14,7 @@ from arca import wiring
 from arca.adapters import keys
 from arca.domain import multipart
 from local import iam
-from tests.helpers import HandlerApi, sha256
+from tests.helpers import HandlerApi, hooked, sha256
 from tests.integration.conftest import snapshot
 
 MIB = 1024**2
@@ -112,12 +113,16 @@ def test_s3_refuses_a_part_that_is_not_the_declared_one(api: HandlerApi) -> None
 
 
 def test_exists_only_for_the_same_parts_so_a_wrong_layout_never_blocks_the_true_one(api: HandlerApi) -> None:
-    # Given a client that declared the content's sha256 over a part of other bytes, and completed it
+    # Given a client that declared the content's sha256 over a part of other bytes: its completion fails (the
+    # assembled bytes are hashed), and says so from then on
     other = b"not the content" * 10
     lie = {"sha256": sha256(DATA), "size": len(other), "part_size": len(other), "parts": [sha256(other)]}
     made = api.call("POST", "/artifacts/app/uploads", lie).body["upload"]
     requests.put(made["parts"][0]["url"], data=other, headers=made["parts"][0]["headers"], timeout=30)
-    assert api.call("POST", f"/artifacts/app/uploads/{made['id']}/complete").status == 200
+    refused = api.call("POST", f"/artifacts/app/uploads/{made['id']}/complete")
+    assert (refused.status, refused.body["error"]["field"], refused.body["error"]["state"]) == (409, "sha256", "failed")
+    assert api.call("GET", f"/artifacts/app/uploads/{made['id']}").body["state"] == "failed"
+    assert api.call("POST", "/artifacts/app/versions", {"sha256": sha256(DATA), "size": len(other)}).status == 409
     # When the true content is uploaded in its own parts
     reply = api.call("POST", "/artifacts/app/uploads", layout(DATA))
     # Then it is not answered `exists`: it gets an upload of its own, which completes beside the wrong one
@@ -326,7 +331,7 @@ def test_publishing_ten_thousand_parts_again_with_an_idempotency_key_is_deduplic
     with iam.acting_as("publish"):
         store = Store(wiring.services().stores.table)
         assert store.start(session, ttl=0) is not None
-        store.finish(session, now="2026-01-01T00:00:01.000Z")
+        store.verified(session, now="2026-01-01T00:00:01.000Z")  # as if its bytes had been hashed
         stat = wiring.services().blobs.stat(key)
     monkeypatch.setattr(wiring.services().publishing.multipart, "verify", lambda *_: stat)
     body = {"sha256": session.sha256, "size": session.size}
@@ -338,3 +343,28 @@ def test_publishing_ten_thousand_parts_again_with_an_idempotency_key_is_deduplic
     assert first.status == 201, first.body
     assert (again.status, again.body["deduplicated"], len(again.body["parts"])) == (200, True, 10_000)
     assert (replay.status, replay.body["part_count"], "parts" in replay.body) == (200, 10_000, False)
+
+
+def test_multipart_content_published_near_its_expiry_keeps_its_layout(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given multipart content uploaded six and a half days ago, never published
+    upload = start(api, "models/old", DATA)
+    for target in upload["parts"]:
+        assert put_part(target, DATA).status_code == 200
+    assert api.call("POST", f"/artifacts/models/old/uploads/{upload['id']}/complete").status == 200
+    blobs = wiring.services().blobs
+    moment = blobs.clock()
+    blobs.clock = lambda: moment + timedelta(days=6.5)  # type: ignore[method-assign]
+    calls: list[str] = []
+    # When it is published
+    with hooked("before-call.s3.*", lambda model, **_: calls.append(model.name)):
+        reply = api.call("POST", "/artifacts/models/old/versions", {"sha256": sha256(DATA), "size": len(DATA)})
+    # Then its upload tag is removed in place: no copy, which would replace S3's composite checksum of the parts
+    assert reply.status == 201, reply.body
+    assert "CopyObject" not in calls and "DeleteObjectTagging" in calls, calls
+    key = keys.multipart_blob_key("models/old", sha256(DATA), multipart.parts_sha256(layout(DATA)["parts"]))
+    assert aws.s3.get_object_tagging(Bucket=aws.bucket, Key=key)["TagSet"] == []
+    # And the layout is still the one S3 holds: the same parts are stored, and publishing it again works
+    again = api.call("POST", "/artifacts/models/old/uploads", layout(DATA))
+    assert (again.status, again.body["exists"]) == (200, True), again.body
+    forced = {"sha256": sha256(DATA), "size": len(DATA), "force": True}
+    assert api.call("POST", "/artifacts/models/old/versions", forced).status == 201

@@ -100,3 +100,34 @@ def test_an_event_feed_of_the_largest_tag_changes_is_cut_by_bytes(api: HandlerAp
     ids = [e["id"] for e in events]
     assert len(ids) == len(set(ids)) == len(feed) + COUNT - 1
     assert ids == sorted(ids)
+
+
+def test_a_listing_of_the_largest_legal_promotions_is_cut_by_bytes(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given COUNT pending promotions, each with a rollout of 100 alarms of the longest name (copies of one)
+    api.publish("app", b"one")
+    assert api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1}).status == 201
+    assert api.call("PUT", "/artifacts/app/aliases/prod/policy", {"approvals": 1}).status == 200
+    alarms = [f"{i:02d}" + "\U0001f642" * 253 for i in range(100)]
+    body = {"version": 1, "rollout": {"steps": [10], "interval_seconds": 60, "alarms": alarms}}
+    requested = api.call("POST", "/artifacts/app/aliases/prod/promotions", body)
+    assert requested.status == 201, requested.body
+    assert len(json.dumps(requested.body)) * COUNT > LAMBDA_LIMIT
+    item = deserialize(
+        aws.dynamodb.get_item(
+            TableName=aws.table, Key=serialize(keys.promotion_key("app", "prod", requested.body["id"]))
+        )["Item"]
+    )
+    assert item is not None
+    for n in range(1, COUNT):
+        copy = f"{requested.body['id'][:14]}{n:010x}"
+        put = {**item, **keys.promotion_key("app", "prod", copy), "id": copy}
+        aws.dynamodb.put_item(TableName=aws.table, Item=serialize(put))
+    # When every page is read at the largest limit, all of them and the pending ones
+    for query in ({}, {"state": "pending"}):
+        promotions, sizes = pages(api, "/artifacts/app/aliases/prod/promotions", "promotions", **query)
+        # Then each answer stays far below Lambda's 6 MB, and every promotion comes once
+        assert len(sizes) > 1
+        assert max(sizes) < WELL_UNDER
+        ids = [p["id"] for p in promotions]
+        assert len(ids) == len(set(ids)) == COUNT
+        assert ids == sorted(ids, reverse=True)

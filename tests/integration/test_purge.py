@@ -14,7 +14,7 @@ from arca import wiring
 from arca.domain.errors import ConflictError, ThrottledError
 from arca.domain.models import AliasBody, Content
 from arca.services.retry import Budget
-from tests.helpers import HandlerApi, acting, hooked
+from tests.helpers import PATIENCE, HandlerApi, acting, hooked
 
 
 def stored(aws: SimpleNamespace, name: str) -> dict[str, list[str]]:
@@ -46,7 +46,7 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
 
     def forced_pauses_after_marking(*args: Any, **kwargs: Any) -> bool:
         forced_marked.set()
-        plain_done.wait(10)
+        plain_done.wait(PATIENCE)
         return delete_rows(*args, **kwargs)
 
     forced.purging.delete_rows = forced_pauses_after_marking  # type: ignore[method-assign]
@@ -63,7 +63,7 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
     def alias_then_forced_purge_first(*args: Any, **kwargs: Any) -> None:
         aliases.set("app", "prod", AliasBody(version=1))
         thread.start()
-        assert forced_marked.wait(10)
+        assert forced_marked.wait(PATIENCE)
         mark(*args, **kwargs)
 
     plain.purging.mark_purging = alias_then_forced_purge_first  # type: ignore[method-assign]

@@ -240,6 +240,9 @@ def test_versions_time_range_uses_creation_times(api: HandlerApi, aws: SimpleNam
     assert numbers({"created_after": "2026-01-31T18:00:00-05:00", "order": "asc"}) == [2, 3]
     tag(api, "app", 2, {"ok": "yes"})
     assert numbers({"created_after": "2025-01-01T00:00:00Z", "tag": "ok:yes"}) == [2]
+    # An empty window (a strict after at or past before) is an empty page, not a query DynamoDB refuses
+    assert numbers({"created_after": "2026-02-01T00:00:00Z", "created_before": "2026-02-01T00:00:00Z"}) == []
+    assert numbers({"created_after": "2026-03-01T00:00:00Z", "created_before": "2026-01-01T00:00:00Z"}) == []
 
 
 def _parse(moment: str) -> Any:

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from aws_lambda_powertools import Tracer
 
-from arca.api.publishing import router
 from arca.handlers.http import entry_point
 from arca.observability import traced
 from local import iam
@@ -74,7 +73,7 @@ def recorder(aws: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 def test_a_traced_function_records_its_handler_but_never_the_presigned_url_it_answers(recorder: FakeRecorder) -> None:
     # Given the publish function under the tracer, and a request whose answer is a presigned upload URL
-    handler = traced(entry_point(router))
+    handler = traced(entry_point("publish"))
     body = json.dumps({"sha256": sha256(b"secret"), "size": 6})
     event, _ = api_event("POST", "/artifacts/app/uploads", body=body, headers={"Content-Type": "application/json"})
     # When the function is invoked

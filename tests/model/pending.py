@@ -13,19 +13,7 @@ from typing import Any
 
 import pytest
 
-PENDING: dict[str, str] = {
-    "judge-every-change": "a policy judges every change of what an alias serves (a version gaining primary, "
-    "a secondary's weight raised), and under approvals only an approved promotion moves the alias",
-    "latest-alias": "an alias on LATEST takes no rule but allowed_principals, and a guarded alias is never "
-    "pointed at LATEST, by a rollback neither (409)",
-    "no-lock-out": "a policy whose allowed_principals would not match the caller is a 409; a lone * means anyone",
-    "one-principal": "approvals compare principals: the sessions of one assumed role are that role, and nobody "
-    "approves their own request",
-    "keep-tags-empty": "keep_tags takes empty values (k:)",
-    "expired-no-tags": "an expired version carries no tags, a tag write on it is a 409, and no search answers it",
-    "deleted-alias-window": "a deleted alias's rollback window still protects its versions",
-    "approved-by": "a promotion.approved event's by is the approver",
-}
+PENDING: dict[str, str] = {}
 
 
 def pending(rule: str) -> bool:
@@ -38,11 +26,20 @@ def pending(rule: str) -> bool:
 
 
 # Rules whose fixes have merged (moved here from PENDING), so that a test naming one still resolves.
-FIXED: set[str] = set()
+FIXED: set[str] = {
+    "judge-every-change",
+    "latest-alias",
+    "no-lock-out",
+    "one-principal",
+    "keep-tags-empty",
+    "expired-no-tags",
+    "deleted-alias-window",
+    "approved-by",
+}
 
 
 def until_fixed(rule: str) -> Any:
     """The mark of a regression test of `rule`: a strict xfail while the rule is pending, nothing once fixed."""
     if pending(rule):
         return pytest.mark.xfail(strict=True, reason=f"pending fix: {PENDING[rule]}")
-    return pytest.mark.usefixtures()
+    return lambda test: test

@@ -78,7 +78,8 @@ def test_stop_kills_a_process_a_child_moved_to_a_session_of_its_own():
     # When
     began = time.monotonic()
     run.stop(leader, grace=0.5)
-    # Then: both are gone, within the grace period and a little
+    # Then: both are gone, long before their minute of sleep (the grace period and a little; a loaded machine
+    # may take seconds of that little)
     assert leader.returncode is not None
     assert not any(run._alive(pid, began) for pid, began in tree.items())
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < 30

@@ -6,7 +6,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from arca.domain.guards import Candidate, PolicyFields, principal_allowed, soaked_seconds, violations
+from arca.domain.guards import (
+    Candidate,
+    PolicyFields,
+    Serving,
+    gaining,
+    principal_allowed,
+    refuse_latest,
+    soaked_seconds,
+    violations,
+)
 
 USER = "arn:aws:iam::123456789012:user/alice"
 
@@ -27,9 +36,11 @@ def test_a_principal_glob_matches_within_segments(glob: str, identity: str, allo
     assert principal_allowed([glob], identity) is allowed
 
 
-def test_no_globs_allow_anyone_and_no_identity_matches_none() -> None:
+def test_no_globs_or_a_lone_star_allow_anyone_and_no_identity_matches_any_other_glob() -> None:
     assert principal_allowed([], None)
-    assert not principal_allowed(["*"], None)
+    assert principal_allowed(["*"], None)
+    assert principal_allowed(["*"], "arn:aws:sts::1:assumed-role/deployer/ci-1")
+    assert not principal_allowed(["arn:aws:iam::*:user/*"], None)
 
 
 def test_every_broken_rule_is_reported_and_a_rollback_only_by_principal() -> None:
@@ -79,3 +90,52 @@ def test_a_soak_is_the_unbroken_run_of_the_version_as_primary() -> None:
     assert soaked_seconds(runs, 1, now) is None  # not the primary now
     interrupted = [(2, "2026-01-01T00:09:00.000Z"), (None, "2026-01-01T00:08:00.000Z"), (2, "2026-01-01T00:00:00.000Z")]
     assert soaked_seconds(interrupted, 2, now) == 60.0
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "gained"),
+    [
+        (None, Serving(1), [1]),
+        (Serving(1), Serving(1), []),
+        (Serving(1), Serving(2), [2]),
+        (Serving(1, 2, 5), Serving(1, 2, 99), [2]),  # a secondary's weight raised
+        (Serving(1, 2, 5), Serving(2), [2]),  # the secondary made the primary
+        (Serving(1, 2, 5), Serving(1, 2, 1), []),  # a canary lowered or removed: the way back
+        (Serving(1, 2, 5), Serving(1), []),
+        (Serving(1), Serving(1, 2, 0), [2]),  # new to the alias, even at weight 0
+        (Serving(1, 2, 5), Serving(2, 1, 99), [2]),  # 1, the primary before, is demoted
+        (Serving(1, 2, 5), Serving(1, 3, 5), [3]),
+        (Serving(1), None, []),
+        (Serving(1), Serving("LATEST"), ["LATEST"]),
+    ],
+)
+def test_a_version_gains_when_it_serves_more_of_the_alias_than_before(
+    before: Serving | None, after: Serving | None, gained: list[object]
+) -> None:
+    assert gaining(before, after) == gained
+
+
+def test_under_approvals_every_direct_move_is_refused_but_a_write_that_changes_nothing_it_serves() -> None:
+    policy = PolicyFields(approvals=1)
+    moved = violations(policy, identity=USER, via="direct", candidates=[], replaces=True, moves=True)
+    described = violations(policy, identity=USER, via="direct", candidates=[], replaces=True, moves=False)
+    assert [v.rule for v in moved] == ["approvals"] and described == []
+
+
+def test_under_require_rollout_no_direct_write_lands_while_a_rollout_runs() -> None:
+    policy = PolicyFields(require_rollout=True)
+    running = violations(policy, identity=USER, via="direct", candidates=[], replaces=True, rollout_running=True)
+    idle = violations(policy, identity=USER, via="direct", candidates=[], replaces=True, moves=False)
+    aborted = violations(policy, identity=USER, via="abort", candidates=[], replaces=True, rollout_running=True)
+    assert [v.rule for v in running] == ["require_rollout"] and "running" in running[0].message
+    assert idle == [] and aborted == []
+
+
+@pytest.mark.parametrize("via", ["direct", "rollback", "promotion", "rollout"])
+def test_an_alias_under_rules_cannot_serve_latest_by_any_write(via: str) -> None:
+    from arca.domain.errors import ConflictError
+
+    with pytest.raises(ConflictError):
+        refuse_latest(PolicyFields(require_tags={"qa": "ok"}), Serving(1, "LATEST", 5), via=via, alias="prod")  # type: ignore[arg-type]
+    refuse_latest(PolicyFields(allowed_principals=["*"]), Serving("LATEST"), via=via, alias="prod")  # type: ignore[arg-type]
+    refuse_latest(PolicyFields(approvals=1), None, via="delete", alias="prod")

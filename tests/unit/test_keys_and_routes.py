@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,14 +59,61 @@ def test_blob_prefix_of_an_artifact_never_contains_a_deeper_artifact() -> None:
     assert not keys.blob_key("a/b", "f" * 64).startswith(keys.blob_prefix("a"))
 
 
-@given(names, names)
-def test_partitions_of_different_artifacts_never_collide(a: str, b: str) -> None:
-    if a == b:
-        return
-    partitions_a = {keys.artifact_pk(a), keys.alias_pk(a), keys.history_pk(a)}
-    partitions_b = {keys.artifact_pk(b), keys.alias_pk(b), keys.history_pk(b)}
-    assert not partitions_a & partitions_b
-    assert keys.NAMES_PK not in partitions_a
+def test_every_partition_builder_is_registered_and_every_key_uses_one() -> None:
+    # Given keys.py: its partition builders (`*_pk` functions, `*_PK` constants), the names its registries use, and
+    # every key it spells (`pk`, `gsi1pk`, `gsi2pk`)
+    tree = ast.parse(Path(keys.__file__).read_text())
+    builders = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.endswith("_pk")}
+    builders |= {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+        if t.id.endswith("_PK")
+    }
+    registries = [
+        n.value
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "").endswith("PARTITIONS")
+    ]
+    registered = {n.id for registry in registries for n in ast.walk(registry) if isinstance(n, ast.Name)}
+    spelled = [
+        value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and key.value in ("pk", "gsi1pk", "gsi2pk")
+    ]
+    # Then every builder is in a registry the collision tests walk
+    assert len(registries) == 3
+    assert builders <= registered, sorted(builders - registered)
+    # And no key spells a partition of its own
+    for value in spelled:
+        called = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else ""
+        constant = value.id if isinstance(value, ast.Name) else ""
+        assert called.endswith("_pk") or constant.endswith("_PK"), ast.unparse(value)
+
+
+@given(names, names, st.text(min_size=1, max_size=30))
+def test_no_two_partitions_of_the_table_ever_meet(a: str, b: str, other: str) -> None:
+    # Given the partitions of two names, and those built from anything else (a caller, a folder prefix)
+    mine = {kind: build(a) for kind, build in keys.NAME_PARTITIONS.items()}
+    theirs = {build(b) for build in keys.NAME_PARTITIONS.values()}
+    others = {build(other) for build in keys.OTHER_PARTITIONS.values()}
+    # Then each kind of a name has a partition of its own, no other name's, and none built from anything else
+    assert len(set(mine.values())) == len(mine)
+    if a != b:
+        assert not set(mine.values()) & theirs
+    assert not set(mine.values()) & others
+
+
+@given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))
+def test_the_search_index_partitions_of_different_kinds_never_meet(key: str, value: str, sha256: str) -> None:
+    # Given a tag and a content, as each kind of the search index's partitions spells them
+    found = {kind: build(key if kind != "content" else sha256, value) for kind, build in keys.INDEX_PARTITIONS.items()}
+    # Then no two kinds share a partition
+    assert len(set(found.values())) == len(found)
 
 
 @given(st.dictionaries(st.sampled_from(["pk", "sk"]), st.text(min_size=1, max_size=20), min_size=2))
@@ -168,10 +218,70 @@ def test_unknown_paths_and_methods() -> None:
 
 
 def test_api_paths_expand_the_name_to_eight_levels() -> None:
-    route = next(r for r in ROUTES if r.operation == "get_version")
+    route = next(r for r in ROUTES if r.operation == "put_latest")
     paths = route.api_paths()
-    assert paths[0] == "/artifacts/{n1}/versions/{version}"
-    assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{version}"
+    assert paths[0] == "/artifacts/{n1}/latest"
+    assert paths[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/latest"
+
+
+def test_a_route_below_a_family_is_served_by_its_greedy_resource_at_every_name_depth() -> None:
+    # Given a route below a reserved word that is a family, and one of a family with no name
+    versions = next(r for r in ROUTES if r.operation == "get_version")
+    manifests = next(r for r in ROUTES if r.operation == "oci_get_manifest")
+    # When their API Gateway resources are spelled
+    # Then the first is the word's greedy resource at each of the eight name depths, the second one resource
+    assert versions.api_paths()[0] == "/artifacts/{n1}/versions/{proxy+}"
+    assert versions.api_paths()[-1] == "/artifacts/{n1}/{n2}/{n3}/{n4}/{n5}/{n6}/{n7}/{n8}/versions/{proxy+}"
+    assert manifests.api_paths() == ["/v2/{proxy+}"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "operation", "params"),
+    [
+        ("GET", "/v2/a/b/c/d/manifests/v1.0", "oci_get_manifest", {"name": "a/b/c/d", "reference": "v1.0"}),
+        ("PUT", "/v2/app/manifests/sha256:ab", "oci_put_manifest", {"name": "app", "reference": "sha256:ab"}),
+        ("POST", "/v2/team/app/blobs/uploads/", "oci_start_upload", {"name": "team/app"}),
+        ("PATCH", "/v2/team/app/blobs/uploads/u1", "oci_patch_upload", {"name": "team/app", "upload": "u1"}),
+        ("GET", "/v2/a/tags/b/tags/list", "oci_tags", {"name": "a/tags/b"}),
+        (
+            "GET",
+            "/hf/org/model/resolve/main/sub/dir/w.bin",
+            "hf_get_file",
+            {"repo": "org/model", "revision": "main", "filename": "sub/dir/w.bin"},
+        ),
+        (
+            "HEAD",
+            "/hf/model/resolve/v2/config.json",
+            "hf_head_file",
+            {"repo": "model", "revision": "v2", "filename": "config.json"},
+        ),
+        ("GET", "/hf/api/models/org/model/revision/main", "hf_model_info", {"repo": "org/model", "revision": "main"}),
+        ("GET", "/hf/api/models/m/tree/main/a/b", "hf_tree", {"repo": "m", "revision": "main", "path": "a/b"}),
+        ("PUT", "/artifacts/a/b/consumers/ecs:prod.api", "put_consumer", {"name": "a/b", "consumer": "ecs:prod.api"}),
+    ],
+)
+def test_family_paths_read_their_parameters_of_several_segments(
+    method: str, path: str, operation: str, params: dict[str, str]
+) -> None:
+    # When a path of a route family is matched, and folded as the function routes it
+    route, found = match(method, path)
+    # Then it is the route named, with each parameter read whole, and one path segment each for Powertools
+    assert (route.operation, found) == (operation, params)
+    folded = canonical_path(path).strip("/").split("/")
+    assert len(folded) == len(route.segments)
+
+
+def test_a_path_no_route_matches_in_a_family_goes_to_the_family_function_of_its_method() -> None:
+    # Given paths below families that no route has
+    # When they are matched
+    with pytest.raises(NoRouteError) as versions:
+        match("GET", "/artifacts/a/b/versions/1/nothing/here")
+    with pytest.raises(NoRouteError) as oci:
+        match("DELETE", "/v2/a/b/whatever")
+    with pytest.raises(NoRouteError) as outside:
+        match("PUT", "/artifacts/a/versions/1")  # the versions family has no PUT: API Gateway has no method
+    # Then API Gateway hands the first two to the function of the family's method, which answers; not the third
+    assert (versions.value.function, oci.value.function, outside.value.function) == ("resolve", "publish", None)
 
 
 @given(names, names)

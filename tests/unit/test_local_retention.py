@@ -9,6 +9,7 @@ import pytest
 
 from local import server
 from local.retention import LocalSweeper
+from tests.helpers import PATIENCE
 
 
 def test_the_local_sweeper_invokes_the_handler_every_interval_as_the_schedule_does() -> None:
@@ -26,7 +27,7 @@ def test_the_local_sweeper_invokes_the_handler_every_interval_as_the_schedule_do
     # When it runs for a while
     sweeper.start()
     try:
-        assert twice.wait(5)
+        assert twice.wait(PATIENCE)
     finally:
         sweeper.stop()
     # Then each tick invoked the retention handler with a pass allowed at once
@@ -43,7 +44,7 @@ def test_a_failed_sweep_is_tried_again_at_the_next_tick() -> None:
     sweeper = LocalSweeper(lambda: handler, interval=0.01)
     sweeper.start()
     try:
-        assert calls.acquire(timeout=5) and calls.acquire(timeout=5)
+        assert calls.acquire(timeout=PATIENCE) and calls.acquire(timeout=PATIENCE)
     finally:
         sweeper.stop()
 

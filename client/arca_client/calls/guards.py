@@ -77,7 +77,9 @@ class GuardCalls(HttpCalls):
         approvals: int = 0,
     ) -> AliasPolicy:
         """Set the alias's policy (replacing any). AccessDeniedError (PolicyViolation) when its current
-        `allowed_principals` do not include the caller."""
+        `allowed_principals` do not include the caller; ConflictError when the new ones would not (it would lock
+        the caller out), or when the alias serves LATEST and the policy has rules besides `allowed_principals`;
+        ValidationError naming `allowed_principals.N` for a glob that is not an ARN pattern (or a lone `*`)."""
         body: dict[str, Any] = {"require_rollout": require_rollout, "approvals": approvals}
         if require_tags:
             body["require_tags"] = dict(require_tags)
@@ -127,7 +129,9 @@ class GuardCalls(HttpCalls):
         return Promotion.from_dict(self._get(_path(name, alias, "promotions", promotion_id)))
 
     def approve_promotion(self, name: str, alias: str, promotion_id: str, *, reason: str | None = None) -> Promotion:
-        """Approve; the approval that reaches the policy's count applies the promotion (state `applied`)."""
+        """Approve; the approval that reaches the policy's count applies the promotion (state `applied`).
+        AccessDeniedError (PolicyViolation) for the requester under any session or qualifier (one principal), or
+        a principal that approved already."""
         body = {"reason": reason} if reason is not None else {}
         data, _ = self._call(
             "POST", _path(name, alias, "promotions", promotion_id, "approve"), body=body, idempotent=False

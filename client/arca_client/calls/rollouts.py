@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 from arca_client.calls.http import HttpCalls, alias_path
 from arca_client.models import Rollout
+
+
+def warnings(header: str | None) -> list[str]:
+    """The texts of a `Warning` header (RFC 9111's `code agent "text"`, comma-separated)."""
+    return re.findall(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header or "")
 
 
 class RolloutCalls(HttpCalls):
@@ -25,22 +31,24 @@ class RolloutCalls(HttpCalls):
         """Start a progressive rollout: `version` as the alias's canary at each weight of `steps` in turn,
         `interval_seconds` apart, then its primary; any of `alarms` in ALARM before a step rolls it back.
 
-        Not retried after a lost answer: a second start would meet the first rollout (409).
+        Not retried after a lost answer: a second start would meet the first rollout (409). `warnings` names an
+        alarm that does not exist (it counts as firing: the rollout rolls back at its first step).
         """
         body: dict[str, Any] = {"version": version, "steps": list(steps), "interval_seconds": interval_seconds}
         if alarms:
             body["alarms"] = list(alarms)
         if reason is not None:
             body["reason"] = reason
-        data, _ = self._call("PUT", alias_path(name, alias, "rollout"), body=body, idempotent=False)
-        return Rollout.from_dict(data or {})
+        data, headers = self._call("PUT", alias_path(name, alias, "rollout"), body=body, idempotent=False)
+        return Rollout.from_dict(data or {}, warnings=warnings(headers.get("Warning")))
 
     def get_rollout(self, name: str, alias: str) -> Rollout:
         """The alias's latest rollout (NotFoundError when it never had one)."""
         return Rollout.from_dict(self._get(alias_path(name, alias, "rollout")))
 
     def abort_rollout(self, name: str, alias: str) -> Rollout:
-        """Abort the running rollout: the alias keeps its primary and loses the canary."""
+        """Abort the running rollout: the alias keeps its primary and loses the canary. AccessDeniedError
+        (PolicyViolation) when the alias's `allowed_principals` do not include the caller."""
         data, _ = self._call("DELETE", alias_path(name, alias, "rollout"), idempotent=False)
         return Rollout.from_dict(data or {})
 

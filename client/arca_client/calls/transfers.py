@@ -30,7 +30,14 @@ from arca_client import verify as signing
 from arca_client.calls.http import artifact_path, iso
 from arca_client.calls.uploads import UploadCalls
 from arca_client.calls.versions import VersionCalls
-from arca_client.errors import ArcaError, ChecksumMismatchError, NotFoundError, PreconditionFailedError, TransportError
+from arca_client.errors import (
+    ArcaError,
+    ChecksumMismatchError,
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    TransportError,
+)
 from arca_client.models import LATEST, BlobRef, Downloaded, Published, Ref, Resolution, UploadTarget, Version
 
 CHUNK = 1024 * 1024
@@ -137,19 +144,31 @@ class TransferCalls(UploadCalls, VersionCalls):
             content_type = guess_content_type(filename)
         if filename:
             metadata = {FILENAME_KEY: filename, **(metadata or {})}
-        report = None
-        if _in_parts(source, part_size):
-            blob, report = self._upload_parts(name, source, part_size, parallel, progress)
-            uploaded = report.parts_sent > 0
-        else:
-            with _opened(source, progress) as (stream, start, blob):
-                uploaded = self._upload_blob(name, stream, start, blob, progress)
+        blob, uploaded, report = self._send(name, source, part_size, parallel, progress)
         body = _content(blob.sha256, blob.size, content_type, metadata)
         if force:
             body["force"] = True
-        data, _ = self._write("POST", artifact_path(name, "versions"), body=body)
+        try:
+            data, _ = self._write("POST", artifact_path(name, "versions"), body=body)
+        except ConflictError as gone:
+            # Retention removed the stored bytes between the upload's `exists` and this publish: send them again, once.
+            if gone.field != "sha256" or "state" in gone.details or "collecting" in gone.details:
+                raise
+            _, again, report = self._send(name, source, part_size, parallel, progress)
+            uploaded = uploaded or again
+            data, _ = self._write("POST", artifact_path(name, "versions"), body=body)
         deduplicated = bool(data.get("deduplicated"))
         return Published(Version.from_dict(data), deduplicated=deduplicated, uploaded=uploaded, transfer=report)
+
+    def _send(
+        self, name: str, source: Source, part_size: int | None, parallel: int, progress: ProgressFn | None
+    ) -> tuple[BlobRef, bool, transfer.UploadReport | None]:
+        """Upload the content unless the registry holds it: (what it is, whether bytes were sent, the parts' report)."""
+        if _in_parts(source, part_size):
+            blob, report = self._upload_parts(name, source, part_size, parallel, progress)
+            return blob, report.parts_sent > 0, report
+        with _opened(source, progress) as (stream, start, blob):
+            return blob, self._upload_blob(name, stream, start, blob, progress), None
 
     def _upload_parts(
         self, name: str, source: Source, part_size: int | None, parallel: int, progress: ProgressFn | None

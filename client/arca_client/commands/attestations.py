@@ -51,19 +51,29 @@ def cmd_attestations(args: argparse.Namespace, client: Client) -> Result:
     found = list(client.iter_attestations(name, version, type=args.type))
     rows = [(a.type, a.id, a.size, a.media_type, when(a.created_at), a.created_by or "") for a in found]
     return Result(
-        {"attestations": [a.raw for a in found]},
-        lambda: table(("TYPE", "ID", "SIZE", "MEDIA TYPE", "CREATED", "BY"), rows),
+        [a.raw for a in found],
+        lambda: table(("TYPE", "ID", "SIZE", "MEDIA TYPE", "CREATED (UTC)", "BY"), rows),
     )
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("attest", cmd_attest, "attach a document (provenance, SBOM, test report) to NAME@VERSION")
+    p = commands.add(
+        "attest",
+        cmd_attest,
+        "attach a document (provenance, SBOM, test report) to NAME@VERSION",
+        example='arca attest payments/api@3 slsa-provenance --content \'{"builder": {"id": "ci"}}\'',
+    )
     p.add_argument("target", metavar="NAME@VERSION")
     p.add_argument("type", metavar="TYPE", help="e.g. slsa-provenance, sbom-spdx, test-report")
     p.add_argument("file", metavar="FILE", nargs="?", help="a file to upload and attach (any format)")
     p.add_argument("--content", metavar="JSON", help="a JSON object (or @FILE holding one) stored inline, ≤ 256 KiB")
     p.add_argument("--media-type", help="FILE's media type (default: guessed from its name)")
 
-    p = commands.add("attestations", cmd_attestations, "list the attestations of NAME@VERSION")
+    p = commands.add(
+        "attestations",
+        cmd_attestations,
+        "list the attestations of NAME@VERSION",
+        example="arca attestations payments/api@3 --type sbom-spdx",
+    )
     p.add_argument("target", metavar="NAME@VERSION")
     p.add_argument("--type", help="only attestations of this type")

@@ -23,7 +23,13 @@ def cmd_completion(args: argparse.Namespace, client: Client | None) -> None:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("completion", cmd_completion, "print a shell completion script", offline=True)
+    p = commands.add(
+        "completion",
+        cmd_completion,
+        "print a shell completion script",
+        example='eval "$(arca completion bash)"',
+        offline=True,
+    )
     p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=" or ".join(SHELLS))
     p.set_defaults(root_parser=commands.root)
-    p.epilog = _INSTALL
+    p.epilog = f"{_INSTALL}\n{p.epilog}"

@@ -18,7 +18,7 @@ WIDTHS = (19, 19, 7, 12, 25)
 
 def _row(event: Event) -> list[str]:
     version = "" if event.version is None else target(event.version)
-    return [when(event.at), event.type, version, event.alias or "", event.id, event.by or ""]
+    return [when(event.at), event.action, version, event.alias or "", event.id, event.actor or ""]
 
 
 def _fixed(cells: Sequence[str]) -> str:
@@ -46,7 +46,12 @@ def cmd_events(args: argparse.Namespace, client: Client) -> Result | None:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("events", cmd_events, "the events of NAME, oldest first (--follow: then wait for more)")
+    p = commands.add(
+        "events",
+        cmd_events,
+        "the events of NAME, oldest first (--follow: then wait for more)",
+        example="arca events payments/api --follow",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--after", metavar="ID", help="only the events after this event id")
     p.add_argument(

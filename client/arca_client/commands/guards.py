@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
+from typing import Any
 
 from arca_client.calls.guards import AliasPolicy, Promotion
-from arca_client.commands.base import Commands, count_arg, version_arg
+from arca_client.commands.base import Commands, UsageError, count_arg, version_arg
 from arca_client.commands.rollouts import steps_arg
-from arca_client.output import Result, table
+from arca_client.output import Result, table, when
 from arca_client.sdk import Client
 
 
@@ -40,8 +42,23 @@ def policy_lines(policy: AliasPolicy) -> list[str]:
     if policy.require_rollout:
         lines.append("a new version arrives only through a rollout")
     if policy.approvals:
-        lines.append(f"moves only through a promotion approved by {policy.approvals} other identities")
+        lines.append(f"moves only through a promotion approved by {_others(policy.approvals)}")
     return lines or ["no rules"]
+
+
+def _others(count: int) -> str:
+    return f"{count} other identit{'y' if count == 1 else 'ies'}"
+
+
+def violation_hint(violation: dict[str, Any], name: str | None, alias: str | None, version: object) -> str:
+    """A policy's refusal in the CLI's words: the command that does what the rule asks, not the API's route."""
+    message = re.sub(r"\s*\((?:POST|PUT|GET|DELETE) [^)]*\)", "", str(violation.get("message", "")))
+    where = f"{name or 'NAME'} {alias or 'ALIAS'} {version if isinstance(version, int) else 'VERSION'}"
+    if violation.get("rule") == "approvals":
+        message += f"; request one: arca promote {where}"
+    elif violation.get("rule") == "require_rollout":
+        message += f"; start one: arca rollout start {where} --steps 10,50 --interval 300"
+    return message
 
 
 def _policy(args: argparse.Namespace, policy: AliasPolicy) -> Result:
@@ -75,6 +92,17 @@ def cmd_policy_rm(args: argparse.Namespace, client: Client) -> Result:
     )
 
 
+def promotion_id(client: Client, args: argparse.Namespace) -> str:
+    """ID as given, or the one promotion of the alias whose id starts with it (tables print ids whole, but a
+    prefix is what people type)."""
+    found = [p.id for p in client.promotions(args.name, args.alias) if p.id.startswith(args.id)]
+    if args.id in found or not found:
+        return str(args.id)
+    if len(found) > 1:
+        raise UsageError(f"{args.id!r} is the start of {len(found)} promotion ids ({', '.join(found)}): give more")
+    return found[0]
+
+
 def _promotion(args: argparse.Namespace, promotion: Promotion) -> Result:
     approvals = ", ".join(a.by for a in promotion.approvals) or "none"
     return Result(
@@ -98,22 +126,24 @@ def cmd_promote(args: argparse.Namespace, client: Client) -> Result:
 
 
 def cmd_approve(args: argparse.Namespace, client: Client) -> Result:
-    return _promotion(args, client.approve_promotion(args.name, args.alias, args.id, reason=args.reason))
+    found = promotion_id(client, args)
+    return _promotion(args, client.approve_promotion(args.name, args.alias, found, reason=args.reason))
 
 
 def cmd_reject(args: argparse.Namespace, client: Client) -> Result:
-    return _promotion(args, client.reject_promotion(args.name, args.alias, args.id, reason=args.reason))
+    found = promotion_id(client, args)
+    return _promotion(args, client.reject_promotion(args.name, args.alias, found, reason=args.reason))
 
 
 def cmd_promotions(args: argparse.Namespace, client: Client) -> Result:
     found = list(client.promotions(args.name, args.alias, state=args.state))
     rows = [
-        (p.id, p.version, p.state, p.requested_by, f"{len(p.approvals)}/{p.required_approvals}", p.requested_at)
+        (p.id, p.version, p.state, p.requested_by, f"{len(p.approvals)}/{p.required_approvals}", when(p.requested_at))
         for p in found
     ]
     return Result(
-        {"promotions": [p.raw for p in found]},
-        lambda: table(("ID", "VERSION", "STATE", "REQUESTED BY", "APPROVALS", "REQUESTED"), rows),
+        [p.raw for p in found],
+        lambda: table(("ID", "VERSION", "STATE", "REQUESTED BY", "APPROVALS", "REQUESTED (UTC)"), rows),
     )
 
 
@@ -126,7 +156,12 @@ def register(commands: Commands) -> None:
         dest="policy_command",
         metavar="POLICY_COMMAND",
     )
-    p = policies.add("set", cmd_policy_set, "set ALIAS's policy (replacing any)")
+    p = policies.add(
+        "set",
+        cmd_policy_set,
+        "set ALIAS's policy (replacing any)",
+        example="arca alias policy set payments/api prod --require-tag qa=passed --approvals 1",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--require-tag", type=_tag, action="append", metavar="KEY=VALUE", help="repeatable")
@@ -136,11 +171,17 @@ def register(commands: Commands) -> None:
     p.add_argument("--allow", action="append", metavar="GLOB", help="an identity glob allowed to write (repeatable)")
     p.add_argument("--approvals", type=int, default=0, choices=range(6), metavar="N", help="approvals needed (0-5)")
     for verb, handler, text in (("show", cmd_policy_show, "ALIAS's policy"), ("rm", cmd_policy_rm, "remove it")):
-        p = policies.add(verb, handler, text)
+        p = policies.add(verb, handler, text, example=f"arca alias policy {verb} payments/api prod")
         p.add_argument("name", metavar="NAME")
         p.add_argument("alias", metavar="ALIAS")
 
-    p = commands.add("promote", cmd_promote, "ask to move ALIAS to VERSION (or start a rollout of it)")
+    p = commands.add(
+        "promote",
+        cmd_promote,
+        "ask to move ALIAS to VERSION, or start a rollout of it (a guarded promotion; pending while the policy asks "
+        "for approvals)",
+        example="arca promote payments/api prod 3 --reason 'passed QA'",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("version", metavar="VERSION", type=version_arg)
@@ -152,12 +193,17 @@ def register(commands: Commands) -> None:
         ("approve", cmd_approve, "approve promotion ID (the approval reaching the count applies it)"),
         ("reject", cmd_reject, "reject promotion ID"),
     ):
-        p = commands.add(verb, handler, text)
+        p = commands.add(verb, handler, text, example=f"arca {verb} payments/api prod 0626f1a3b2c4")
         p.add_argument("name", metavar="NAME")
         p.add_argument("alias", metavar="ALIAS")
         p.add_argument("id", metavar="ID")
         p.add_argument("--reason")
-    p = commands.add("promotions", cmd_promotions, "ALIAS's promotions, newest first")
+    p = commands.add(
+        "promotions",
+        cmd_promotions,
+        "ALIAS's promotions, newest first",
+        example="arca promotions payments/api prod --state pending",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
     p.add_argument("--state", choices=("pending", "applied", "rejected", "expired"))

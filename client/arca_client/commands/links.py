@@ -26,10 +26,15 @@ def cmd_unlink(args: argparse.Namespace, client: Client) -> Result:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("link", cmd_link, "make NAME a link to the artifact TARGET (reads follow it; writes refused)")
-    p.add_argument("name", metavar="NAME")
-    p.add_argument("target", metavar="TARGET", nargs="?")
+    p = commands.add(
+        "link",
+        cmd_link,
+        "make NAME a link to the artifact TARGET (reads follow it; writes refused)",
+        example="arca link team-a/api payments/api",
+    )
+    p.add_argument("name", metavar="NAME", help="the link's name (not an artifact)")
+    p.add_argument("target", metavar="TARGET", nargs="?", help="the artifact the link leads to")
     p.add_argument("--delete", action="store_true", help="remove the link NAME (never its target)")
 
-    p = commands.add("unlink", cmd_unlink, "remove the link NAME (never its target)")
+    p = commands.add("unlink", cmd_unlink, "remove the link NAME (never its target)", example="arca unlink team-a/api")
     p.add_argument("name", metavar="NAME")

@@ -56,13 +56,20 @@ def _confirm(args: argparse.Namespace, client: Client) -> None:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("prune", cmd_prune, "soft-delete old versions, never aliased ones")
+    p = commands.add(
+        "prune",
+        cmd_prune,
+        "soft-delete old versions, never aliased ones",
+        example="arca prune payments/api --keep-last 10 --dry-run",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--keep-last", type=count_arg, required=True, metavar="N", help="never prune the newest N")
     p.add_argument("--older-than-days", type=count_arg, metavar="D", help="only versions older than D days")
     p.add_argument("--dry-run", action="store_true", help="report what would be deleted")
 
-    p = commands.add("purge", cmd_purge, "delete NAME entirely: versions, aliases, content")
+    p = commands.add(
+        "purge", cmd_purge, "delete NAME entirely: versions, aliases, content", example="arca purge payments/old --yes"
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--force", action="store_true", help="purge even while aliases exist")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from arca_client.calls.retention import RetentionDecision
 from arca_client.commands.base import Commands, count_arg
-from arca_client.output import Result, fields, table, when
+from arca_client.output import Result, fields, stamp, table
 from arca_client.sdk import Client
 
 
@@ -33,17 +34,35 @@ def _report(policy: dict[str, Any]) -> Result:
         ("keep_tags", ", ".join(policy.get("keep_tags") or []) or None),
         ("rollback_window", policy.get("rollback_window")),
         ("expire_after_days", policy.get("expire_after_days")),
-        ("updated", f"{when(policy.get('updated_at'))} UTC by {policy.get('updated_by') or '-'}"),
+        ("updated", f"{stamp(policy.get('updated_at'))} by {policy.get('updated_by') or '-'}"),
     ]
     return Result(policy, fields(pairs))
 
 
 def cmd_preview(args: argparse.Namespace, client: Client) -> Result:
     decisions = list(client.preview_retention(args.name))
-    rows = [
-        (d.version, d.action, ("(deleted) " if d.deleted else "") + (", ".join(d.reasons) or "-")) for d in decisions
-    ]
-    return Result([d.raw for d in decisions], lambda: table(("VERSION", "ACTION", "REASONS"), rows))
+
+    def shown() -> str:
+        policy = client.get_retention(args.name)
+        rows = [(d.version, d.action, _why(d, policy)) for d in decisions]
+        return table(("VERSION", "ACTION", "REASONS"), rows)
+
+    return Result([d.raw for d in decisions], shown)
+
+
+def _why(decision: RetentionDecision, policy: dict[str, Any]) -> str:
+    """Why a version stays (the API's reasons), or why it goes, in the policy's own terms."""
+    expire_after = f"expire_after_days:{policy.get('expire_after_days', 30)}"
+    if decision.deleted:
+        if decision.action == "expire":
+            return f"(deleted) beyond {expire_after}: expires (only its number stays)"
+        return "(deleted) " + (", ".join(decision.reasons) or f"waits for {expire_after}, then expires")
+    if decision.action == "delete":
+        beyond = [f"newest:{policy.get('keep_last')}"]
+        if policy.get("keep_days") is not None:
+            beyond.append(f"age:{policy['keep_days']}")
+        return "beyond " + ", ".join(beyond)
+    return ", ".join(decision.reasons)
 
 
 def cmd_apply(args: argparse.Namespace, client: Client) -> Result:
@@ -72,7 +91,12 @@ def register(commands: Commands) -> None:
         metavar="RETENTION_COMMAND",
     )
 
-    p = group.add("set", cmd_set, "set NAME's retention policy (replacing any)")
+    p = group.add(
+        "set",
+        cmd_set,
+        "set NAME's retention policy (replacing any)",
+        example="arca retention set payments/api --keep-last 5 --keep-days 30 --keep-tag env:prod",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--keep-last", type=count_arg, required=True, metavar="N", help="keep the newest N (1-10000)")
     p.add_argument("--keep-days", type=count_arg, metavar="D", help="keep versions younger than D days")
@@ -88,5 +112,5 @@ def register(commands: Commands) -> None:
         ("apply", cmd_apply, "apply NAME's policy now"),
         ("delete", cmd_delete, "remove NAME's retention policy"),
     ):
-        p = group.add(verb, handler, text)
+        p = group.add(verb, handler, text, example=f"arca retention {verb} payments/api")
         p.add_argument("name", metavar="NAME")

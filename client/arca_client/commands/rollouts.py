@@ -6,7 +6,7 @@ import argparse
 
 from arca_client.commands.base import Commands, count_arg, version_arg
 from arca_client.models import Rollout
-from arca_client.output import MODE, Result, out, target, when
+from arca_client.output import EXIT_NOT_COMPLETED, EXIT_OK, MODE, Result, note, out, target, when
 from arca_client.sdk import Client
 
 
@@ -43,6 +43,8 @@ def cmd_rollout_start(args: argparse.Namespace, client: Client) -> Result:
         alarms=args.alarm,
         reason=args.reason,
     )
+    for warning in rollout.warnings:
+        note(f"warning: {warning}")
     return Result(rollout.raw, _line(args, rollout))
 
 
@@ -59,7 +61,9 @@ def cmd_rollout_status(args: argparse.Namespace, client: Client) -> Result | Non
         final = client.watch_rollout(args.name, args.alias, poll_seconds=args.poll, on_change=changed)
     except KeyboardInterrupt:  # stopping to watch is how a watch ends early, as for events --follow
         return None
-    return Result(final.raw)  # each state was printed as it came
+    # Each state was printed as it came. As `kubectl rollout status` does, a rollout that did not complete is a
+    # non-zero exit, so that a pipeline step waiting on it fails.
+    return Result(final.raw, code=EXIT_OK if final.state == "completed" else EXIT_NOT_COMPLETED)
 
 
 def cmd_rollout_abort(args: argparse.Namespace, client: Client) -> Result:
@@ -77,7 +81,10 @@ def register(commands: Commands) -> None:
     )
 
     p = rollouts.add(
-        "start", cmd_rollout_start, "VERSION as ALIAS's canary at each weight of --steps, then its primary"
+        "start",
+        cmd_rollout_start,
+        "VERSION as ALIAS's canary at each weight of --steps, then its primary",
+        example="arca rollout start payments/api prod 3 --steps 10,50 --interval 300 --alarm api-errors",
     )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
@@ -89,12 +96,27 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("--reason", help="recorded with the rollout")
 
-    p = rollouts.add("status", cmd_rollout_status, "the state of ALIAS's latest rollout")
+    p = rollouts.add(
+        "status",
+        cmd_rollout_status,
+        "the state of ALIAS's latest rollout; --watch follows it and exits 7 unless it completes",
+        example="arca rollout status payments/api prod --watch",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")
-    p.add_argument("--watch", action="store_true", help="follow each step until the rollout ends")
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow each step until the rollout ends: exit 0 when it completed, 7 when it was rolled back, aborted "
+        "or superseded",
+    )
     p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS", help="with --watch (default 2)")
 
-    p = rollouts.add("abort", cmd_rollout_abort, "abort the running rollout: ALIAS keeps its primary")
+    p = rollouts.add(
+        "abort",
+        cmd_rollout_abort,
+        "abort the running rollout: ALIAS keeps its primary",
+        example="arca rollout abort payments/api prod",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("alias", metavar="ALIAS")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from arca_client import config
-from arca_client.commands.base import Commands
+from arca_client import verify as signing
+from arca_client.commands.base import Commands, UsageError, ask
 from arca_client.config import ConfigError
-from arca_client.output import Result, table
+from arca_client.output import MODE, Result, table
 from arca_client.sdk import Client
 
 _SOURCES = {
@@ -59,14 +62,24 @@ def cmd_config_remove(args: argparse.Namespace, client: Client | None) -> Result
 def cmd_config_list(args: argparse.Namespace, client: Client | None) -> Result:
     settings = config.load()
     target = config.resolve_endpoint(args.endpoint)
-    data = {
-        "file": str(config.config_path()),
-        "current": settings.current,
-        "endpoints": {
-            n: {"url": e.url, "region": e.region, "profile": e.profile} for n, e in settings.endpoints.items()
-        },
-        "in_effect": {"url": target.url, "source": target.source, "name": target.name},
-    }
+
+    def row(name: str | None, url: str, region: str | None = None, profile: str | None = None) -> dict[str, Any]:
+        effect = target.name == name if name is not None else True
+        return {
+            "name": name,
+            "url": url,
+            "region": region,
+            "profile": profile,
+            "current": name is not None and name == settings.current,
+            "in_effect": effect,
+            "source": target.source if effect else None,
+        }
+
+    # One row per configured endpoint; the endpoint in effect is flagged, or is a row of its own (no name) when it
+    # is a URL from --endpoint, $ARCA_ENDPOINT or the default.
+    data = [row(n, e.url, e.region, e.profile) for n, e in sorted(settings.endpoints.items())]
+    if target.name is None:
+        data.append(row(None, target.url))
 
     def report() -> str:
         rows = [
@@ -83,6 +96,31 @@ def cmd_config_list(args: argparse.Namespace, client: Client | None) -> Result:
     return Result(data, report)
 
 
+def cmd_config_trust_key(args: argparse.Namespace, client: Client) -> Result:
+    """Show the fingerprint of the key the endpoint serves now and of the one pinned, and pin the one served (asked
+    on a terminal, or --yes)."""
+    endpoint = config.canonical_endpoint(client.endpoint)
+    served = client.signing_key()
+    pinned = signing.pinned_key(endpoint)
+    now, before = signing.fingerprint(served), signing.fingerprint(pinned) if pinned else None
+    data = {"endpoint": endpoint, "fingerprint": now, "previous": before, "file": str(signing.pins_path())}
+    lines = [f"{endpoint} signs with {now}"]
+    if pinned is not None and pinned.strip() == served.strip():
+        return Result({**data, "pinned": True, "changed": False}, f"{lines[0]}: pinned already; nothing to do")
+    lines.append(f"pinned now: {before}" if before else "no key pinned yet")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"{'; '.join(lines)}. Check the fingerprint with the stage's operator, then pin it with --yes"
+            )
+        if not MODE.quiet:
+            print("\n".join(lines), file=sys.stderr)
+        if not ask(f"Trust {now} for {endpoint}?"):
+            raise UsageError("not trusted; the pinned key stays")
+    signing.trust(endpoint, served)
+    return Result({**data, "pinned": True, "changed": True}, f"{endpoint}: pinned {now} in {signing.pins_path()}")
+
+
 def register(commands: Commands) -> None:
     settings = commands.group(
         "config",
@@ -91,18 +129,47 @@ def register(commands: Commands) -> None:
         dest="config_command",
         metavar="CONFIG_COMMAND",
     )
+    endpoint_name = "a configured endpoint's name (letters, digits, _ and -)"
     p = settings.add(
         "set-endpoint",
         cmd_config_set_endpoint,
         "add or replace the endpoint NAME (with --region and --profile to sign for it)",
+        example="arca config set-endpoint prod https://abc123.execute-api.eu-west-1.amazonaws.com/prod "
+        "--region eu-west-1",
         offline=True,
     )
-    p.add_argument("endpoint_name", metavar="NAME")
-    p.add_argument("url", metavar="URL")
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    p.add_argument("url", metavar="URL", help="the API's URL (http:// or https://)")
     p = settings.add(
-        "use", cmd_config_use, "make NAME the endpoint used unless --endpoint or ARCA_ENDPOINT", offline=True
+        "use",
+        cmd_config_use,
+        "make NAME the endpoint used unless --endpoint or ARCA_ENDPOINT",
+        example="arca config use prod",
+        offline=True,
     )
-    p.add_argument("endpoint_name", metavar="NAME")
-    p = settings.add("remove", cmd_config_remove, "forget the endpoint NAME", offline=True)
-    p.add_argument("endpoint_name", metavar="NAME")
-    settings.add("list", cmd_config_list, "the configured endpoints, and which endpoint is in effect", offline=True)
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    p = settings.add(
+        "remove", cmd_config_remove, "forget the endpoint NAME", example="arca config remove prod", offline=True
+    )
+    p.add_argument("endpoint_name", metavar="NAME", help=endpoint_name)
+    settings.add(
+        "list",
+        cmd_config_list,
+        "the configured endpoints, and which endpoint is in effect",
+        example="arca config list",
+        offline=True,
+    )
+    p = settings.add(
+        "trust-key",
+        cmd_config_trust_key,
+        "show the fingerprint of the signing key ENDPOINT serves (and of the one pinned) and pin it: asked on a "
+        "terminal, or --yes",
+        example="arca config trust-key http://127.0.0.1:3000",
+    )
+    p.add_argument(
+        "endpoint_arg",
+        metavar="ENDPOINT",
+        nargs="?",
+        help="a URL or a configured endpoint's name (default: the endpoint in effect)",
+    )
+    p.add_argument("-y", "--yes", action="store_true", help="pin without asking (after checking the fingerprint)")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from arca_client.commands.base import Commands, UsageError, sha256_arg, split_ref, tag_filter_arg, tag_set_arg
+from arca_client.commands.base import (
+    Commands,
+    UsageError,
+    full_ref,
+    sha256_arg,
+    split_ref,
+    tag_filter_arg,
+    tag_set_arg,
+)
 from arca_client.output import Result, fields, short, size, table, tags_text, when
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
@@ -36,7 +44,7 @@ def cmd_tag(args: argparse.Namespace, client: Client) -> Result:
             raise UsageError(f"alias {ref!r} points at LATEST, which has no tags of its own")
         number = target
     elif kind is RefKind.SHA256:
-        number = int(client.get_version(name, ref).version)
+        number = int(client.get_version(name, full_ref(client, name, ref)).version)
     else:
         number = int(ref)
     version = client.tag_version(name, number, patch)
@@ -71,13 +79,28 @@ def cmd_search(args: argparse.Namespace, client: Client) -> Result:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("tag", cmd_tag, "set or remove tags of an artifact (NAME) or a version (NAME@VERSION); merged")
+    p = commands.add(
+        "tag",
+        cmd_tag,
+        "set or remove tags of an artifact (NAME) or a version (NAME@VERSION); merged",
+        example="arca tag payments/api@3 env=prod --remove approved-by",
+    )
     p.add_argument("target", metavar="NAME[@VERSION]", help="VERSION: a number, an alias or sha256:<hex>")
     p.add_argument("tags", metavar="KEY=VALUE", type=tag_set_arg, nargs="*", help="set KEY (KEY= sets it empty)")
     p.add_argument("--remove", metavar="KEY", action="append", help="remove KEY; repeatable")
     p.add_argument("--description", help="the artifact's description (NAME only); empty clears it")
 
-    p = commands.add("search", cmd_search, "find versions across the registry by tag or content")
+    p = commands.add(
+        "search",
+        cmd_search,
+        "find versions across the registry by tag or content",
+        example="arca search --tag env=prod",
+    )
     p.add_argument("--tag", metavar="KEY=VALUE", type=tag_filter_arg, help="versions (or artifacts) with this tag")
-    p.add_argument("--sha256", metavar="HEX", type=sha256_arg, help="versions holding this content")
+    p.add_argument(
+        "--sha256",
+        metavar="HEX",
+        type=sha256_arg,
+        help="versions holding this content (the whole sha256: `arca versions NAME --sha256` takes its start)",
+    )
     p.add_argument("--artifacts", action="store_true", help="search the artifacts' own tags instead (with --tag)")

@@ -9,9 +9,19 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from arca_client import transfer
-from arca_client.commands.base import REF_HELP, Commands, UsageError, pair_arg, progress, split_target, time_arg
-from arca_client.output import Result, fields, short, size, target
+from arca_client import output, transfer
+from arca_client.commands.base import (
+    REF_HELP,
+    Commands,
+    UsageError,
+    full_ref,
+    pair_arg,
+    progress,
+    split_target,
+    time_arg,
+)
+from arca_client.errors import ArcaError
+from arca_client.output import OUTPUTS, Result, fields, short, size, stamp, target
 from arca_client.sdk import Client
 
 
@@ -39,10 +49,13 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
             bar.close()
     version = published.version
     alias = None
+    refused: ArcaError | None = None
     if args.alias:
-        alias = client.set_alias(
-            args.name, args.alias, version.version, reason=args.reason or f"arca publish (version {version.version})"
-        )
+        try:
+            why = args.reason or f"arca publish (version {version.version})"
+            alias = client.set_alias(args.name, args.alias, version.version, reason=why)
+        except ArcaError as error:  # the version is published whatever happens to the alias: say both
+            refused = error
     data = {
         **version.raw,
         "deduplicated": published.deduplicated,
@@ -50,6 +63,9 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
         "transfer": asdict(published.transfer) if published.transfer is not None else None,
         "alias": alias.raw if alias else None,
     }
+    if refused is not None:
+        data["alias_error"] = {"code": refused.code, "message": refused.message, "status": refused.status}
+        data["alias_error"].update(refused.details)
     if published.deduplicated:
         lines = [
             f"{args.name}: version {version.version} already has this content; nothing published "
@@ -64,11 +80,24 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
         ]
     if alias:
         lines.append(f"{args.name}: {alias.alias} -> {target(alias.version)} (revision {alias.revision})")
-    return Result(data, "\n".join(lines))
+    if refused is None:
+        return Result(data, "\n".join(lines))
+    # The publish's own result first (stdout), then the alias's refusal as the command's error (stderr, exit code).
+    output.render(Result(data, "\n".join(lines)))
+    done = "found" if published.deduplicated else "published"
+    refused.message = f"{done} version {version.version}; {args.alias} not moved: {refused.message}"
+    args.version = version.version  # what a refusal's hint names (arca promote NAME ALIAS VERSION)
+    raise refused
 
 
 def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
+    if args.destination in OUTPUTS:
+        raise UsageError(
+            f"-o {args.destination} would write a file named {args.destination!r}: for {args.destination} output give "
+            f"--output {args.destination} (the format); for a file of that name, -o ./{args.destination}"
+        )
     name, ref = split_target(args.target)
+    ref = full_ref(client, name, ref)
     to_stdout = args.destination == "-"
     dest: Any = sys.stdout.buffer if to_stdout else args.destination
     bar = progress(args)
@@ -103,7 +132,7 @@ def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
     if args.legacy_ref is not None:
         raise UsageError(f"resolve takes one reference, NAME@REF: arca resolve {args.target}@{args.legacy_ref}")
     name, ref = split_target(args.target)
-    resolution = client.resolve(name, ref, routing_key=args.key, at=args.at)
+    resolution = client.resolve(name, full_ref(client, name, ref), routing_key=args.key, at=args.at)
     return Result(
         resolution.raw,
         lambda: fields(
@@ -116,7 +145,7 @@ def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
                 ("alias revision", resolution.alias_revision),
                 ("size", f"{size(resolution.size)} ({resolution.size} bytes)"),
                 ("sha256", resolution.sha256),
-                ("expires", resolution.expires_at),
+                ("expires", stamp(resolution.expires_at)),
                 ("download url", resolution.download_url),
             ]
         ),
@@ -152,10 +181,19 @@ def _describe(report: transfer.UploadReport | None) -> str | None:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("publish", cmd_publish, "upload FILE (skipped when stored already) and publish a version")
+    p = commands.add(
+        "publish",
+        cmd_publish,
+        "upload FILE (skipped when stored already) and publish a version",
+        example="arca publish payments/api app.zip --metadata commit=4f1c2e9 --alias staging",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("file", metavar="FILE", help="the file to publish; - reads stdin")
-    p.add_argument("--alias", help="also point this alias at the published version")
+    p.add_argument(
+        "--alias",
+        help="also point this alias at the published version (refused by its policy: the version stays published, "
+        "and the exit code is the refusal's)",
+    )
     p.add_argument("--reason", help="reason recorded in the alias history (with --alias)")
     p.add_argument("--metadata", metavar="KEY=VALUE", type=pair_arg, action="append", help="repeatable")
     p.add_argument(
@@ -178,14 +216,19 @@ def register(commands: Commands) -> None:
     )
 
     p = commands.add(
-        "download", cmd_download, "download NAME@REF (default LATEST) and verify its sha256", parents=commands.plain
+        "download",
+        cmd_download,
+        "download NAME@REF (default LATEST) and verify its sha256",
+        example="arca download payments/api@prod -o deploy/",
     )
     p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
     p.add_argument(
         "-o",
-        "--output",
+        "--to",
         dest="destination",
-        help="file or directory (default: the file name given at publish, else the name's last segment); - for stdout",
+        metavar="PATH",
+        help="file or directory (default: the file name given at publish, else the name's last segment); - for "
+        "stdout. --output is the format, as for every command",
     )
     p.add_argument(
         "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists (default: refuse)"
@@ -204,10 +247,18 @@ def register(commands: Commands) -> None:
         help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
     )
 
-    p = commands.add("resolve", cmd_resolve, "which version NAME@REF serves (default LATEST), and a download URL")
+    p = commands.add(
+        "resolve",
+        cmd_resolve,
+        "which version NAME@REF serves (default LATEST), and a download URL",
+        example="arca resolve payments/api@prod --key customer-42",
+    )
     p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
     p.add_argument("legacy_ref", nargs="?", help=argparse.SUPPRESS)  # `resolve NAME REF`: answered with the fix
     p.add_argument("--key", help="routing key for a canary alias")
     p.add_argument(
-        "--at", metavar="TIME", type=time_arg, help="resolve the alias as it stood then (ISO 8601; UTC unless a zone)"
+        "--at",
+        metavar="TIME",
+        type=time_arg,
+        help="resolve the alias as it stood then (ISO 8601, UTC unless a zone; or '5 minutes ago', yesterday, ...)",
     )

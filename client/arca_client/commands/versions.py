@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -14,8 +13,11 @@ from arca_client.commands.base import (
     alias_mark,
     alias_table,
     canaries,
+    full_ref,
+    full_sha256,
     limit_arg,
-    sha256_arg,
+    limited,
+    sha256_start_arg,
     split_ref,
     split_target,
     tag_filter_arg,
@@ -24,7 +26,7 @@ from arca_client.commands.base import (
 )
 from arca_client.diff import version_diff
 from arca_client.models import Alias, Version
-from arca_client.output import MODE, Result, canary, fields, indent, short, size, table, tags_text, target, when
+from arca_client.output import MODE, Result, canary, fields, indent, short, size, stamp, table, tags_text, target, when
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
 
@@ -34,7 +36,7 @@ def cmd_versions(args: argparse.Namespace, client: Client) -> Result:
     if args.tag:
         filters["tags"] = dict(args.tag)
     if args.sha256:
-        filters["sha256"] = args.sha256
+        filters["sha256"] = full_sha256(client, args.name, args.sha256, include_deleted=args.all)
     if args.since:
         filters["created_after"] = args.since
     if args.until:
@@ -42,9 +44,7 @@ def cmd_versions(args: argparse.Namespace, client: Client) -> Result:
     found: Iterable[Version] = client.iter_versions(
         args.name, order="asc" if args.asc else "desc", include_deleted=args.all, **filters
     )
-    if args.limit is not None:
-        found = itertools.islice(found, args.limit)
-    versions = list(found)
+    versions = limited(found, args.limit, "versions")
 
     def rows() -> str:
         split = canaries(client, args.name) if any(v.aliases for v in versions) else {}
@@ -71,6 +71,7 @@ def cmd_versions(args: argparse.Namespace, client: Client) -> Result:
 def read_version(client: Client, name: str, ref: str) -> tuple[Version, Alias | None]:
     """The version NAME@REF names, and the alias read on the way when REF is one."""
     alias = None
+    ref = full_ref(client, name, ref)
     if ref_kind(ref) is RefKind.ALIAS:
         # The API reads versions by number, LATEST or content; an alias is read first for its target.
         alias = client.get_alias(name, ref)
@@ -91,10 +92,14 @@ def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
     def shown(field: str, value: Any) -> str:
         if value is None:
             return "(none)"
+        if value == "":
+            return '"" (empty)'
         if field == "size":
             return f"{size(value)} ({value} bytes)"
         if field == "sha256" and not MODE.text:
             return short(value)
+        if field == "attestations":
+            return _attestations_text(value) or "(none)"
         return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
     def report() -> str | None:
@@ -129,8 +134,8 @@ def cmd_show(args: argparse.Namespace, client: Client) -> Result:
                     ("newest version", summary.newest_version or "none published"),
                     ("versions", f"{counts.versions}{deleted}"),
                     ("aliases", counts.aliases),
-                    ("created", summary.created_at),
-                    ("updated", summary.updated_at),
+                    ("created", stamp(summary.created_at)),
+                    ("updated", stamp(summary.updated_at)),
                 ]
             ),
             "\nLATEST (working copy)",
@@ -172,10 +177,10 @@ def version_fields(version: Version, *, skip_name: bool = False, split: dict[str
             ("metadata", metadata),
             ("tags", tags_text(version.tags)),
             ("attestations", _attestations_text(version.raw.get("attestations"))),
-            ("created", version.created_at),
-            ("updated", version.updated_at),
+            ("created", stamp(version.created_at)),
+            ("updated", stamp(version.updated_at)),
             ("aliases", aliases),
-            ("deleted", version.deleted_at if version.deleted else None),
+            ("deleted", (stamp(version.deleted_at) or "yes") if version.deleted else None),
         ]
     )
 
@@ -207,7 +212,12 @@ def _reported(args: argparse.Namespace, version: Version, what: str) -> Result:
 
 
 def register(commands: Commands) -> None:
-    p = commands.add("versions", cmd_versions, "list the versions of NAME, newest first")
+    p = commands.add(
+        "versions",
+        cmd_versions,
+        "list the versions of NAME, newest first",
+        example="arca versions payments/api --tag env=prod --since yesterday --limit 5",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--all", action="store_true", help="include deleted versions")
     p.add_argument("--asc", action="store_true", help="oldest first")
@@ -219,21 +229,43 @@ def register(commands: Commands) -> None:
         action="append",
         help="only versions with this tag; repeatable (AND)",
     )
-    p.add_argument("--sha256", metavar="HEX", type=sha256_arg, help="only versions with this content")
-    p.add_argument("--since", metavar="TIME", type=time_arg, help="only versions created after TIME (ISO 8601)")
-    p.add_argument("--until", metavar="TIME", type=time_arg, help="only versions created before TIME (ISO 8601)")
+    p.add_argument(
+        "--sha256", metavar="HEX", type=sha256_start_arg, help="only versions with this content (or its start)"
+    )
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        type=time_arg,
+        help="only versions created after TIME (ISO 8601, or yesterday, '2 hours ago', ...)",
+    )
+    p.add_argument("--until", metavar="TIME", type=time_arg, help="only versions created before TIME (as --since)")
 
-    p = commands.add("show", cmd_show, "summary of NAME, or one version: NAME@REF")
+    p = commands.add(
+        "show",
+        cmd_show,
+        "summary of NAME, or one version: NAME@REF",
+        example="arca show payments/api@prod",
+    )
     p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
 
-    p = commands.add("diff", cmd_diff, "what changed between two versions: NAME@A NAME@B (or NAME@A @B)")
+    p = commands.add(
+        "diff",
+        cmd_diff,
+        "what changed between two versions: NAME@A NAME@B (or NAME@A @B)",
+        example="arca diff payments/api@prod @staging",
+    )
     p.add_argument("before", metavar="NAME@A", help=REF_HELP)
     p.add_argument("after", metavar="NAME@B", help="the other version; @B for the same name")
 
-    p = commands.add("delete", cmd_delete, "soft-delete a version (refused while an alias points at it)")
+    p = commands.add(
+        "delete",
+        cmd_delete,
+        "soft-delete a version (refused while an alias points at it)",
+        example="arca delete payments/api 2",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("version", metavar="VERSION", type=version_arg)
 
-    p = commands.add("restore", cmd_restore, "restore a soft-deleted version")
+    p = commands.add("restore", cmd_restore, "restore a soft-deleted version", example="arca restore payments/api 2")
     p.add_argument("name", metavar="NAME")
     p.add_argument("version", metavar="VERSION", type=version_arg)

@@ -33,9 +33,19 @@ export function versionDiff(before, after) {
 
 function shown(field, value) {
   if (value === null || value === undefined) return muted("(none)");
+  if (value === "") return [h("code", {}, '""'), muted(" (empty)")]; // a tag set to an empty value is a value
   if (field === "size") return `${humanSize(value)} (${value} bytes)`;
   if (field === "sha256") return h("code", { class: "wrap", title: value }, value);
+  if (field === "attestations") return attestationChips(value);
   return typeof value === "string" ? value : h("code", { class: "wrap" }, JSON.stringify(value));
+}
+
+/** A version's attestations as the version answer lists them (their types, or objects naming one), as chips. */
+function attestationChips(value) {
+  const types = (Array.isArray(value) ? value : [value]).map((a) =>
+    typeof a === "string" ? a : (a?.type ?? a?.name ?? JSON.stringify(a)),
+  );
+  return types.length ? types.map((type) => h("span", { class: "chip" }, type)) : muted("(none)");
 }
 
 /** A table of the changes, or a sentence when there are none. */

@@ -19,7 +19,10 @@ export function policyLines(policy) {
     );
   if (policy.require_rollout) lines.push("A new version arrives only through a rollout.");
   if (policy.approvals)
-    lines.push(`It moves only through a promotion approved by ${policy.approvals} other identities.`);
+    lines.push(
+      `It moves only through a promotion approved by ${policy.approvals} other ` +
+        `${policy.approvals === 1 ? "identity" : "identities"}.`,
+    );
   return lines.length ? lines : ["No rules."];
 }
 
@@ -42,8 +45,29 @@ async function decide(name, aliasName, promotion, verb) {
   window.dispatchEvent(new Event("arca:changed"));
 }
 
+/** Ask for a promotion of `aliasName` to `version` (a confirmation first); the promotion's state is flashed. */
+export async function requestPromotion(name, aliasName, version, body) {
+  const result = await confirmAction({
+    title: `Promote ${aliasName} to v${version}?`,
+    body,
+    confirmLabel: "Request",
+    run: (reason) =>
+      api("POST", artifactPath(name, "aliases", aliasName, "promotions"), { body: { version: Number(version), reason } }),
+  });
+  if (result === null) return;
+  flash(`promotion ${result.id}: ${result.state}`);
+  window.dispatchEvent(new Event("arca:changed"));
+}
+
 function requestForm(name, aliasName) {
-  const version = h("input", { id: "promote-version", required: true, pattern: "[0-9]{1,6}", inputmode: "numeric" });
+  const version = h("input", {
+    id: "promote-version",
+    required: true,
+    pattern: "[0-9]{1,6}",
+    inputmode: "numeric",
+    placeholder: "3",
+    autocomplete: "off",
+  });
   const form = h(
     "form",
     { class: "set-form" },
@@ -51,31 +75,30 @@ function requestForm(name, aliasName) {
     version,
     h("button", { type: "submit", class: "primary" }, "Request promotion…"),
   );
-  form.addEventListener("submit", async (event) => {
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const result = await confirmAction({
-      title: `Promote ${aliasName} to v${version.value}?`,
-      body: h("p", {}, "Applied at once when the policy asks for no approvals; pending otherwise."),
-      confirmLabel: "Request",
-      run: (reason) =>
-        api("POST", artifactPath(name, "aliases", aliasName, "promotions"), {
-          body: { version: Number(version.value), reason },
-        }),
-    });
-    if (result === null) return;
-    flash(`promotion ${result.id}: ${result.state}`);
-    window.dispatchEvent(new Event("arca:changed"));
+    requestPromotion(
+      name,
+      aliasName,
+      version.value,
+      h("p", {}, "Applied at once when the policy asks for no approvals; pending otherwise."),
+    );
   });
   return form;
 }
 
-/** The "Protection" section of an alias's page. */
-export async function protectionSection(name, aliasName) {
+/** The alias's policy and its pending promotions, read once for the whole page: {policy, pending}. */
+export async function readProtection(name, aliasName) {
   const path = artifactPath(name, "aliases", aliasName);
   const [policy, pending] = await Promise.all([
     optional(`${path}/policy`, (data) => typeof data?.revision === "number"),
     optional(`${path}/promotions`, (data) => Array.isArray(data?.promotions), { state: "pending" }),
   ]);
+  return { policy, pending: pending?.promotions ?? [] };
+}
+
+/** The "Protection" section of an alias's page, from `readProtection`. */
+export function protectionSection(name, aliasName, { policy, pending }) {
   const rules = policy
     ? [
         h("ul", { class: "policy" }, policyLines(policy).map((line) => h("li", {}, line))),
@@ -83,7 +106,7 @@ export async function protectionSection(name, aliasName) {
           who(policy.updated_by)),
       ]
     : [h("p", { class: "muted" }, "No policy: anyone allowed by IAM may move this alias.")];
-  const promotions = pending?.promotions ?? [];
+  const promotions = pending;
   const body = h("tbody");
   for (const p of promotions) {
     body.append(

@@ -1,9 +1,24 @@
 // The landing page: the registry as a list, one row per artifact (newest version, aliases with their split,
-// last change and who made it, tags), a search box and tag filters, paged. Built from existing reads only:
-// one listing page, then per artifact shown its summary, its aliases and the events since its last change.
+// last change and who made it, tags, which aliases are protected and how many promotions wait), a search box and
+// tag filters, paged. Built from existing reads only: one listing page, then per artifact shown its summary, its
+// aliases, the events since its last change, and each alias's policy (its pending promotions when it asks for
+// approvals).
 
 import { artifactPath, get, optional } from "./api.js";
-import { h, href, humanSize, moreButton, muted, section, table, vlabel, when, who } from "./ui.js";
+import {
+  eventAction,
+  eventActor,
+  h,
+  href,
+  humanSize,
+  moreButton,
+  muted,
+  section,
+  table,
+  vlabel,
+  when,
+  who,
+} from "./ui.js";
 
 export const PAGE_SIZE = 20;
 const DESCRIBE = {
@@ -49,7 +64,34 @@ async function artifactRow(name) {
       }).catch(() => null)
     : null;
   const newest = events?.events?.at(-1) ?? null;
-  return { name, summary, aliases, last: newest?.at ?? last, by: newest?.by ?? null, change: newest?.type ?? null };
+  return {
+    name,
+    summary,
+    aliases,
+    guards: await guardsOf(name, aliases),
+    last: newest?.at ?? last,
+    by: newest ? eventActor(newest) : null,
+    change: newest ? eventAction(newest) : null,
+  };
+}
+
+/** Each alias's protection, by alias name: {policy, pending} where it has a policy (its pending promotions are
+ * read only when the policy asks for approvals). An alias without a policy is left out. */
+async function guardsOf(name, aliases) {
+  const found = await Promise.all(
+    aliases.map(async (alias) => {
+      const path = artifactPath(name, "aliases", alias.alias);
+      const policy = await optional(`${path}/policy`, (data) => typeof data?.revision === "number").catch(() => null);
+      if (!policy) return null;
+      const pending = policy.approvals
+        ? await optional(`${path}/promotions`, (data) => Array.isArray(data?.promotions), { state: "pending" }).catch(
+            () => null,
+          )
+        : null;
+      return [alias.alias, { policy, pending: pending?.promotions?.length ?? 0 }];
+    }),
+  );
+  return Object.fromEntries(found.filter(Boolean));
 }
 
 function splitText(alias) {
@@ -90,11 +132,16 @@ function rowNode(row) {
       h("div", { class: "alias-cell" }, row.aliases.length
         ? row.aliases.map((alias) =>
             h(
-              "a",
-              { href: href.alias(name, alias.alias), class: "alias-split", title: `revision ${alias.revision}` },
-              h("span", { class: "chip alias" }, alias.alias),
-              " ",
-              splitText(alias),
+              "span",
+              { class: "alias-entry" },
+              h(
+                "a",
+                { href: href.alias(name, alias.alias), class: "alias-split", title: `revision ${alias.revision}` },
+                h("span", { class: "chip alias" }, alias.alias),
+                " ",
+                splitText(alias),
+              ),
+              guardBadges(row.guards?.[alias.alias]),
             ),
           )
         : muted("no aliases")),
@@ -106,6 +153,21 @@ function rowNode(row) {
       h("div", { class: "muted small" }, row.change ? `${row.change} · ` : "", who(row.by)),
     ),
   );
+}
+
+/** "protected" on an alias with a policy, and "N pending" when promotions wait for approval. */
+function guardBadges(guard) {
+  if (!guard) return null;
+  return [
+    h("span", { class: "chip guard", title: "an alias policy guards every move" }, "protected"),
+    guard.pending
+      ? h(
+          "span",
+          { class: "chip pending", title: "promotions waiting for approval" },
+          `${guard.pending} pending`,
+        )
+      : null,
+  ];
 }
 
 function hitsSection(title, hits) {

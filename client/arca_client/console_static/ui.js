@@ -75,6 +75,18 @@ export function who(arn) {
   return h("span", { class: "who", title: arn }, short);
 }
 
+/** An event's type as a person reads it: an aborted rollout is `rollout.aborted` (the feed records it as
+ * `rollout.rolled_back` with `detail.state` aborted), as `arca events` shows it. */
+export function eventAction(event) {
+  return event.type === "rollout.rolled_back" && event.detail?.state === "aborted" ? "rollout.aborted" : event.type;
+}
+
+/** Who acted: the approver of an approval or a rejection (its `detail.by`), else the event's `by`. */
+export function eventActor(event) {
+  const decided = event.type === "promotion.approved" || event.type === "promotion.rejected";
+  return decided && event.detail?.by ? event.detail.by : event.by;
+}
+
 export function tagChips(tags) {
   const entries = Object.entries(tags ?? {});
   return entries.length ? entries.map(([k, v]) => chip(v === "" ? k : `${k}=${v}`, "tag")) : null;
@@ -173,9 +185,19 @@ export function errorText(error) {
     `: ${error.message}`,
     error.requestId ? h("span", { class: "request-id" }, ` (request id ${error.requestId})`) : null,
     error.violations?.length
-      ? h("ul", { class: "violations" }, error.violations.map((v) => h("li", {}, h("strong", {}, v.rule), `: ${v.message}`)))
+      ? h(
+          "ul",
+          { class: "violations" },
+          error.violations.map((v) => h("li", {}, h("strong", {}, v.rule), `: ${inWords(v)}`)),
+        )
       : null,
   );
+}
+
+/** A policy's rule in the console's words: what to press, not the API route the message names for scripts. */
+function inWords(violation) {
+  const message = String(violation.message ?? "").replace(/\s*\((?:POST|PUT|GET|DELETE) [^)]*\)/g, "");
+  return violation.rule === "approvals" ? `${message}; ask with Request promotion (under Protection)` : message;
 }
 
 let flashTimer = 0;

@@ -3,7 +3,7 @@
 
 import { api, ApiError, apiUrl, artifactPath, get, optional } from "./api.js";
 import { diffTable, versionDiff } from "./diff.js";
-import { protectionSection } from "./guards.js";
+import { protectionSection, readProtection, requestPromotion } from "./guards.js";
 import { provenanceSections } from "./signing.js";
 import { retentionSection } from "./retention.js";
 import {
@@ -12,6 +12,8 @@ import {
   button,
   chip,
   confirmAction,
+  eventAction,
+  eventActor,
   fields,
   flash,
   h,
@@ -304,8 +306,8 @@ function eventsSection(name, newest) {
           "tr",
           {},
           h("td", {}, when(event.at)),
-          h("td", {}, chip(event.type, "event")),
-          h("td", {}, who(event.by)),
+          h("td", {}, chip(eventAction(event), "event")),
+          h("td", {}, who(eventActor(event))),
           h("td", {}, event.version === undefined || event.version === null ? "" : versionLink(name, event.version)),
           h("td", {}, event.alias ? aliasChip(name, event.alias) : ""),
         ),
@@ -578,36 +580,57 @@ function pointAliasForm(name, version, aliases) {
 
 export async function aliasView({ name, alias: aliasName }) {
   const path = artifactPath(name, "aliases", aliasName);
-  const [alias, history, rollout, protection] = await Promise.all([
+  const [alias, history, rollout, guard] = await Promise.all([
     optional(path, (data) => typeof data?.revision === "number"), // a deleted alias keeps its history
     get(`${path}/history`),
     optional(`${path}/rollout`, (data) => typeof data?.state === "string"),
-    protectionSection(name, aliasName),
+    readProtection(name, aliasName),
   ]);
   const preview = alias ? await changesPreview(name, alias, history.history ?? []) : null;
+  // Under a policy that asks for approvals, only an approved promotion moves the alias: its actions ask for one.
+  const approvals = guard.policy?.approvals ?? 0;
   return {
     title: `${name} ${aliasName}`,
     crumbs: nameCrumbs(name, [aliasName, href.alias(name, aliasName)]),
     node: [
-      h("h1", {}, h("code", {}, name), h("span", { class: "alias-badge" }, aliasName)),
+      h(
+        "h1",
+        {},
+        h("code", {}, name),
+        h("span", { class: "alias-badge" }, aliasName),
+        guard.policy ? chip("protected", "guard") : null,
+      ),
       alias
-        ? currentAlias(name, alias, history.history ?? [])
+        ? currentAlias(name, alias, history.history ?? [], approvals)
         : section("Now", h("p", {}, "This alias is deleted; its history remains.")),
+      // What guards the alias comes before anything a person might try on it.
+      protectionSection(name, aliasName, guard),
       preview,
       alias ? downloadSection(name, aliasName) : null,
       rollout ? rolloutSection(rollout) : null,
-      protection,
       historySection(name, aliasName, alias, history),
-      alias ? setAliasSection(name, alias) : null,
+      alias ? setAliasSection(name, alias, approvals) : null,
     ],
   };
 }
 
-function currentAlias(name, alias, revisions) {
+function currentAlias(name, alias, revisions, approvals) {
   const canary = alias.secondary_version !== null && alias.secondary_version !== undefined;
   const actions = [];
-  if (canary)
+  if (canary && approvals) {
+    const label = `Request promotion of ${vlabel(alias.secondary_version)}…`;
+    const body = h(
+      "p",
+      {},
+      `The policy moves ${alias.alias} only through a promotion approved by ${approvals} other ` +
+        `${approvals === 1 ? "identity" : "identities"}: this asks for one, pending until approved.`,
+    );
+    actions.push(
+      button(label, () => requestPromotion(name, alias.alias, alias.secondary_version, body), "primary"),
+    );
+  } else if (canary) {
     actions.push(button(`Promote ${vlabel(alias.secondary_version)}…`, () => promote(name, alias), "primary"));
+  }
   const previous = revisions.find((r) => r.revision < alias.revision && !r.deleted);
   if (alias.revision > 1) actions.push(rollbackButton(name, alias, previous, "Roll back…"));
   return section(
@@ -712,7 +735,7 @@ function rollbackButton(name, alias, to, label, cls) {
   return button(label, rollback, cls);
 }
 
-function setAliasSection(name, alias) {
+function setAliasSection(name, alias, approvals) {
   const canary = alias.secondary_version !== null && alias.secondary_version !== undefined;
   const target = { pattern: "[0-9]{1,6}|LATEST", inputmode: "numeric", autocomplete: "off" };
   const version = h("input", { id: "set-version", required: true, value: String(alias.version), ...target });
@@ -766,6 +789,13 @@ function setAliasSection(name, alias) {
   return section(
     "Set",
     h("p", { class: "muted" }, "Point the alias elsewhere, or split its traffic with a canary."),
+    approvals
+      ? h(
+          "p",
+          { class: "muted small guard-note" },
+          "Its policy refuses a direct move: request a promotion in Protection above (a rollback stays allowed).",
+        )
+      : null,
     form,
   );
 }

@@ -88,9 +88,14 @@ def name_key(name: str) -> Key:
     return {"pk": NAMES_PK, "sk": name}
 
 
+def receipt_pk(scope: str) -> str:
+    """A caller's idempotency records: partition `__idem#<scope>` (`#` is in no name)."""
+    return f"__idem#{scope}"
+
+
 def receipt_key(scope: str, key: str) -> Key:
     """An idempotency record: partition `__idem#<scope>` (the caller), sort key the client's key."""
-    return {"pk": f"__idem#{scope}", "sk": key}
+    return {"pk": receipt_pk(scope), "sk": key}
 
 
 def dir_pk(parent: str) -> str:
@@ -255,7 +260,7 @@ def version_index_attributes(name: str, version: int, sha256: str, created_at: s
     return {
         "gsi1pk": content_search_pk(sha256),
         "gsi1sk": version_search_sk(name, version),
-        "gsi2pk": name,
+        "gsi2pk": artifact_pk(name),
         "gsi2sk": time_sk(created_at, version),
     }
 
@@ -296,7 +301,8 @@ def decode_index_token(token: str, scope: str, *, index: str, pk: str, within: C
 # Attestations (documents about a version: provenance, SBOMs, test reports).
 #
 # One item per attestation in the artifact's partition `__<name>-attestations`, sort key `%06d#<id>` (the
-# version, then the attestation's id, the sha256 of its content), so one Query with the version's prefix reads
+# version, then the attestation's id, the sha256 of its type and its content's sha256; attestations made before
+# ids took the type in keep the content's sha256 as theirs), so one Query with the version's prefix reads
 # a version's attestations and expiry finds them all. Their bytes live under the version's own S3 prefix, so
 # they go with the version and no other version's bytes are ever shared with them.
 
@@ -329,8 +335,12 @@ def attestation_blob_key(name: str, version: int, attestation_id: str) -> str:
 # so one Query with the alias's prefix, backwards, lists an alias's promotions newest first.
 
 
+def policy_pk(name: str) -> str:
+    return f"__{name}-policy"
+
+
 def policy_key(name: str, alias: str) -> Key:
-    return {"pk": f"__{name}-policy", "sk": alias}
+    return {"pk": policy_pk(name), "sk": alias}
 
 
 def promotions_pk(name: str) -> str:
@@ -427,7 +437,44 @@ def blob_count_key(name: str, sha256: str) -> Key:
     return {"pk": blobs_pk(name), "sk": sha256}
 
 
+# The scheduled sweep's progress: `__retention-` with the suffix `-sweep` is no artifact's partition (`retention` is a
+# reserved word, and no partition of a name ends in `-sweep`).
+SWEEP_PK = "__retention-sweep"
+
+
 def sweep_key() -> Key:
-    """The scheduled sweep's progress: one item (where the current pass goes on, when it started). `__retention-`
-    with the suffix `-sweep` is no artifact's partition (names never start with `_`)."""
-    return {"pk": "__retention-sweep", "sk": "cursor"}
+    """The scheduled sweep's progress: one item (where the current pass goes on, when it started)."""
+    return {"pk": SWEEP_PK, "sk": "cursor"}
+
+
+# Every partition of the base table, by what it holds: those of one artifact's name, and the others (each built
+# from something that is not a name). The partition-collision tests walk these, and a test fails for a builder
+# left out of them.
+NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
+    "artifact": artifact_pk,
+    "aliases": alias_pk,
+    "history": history_pk,
+    "events": events_pk,
+    "rollouts": rollout_pk,
+    "links to it": links_pk,
+    "tags": tags_pk,
+    "attestations": attestations_pk,
+    "policies": policy_pk,
+    "promotions": promotions_pk,
+    "uploads": uploads_pk,
+    "retention": retention_pk,
+    "content counts": blobs_pk,
+}
+OTHER_PARTITIONS: dict[str, Callable[[str], str]] = {
+    "names": lambda _: NAMES_PK,
+    "idempotency records (by caller)": receipt_pk,
+    "folders (by parent prefix)": dir_pk,
+    "sweep": lambda _: SWEEP_PK,
+}
+# The search index's partitions (gsi1pk), by what they find; the time index (gsi2pk) is partitioned by name.
+INDEX_PARTITIONS: dict[str, Callable[[str, str], str]] = {
+    "content": lambda sha256, _: content_search_pk(sha256),
+    "version tags": version_tag_search_pk,
+    "artifact tags": artifact_tag_search_pk,
+    "retention policies": lambda *_: RETENTION_INDEX_PK,
+}

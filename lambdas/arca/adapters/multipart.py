@@ -113,6 +113,20 @@ class Multipart:
             raise _translate(error) from error
         return True
 
+    def read(self, key: str, start: int, end: int) -> bytes:
+        """Bytes `start` to `end` (exclusive) of the object at `key` (a ranged GetObject). ConflictError when the
+        object is gone (collected, or expired as an unpublished upload)."""
+        try:
+            answer = self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end - 1}")
+        except ClientError as error:
+            if str(error.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
+                raise ConflictError("the assembled object is gone; POST …/uploads again", field="sha256") from None
+            raise _translate(error) from error
+        data: bytes = answer["Body"].read()
+        if len(data) != end - start:
+            raise ConflictError(f"S3 answered {len(data)} bytes of a range of {end - start}", field="sha256")
+        return data
+
     def abort(self, key: str, upload: str) -> None:
         """Abort `upload` and free its parts; an upload S3 no longer has is already gone."""
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -24,6 +24,29 @@ class CloudWatchAlarms:
         self._factory = client
         self._client: Any = None
 
+    def missing(self, names: Sequence[str]) -> list[str]:
+        """The names among `names` that no alarm (metric or composite) has, in their order."""
+        if not names:
+            return []
+        found: set[str] = set()
+        for page in self._read(names):
+            found.update(str(a["AlarmName"]) for a in (*page.get("MetricAlarms", ()), *page.get("CompositeAlarms", ())))
+        return [name for name in names if name not in found]
+
+    def _read(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """DescribeAlarms of `names`, page by page; throttling is a ThrottledError."""
+        if self._client is None:
+            self._client = self._factory()
+        try:
+            yield from self._client.get_paginator("describe_alarms").paginate(
+                AlarmNames=list(names), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
+            )
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code in _THROTTLED:
+                raise ThrottledError("CloudWatch is busy; retry later", details={"aws_code": code}) from error
+            raise
+
     def firing(self, names: Sequence[str]) -> tuple[str, str] | None:
         """The first of `names` in ALARM, else the first that does not exist, as (name, why); None when every
         one exists and none is in ALARM. A missing alarm stops the rollout as a firing one does (fails closed):
@@ -31,22 +54,11 @@ class CloudWatchAlarms:
         if not names:
             return None
         found: set[str] = set()
-        if self._client is None:
-            self._client = self._factory()
-        try:
-            pages = self._client.get_paginator("describe_alarms").paginate(
-                AlarmNames=list(names), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
-            )
-            for page in pages:
-                for alarm in (*page.get("MetricAlarms", ()), *page.get("CompositeAlarms", ())):
-                    found.add(str(alarm["AlarmName"]))
-                    if alarm.get("StateValue") == "ALARM":
-                        return str(alarm["AlarmName"]), "is in ALARM"
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            if code in _THROTTLED:
-                raise ThrottledError("CloudWatch is busy; retry later", details={"aws_code": code}) from error
-            raise
+        for page in self._read(names):
+            for alarm in (*page.get("MetricAlarms", ()), *page.get("CompositeAlarms", ())):
+                found.add(str(alarm["AlarmName"]))
+                if alarm.get("StateValue") == "ALARM":
+                    return str(alarm["AlarmName"]), "is in ALARM"
         missing = [name for name in names if name not in found]
         return (missing[0], "does not exist") if missing else None
 

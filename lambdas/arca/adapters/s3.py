@@ -56,6 +56,9 @@ OTHER_BYTES = (
 _CHANGED = frozenset({"412", "PreconditionFailed"})
 _THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
+# The version id S3 gives the objects of a bucket that was never versioned; DeleteObjects takes 1,000 keys a call.
+NULL_VERSION = "null"
+_DELETE_PAGE = 1000
 
 
 def hex_to_b64(sha256_hex: str) -> str:
@@ -165,14 +168,14 @@ class Blobs:
             modified=head.get("LastModified"),
         )
 
-    def verify(self, key: str, sha256_hex: str, size: int) -> BlobStat:
+    def verify(self, key: str, sha256_hex: str, size: int, *, stat: BlobStat | None = None) -> BlobStat:
         """Check that the blob is stored with this size and these bytes; never changes the object.
 
-        On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call. Where no
-        checksum was kept (moto, or an object put by other means) the bytes are streamed and hashed.
-        Raises ConflictError when nothing is stored; ValidationError(size|sha256) on a mismatch.
+        On AWS, S3 stored the signed SHA-256 checksum and HeadObject returns it: one call (none when its `stat` was
+        read already). Where no checksum was kept (moto, or an object put by other means) the bytes are streamed
+        and hashed. Raises ConflictError when nothing is stored; ValidationError(size|sha256) on a mismatch.
         """
-        stat = self.stat(key)
+        stat = stat or self.stat(key)
         if stat is None:
             raise ConflictError(NOT_UPLOADED, field="sha256")
         if stat.size != size:
@@ -199,21 +202,26 @@ class Blobs:
         self._untaggable(key, stat)
         return True
 
-    def keep(self, key: str, stat: BlobStat) -> None:
+    def keep(self, key: str, stat: BlobStat, *, in_parts: bool = False) -> None:
         """Make the verified blob `stat` permanent: no upload tag (the lifecycle rule never expires it), no
         unsigned header. Never deletes.
 
         A young upload loses its tag (one DeleteObjectTagging, idempotent). An object with unsigned headers,
         or an upload old enough to be near its expiry, is rewritten in place (a server-side copy of the same
-        bytes, conditioned on its ETag, with a fresh date and neither tag nor headers). Called before the
-        write that references the blob: a crash in between leaves a kept blob nothing references, never a
-        referenced blob that expires. Raises ConflictError when the object is gone, changed since `stat`, or
-        an upload past its expiry.
+        bytes, conditioned on its ETag, with a fresh date and neither tag nor headers). Multipart content
+        (`in_parts`) is never copied: a copy would replace S3's composite checksum of its parts, the layout's
+        identity (and CopyObject stops at 5 GB), so it loses its tag in place whatever its age under 7 days
+        (Arca creates its upload, so it carries no unsigned header). Called before the write that references
+        the blob: a crash in between leaves a kept blob nothing references, never a referenced blob that
+        expires. Raises ConflictError when the object is gone, changed since `stat`, or an upload past its
+        expiry.
         """
         tagged = self._untaggable(key, stat)
-        if stat.unsigned or tagged:
+        if not in_parts and (stat.unsigned or tagged):
             self._rewrite(key, stat)
-        elif tagged is None:
+        elif tagged is None or tagged:
+            # S3 expires an object no sooner than 7 days after its creation (it rounds up to the next midnight
+            # UTC), and `_untaggable` refused one that old: the tag goes before the rule can apply to it.
             self._call(self.client.delete_object_tagging, Bucket=self.bucket, Key=key)
 
     def _untaggable(self, key: str, stat: BlobStat) -> bool | None:
@@ -295,6 +303,36 @@ class Blobs:
             self.client.delete_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
             raise _translate(error) from error
+
+    def current_versions(self, prefix: str) -> list[tuple[str, str]]:
+        """(key, version id) of every current object under `prefix` (ListObjectVersions; an unversioned bucket's
+        objects have the version id `null`)."""
+        found: list[tuple[str, str]] = []
+        try:
+            for page in self.client.get_paginator("list_object_versions").paginate(Bucket=self.bucket, Prefix=prefix):
+                found += [
+                    (str(v["Key"]), str(v.get("VersionId") or NULL_VERSION))
+                    for v in page.get("Versions", [])
+                    if v.get("IsLatest")
+                ]
+        except ClientError as error:
+            raise _translate(error) from error
+        return found
+
+    def delete_versions(self, objects: list[tuple[str, str]]) -> None:
+        """Delete exactly these object versions (key, version id), 1,000 a call; safe to repeat. On a versioned
+        bucket a version written since (a new upload of the same key) is left alone; an unversioned bucket's
+        objects (`null`) are deleted by key."""
+        for start in range(0, len(objects), _DELETE_PAGE):
+            listed = [
+                {"Key": key} if version == NULL_VERSION else {"Key": key, "VersionId": version}
+                for key, version in objects[start : start + _DELETE_PAGE]
+            ]
+            try:
+                answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": listed, "Quiet": True})
+            except ClientError as error:
+                raise _translate(error) from error
+            _refuse_errors([e for e in answer.get("Errors") or [] if str(e.get("Code")) != "NoSuchVersion"])
 
     def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
         """Delete every object under `prefix`, 1,000 per DeleteObjects call; safe to repeat.

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -21,6 +21,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from arca.api.params import JSON
 from arca.api.routing import NoRouteError, Route, Router, canonical_path, match
 from arca.domain.errors import (
     ConflictError,
@@ -28,6 +29,7 @@ from arca.domain.errors import (
     InternalError,
     MethodNotAllowed,
     NotFoundError,
+    NotYetImplementedError,
     PayloadTooLargeError,
     PolicyViolation,
     PreconditionFailedError,
@@ -52,8 +54,8 @@ STATUS: dict[type[RegistryError], int] = {
     MethodNotAllowed: 405,
     UnsupportedMediaTypeError: 415,
     ThrottledError: 503,
+    NotYetImplementedError: 501,
 }
-JSON = "application/json"
 # Direct invocations carry these headers as plain fields.
 DIRECT_HEADERS = {"if_match": "If-Match", "if_none_match": "If-None-Match", "idempotency_key": "Idempotency-Key"}
 _WITHOUT_BODY = frozenset({"GET", "DELETE", "HEAD"})
@@ -98,10 +100,10 @@ def validation_error(errors: list[Any]) -> ValidationError:
 def _no_route_error(method: str, path: str) -> tuple[RegistryError, tuple[str, ...]]:
     """Why no route serves a request, with the methods the path has: the reserved word the name holds (400), the
     method (405, with the path's methods), or the path (404)."""
-    from arca.routes import NoRouteError, match  # the whole table, read only on this error path
+    from arca.api.functions import table  # every function's routes, read only on this error path
 
     try:
-        match(method, path)
+        match(table(), method, path)
         allowed: tuple[str, ...] = ()
     except NoRouteError as missing:
         if missing.reserved is not None:
@@ -112,12 +114,18 @@ def _no_route_error(method: str, path: str) -> tuple[RegistryError, tuple[str, .
     return MethodNotAllowed(f"{method} is not allowed on {path}"), allowed
 
 
-def build_app(router: Router) -> APIGatewayRestResolver:
-    """The resolver of one function: its router, request counting, and the error handlers."""
+def _resolver(routers: Iterable[Router]) -> APIGatewayRestResolver:
     # json.dumps' own separators, as the error bodies and every earlier answer of the API.
     app = APIGatewayRestResolver(enable_validation=True, serializer=json.dumps)
-    app.include_router(router)
-    operations = {(r.method, r.path): r.operation for r in router.routes}
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def build_app(operations: Mapping[tuple[str, str], str], routers: Iterable[Router] = ()) -> APIGatewayRestResolver:
+    """The resolver of one function: its routers, request counting (by `operations`, (method, path) -> operation,
+    read at each request: routers may join the app later), and the error handlers."""
+    app = _resolver(routers)
 
     def request_id() -> str:
         return str(app.current_event.request_context.request_id or "")
@@ -181,13 +189,16 @@ def build_app(router: Router) -> APIGatewayRestResolver:
     return app
 
 
-def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """An API Gateway proxy event: the name folded into one parameter, then Powertools routes it once.
+def resolve_http(
+    app: APIGatewayRestResolver, routes: Iterable[Route], event: dict[str, Any], context: LambdaContext
+) -> dict[str, Any]:
+    """An API Gateway proxy event: the name (and any parameter of `routes` that spans several segments) folded into
+    one parameter, then Powertools routes it once.
 
     Bodies are JSON only. Powertools would also parse forms and multipart bodies (and fail on a multipart
     type without a boundary), so any other declared type is handed on as one it refuses: a 415.
     """
-    event = {**event, "path": canonical_path(str(event.get("path") or "/"))}
+    event = {**event, "path": canonical_path(str(event.get("path") or "/"), routes)}
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     declared = str(headers.get("content-type") or "").strip().lower()
     if event.get("body") and declared and not declared.startswith(JSON):
@@ -196,10 +207,16 @@ def resolve_http(app: APIGatewayRestResolver, event: dict[str, Any], context: La
     return app.resolve(event, context)
 
 
-def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any], context: LambdaContext) -> Any:
+def invoke(
+    app: APIGatewayRestResolver,
+    function: str,
+    routes: tuple[Route, ...],
+    event: Mapping[str, Any],
+    context: LambdaContext,
+) -> Any:
     """Direct invocation: the same route, validation and answer; an error is raised as its registry class."""
-    route = _direct_route(router, event)
-    response = resolve_http(app, _proxy_event(router, route, event, context), context)
+    route = _direct_route(function, routes, event)
+    response = resolve_http(app, routes, _proxy_event(routes, route, event, context), context)
     payload = json.loads(response["body"]) if response.get("body") else {}
     if response["statusCode"] >= 400:
         error = dict(payload["error"])
@@ -209,15 +226,13 @@ def invoke(app: APIGatewayRestResolver, router: Router, event: Mapping[str, Any]
     return payload
 
 
-def _direct_route(router: Router, event: Mapping[str, Any]) -> Route:
+def _direct_route(function: str, routes: tuple[Route, ...], event: Mapping[str, Any]) -> Route:
     """The route a direct invocation names, once the event has its path parameters and no identity of its own."""
-    routes = {r.operation: r for r in router.routes}
-    route = routes.get(str(event["operation"]))
+    named = {r.operation: r for r in routes}
+    route = named.get(str(event["operation"]))
     if route is None:
         count_request("invalid_operation")
-        raise ValidationError(
-            f"operation must be one of {sorted(routes)} for function {router.function}", field="operation"
-        )
+        raise ValidationError(f"operation must be one of {sorted(named)} for function {function}", field="operation")
     if "identity" in event:
         raise ValidationError(
             "identity: cannot be chosen by the caller; a direct invocation is recorded as direct:<function ARN>",
@@ -229,11 +244,13 @@ def _direct_route(router: Router, event: Mapping[str, Any]) -> Route:
     return route
 
 
-def _proxy_event(router: Router, route: Route, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+def _proxy_event(
+    routes: tuple[Route, ...], route: Route, event: Mapping[str, Any], context: LambdaContext
+) -> dict[str, Any]:
     """The API Gateway proxy event of a direct invocation: path parameters, the direct headers, and the other fields
     as the query (methods without a body) or as the JSON body."""
     params = {p: str(event[p]) for p in route.params}
-    path = _path_of(router, route, params)
+    path = _path_of(routes, route, params)
     fields = {k: v for k, v in event.items() if k not in ("operation", *params)}
     headers = {DIRECT_HEADERS[k]: str(fields.pop(k)) for k in list(fields) if k in DIRECT_HEADERS}
     query = {k: _text(v) for k, v in fields.items()} if route.method in _WITHOUT_BODY else {}
@@ -256,7 +273,7 @@ def _proxy_event(router: Router, route: Route, event: Mapping[str, Any], context
     }
 
 
-def _path_of(router: Router, route: Route, params: dict[str, str]) -> str:
+def _path_of(routes: tuple[Route, ...], route: Route, params: dict[str, str]) -> str:
     """The request path of `route` for these parameters, validated first, so that the operation run is the one
     named: a value that would read as more of the path (`{"operation": "purge", "name": "x/versions/1"}`) is a
     400 naming its parameter, never another route."""
@@ -267,7 +284,7 @@ def _path_of(router: Router, route: Route, params: dict[str, str]) -> str:
             raise ValidationError(f"{param}: must be one path segment", field=param)
     path = route.fill(params)
     try:
-        found, read = match(router.routes, route.method, path)
+        found, read = match(routes, route.method, path)
     except NoRouteError:
         found, read = None, {}
     if found != route or read != params:

@@ -7,18 +7,25 @@ fields, before anything is read or written.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.parser import event_parser
+from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca import wiring
+from arca.api import dependencies
 from arca.domain.driver import DriverEvent
 from arca.observability import logger
 
+if TYPE_CHECKING:
+    from arca.services.rollouts import Rollouts
 
-@event_parser(model=DriverEvent)
-def handle(event: DriverEvent, context: LambdaContext) -> dict[str, Any]:
-    progress = wiring.rollouts().drive(event).model_dump()
-    logger.info("rollout step", extra={"event": event.model_dump(), "progress": progress})
+
+def handle(
+    event: dict[str, Any], context: LambdaContext, rollouts: Callable[[], Rollouts] = dependencies.rollouts
+) -> dict[str, Any]:
+    """The next step's event; `rollouts` provides the service (the composition root's, unless a test gives one)."""
+    parsed = parse(event=event, model=DriverEvent)
+    progress = rollouts().drive(parsed).model_dump()
+    logger.info("rollout step", extra={"event": parsed.model_dump(), "progress": progress})
     return progress

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.depends import Depends
@@ -21,9 +22,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.event_handler.request import Request
 from pydantic import BaseModel
 
-from arca import wiring
 from arca.api.caller import Caller
+from arca.api.dependencies import IdempotencyService
+from arca.api.params import JSON
 from arca.domain.receipts import KEY_PATTERN, Answer, Receipt, Seal
+
+if TYPE_CHECKING:
+    from arca.services.idempotency import Idempotency
 
 T = TypeVar("T")
 # The header as a route declares it (so it is validated and documented); the receipt is built from it.
@@ -36,22 +41,29 @@ IdempotencyKey = Annotated[
         pattern=KEY_PATTERN,
     ),
 ]
-JSON = "application/json"
 # Headers that change what a write does, so they are part of the request's fingerprint.
 _CONDITIONS = ("if-match", "if-none-match")
 
 
-def receipt(request: Request, caller: Caller) -> Receipt | None:
+@dataclass(frozen=True)
+class Keyed:
+    """A request's Idempotency-Key as a receipt, and the service that keeps its answer."""
+
+    receipt: Receipt
+    service: Idempotency
+
+
+def receipt(request: Request, caller: Caller, idempotency: IdempotencyService) -> Keyed | None:
     """The request's Idempotency-Key as a receipt, None without one. Keys are scoped by caller, so two callers'
     keys never meet."""
     headers = {k.lower(): v for k, v in request.headers.items()}
     key = headers.get("idempotency-key")
     if key is None:
         return None
-    return wiring.idempotency().receipt(caller or "anonymous", key, _fingerprint(request, headers))
+    return Keyed(idempotency.receipt(caller or "anonymous", key, _fingerprint(request, headers)), idempotency)
 
 
-Idempotent = Annotated[Receipt | None, Depends(receipt)]
+Idempotent = Annotated[Keyed | None, Depends(receipt)]
 
 
 def answer(body: BaseModel, status: int = 200) -> Answer:
@@ -70,7 +82,7 @@ def respond(
 
 
 def idempotent(
-    key: Receipt | None,
+    key: Keyed | None,
     write: Callable[[Seal | None], T],
     render: Callable[[T], Answer],
     headers: Callable[[dict[str, Any]], dict[str, str]] = lambda _: {},
@@ -81,7 +93,7 @@ def idempotent(
     """
     if key is None:
         return respond(render(write(None)), headers)
-    done = wiring.idempotency().once(key, lambda: write(Seal(key, render)))
+    done = key.service.once(key.receipt, lambda: write(Seal(key.receipt, render)))
     if isinstance(done, Answer):
         return respond(done, headers, replayed=True)
     return respond(render(done), headers)

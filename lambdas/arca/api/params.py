@@ -87,6 +87,8 @@ IfMatch = Annotated[
     Header(alias="If-Match", description="alias revision (the ETag), quoted or not", pattern=r'^(W/)?"?[0-9]{1,9}"?$'),
 ]
 IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", pattern=r"^\*$")]
+# The one content type of the API's bodies.
+JSON = "application/json"
 
 
 def in_utc(moment: datetime | None) -> datetime | None:

@@ -3,8 +3,13 @@
 Artifact names contain `/`, and API Gateway's greedy `{proxy+}` can only end a path, so it cannot send
 `…/aliases/x` and `…/versions` of the same name to different functions. Names never contain a reserved
 word as a segment (arca.domain.names), so the first reserved segment ends the name: that is how a path
-is read, why CDK can spell `{name}` as one to eight path parameters, and how `canonical_path` folds the
+is read, why CDK spells `{name}` as one to eight path parameters, and how `canonical_path` folds the
 name into one Powertools parameter.
+
+A route family (`Family`) is the part of the API below one prefix that API Gateway hands to one greedy
+`{proxy+}` resource per method, and that the function then routes itself: every route below the prefix costs
+API Gateway nothing more. Below `/artifacts/{name}/<word>` the name is read as above; elsewhere (`/v2`, `/hf`)
+a family names the parameters that span several segments, and a path is read against its routes' shapes.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
@@ -21,6 +27,42 @@ from arca.domain.names import MAX_SEGMENTS, RESERVED_SEGMENTS
 
 F = TypeVar("F", bound=Callable[..., Any])
 _PARAM = re.compile(r"^\{(\w+)\}$")
+NAME = "{name}"
+GREEDY = "{proxy+}"
+
+
+def _expand(path: str) -> list[str]:
+    """API Gateway resource paths of `path`: `{name}` as `{n1}`, `{n1}/{n2}`, … up to eight levels."""
+    if NAME not in path:
+        return [path]
+    return [
+        path.replace(NAME, "/".join(f"{{n{i}}}" for i in range(1, depth + 1))) for depth in range(1, MAX_SEGMENTS + 1)
+    ]
+
+
+@dataclass(frozen=True)
+class Family:
+    """Every path below `prefix`, served by one greedy resource (`<prefix>/{proxy+}`) and routed in the function.
+
+    `spans` are the path parameters of the family's routes that take several segments, with their bounds (None:
+    no upper bound); below `/artifacts/{name}/…` the name is read by its reserved words instead.
+    """
+
+    prefix: str
+    spans: tuple[tuple[str, int, int | None], ...] = ()
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.prefix.strip("/").split("/"))
+
+    def api_paths(self) -> list[str]:
+        """The greedy resource at each name depth (one when the prefix holds no name)."""
+        return _expand(f"{self.prefix}/{GREEDY}")
+
+    def holds(self, segments: Iterable[str]) -> bool:
+        """Whether a path (its segments, the name read as `{name}`) lies strictly below the prefix."""
+        found = tuple(segments)
+        return len(found) > len(self.segments) and found[: len(self.segments)] == self.segments
 
 
 @dataclass(frozen=True)
@@ -30,6 +72,8 @@ class Route:
     function: str
     operation: str
     summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
+    stub: bool = field(default=False, compare=False)  # a placeholder of a later feature: 501, undocumented
+    family: Family | None = field(default=None, compare=False)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -40,42 +84,96 @@ class Route:
         return tuple(m.group(1) for s in self.segments if (m := _PARAM.match(s)))
 
     def api_paths(self) -> list[str]:
-        """API Gateway resource paths: `{name}` expanded to `{n1}`, `{n1}/{n2}`, … up to eight levels."""
-        if "{name}" not in self.path:
-            return [self.path]
-        return [
-            self.path.replace("{name}", "/".join(f"{{n{i}}}" for i in range(1, depth + 1)))
-            for depth in range(1, MAX_SEGMENTS + 1)
-        ]
+        """API Gateway resource paths that serve this route: its family's greedy resource, else the route's own
+        path with `{name}` expanded to `{n1}`, `{n1}/{n2}`, … up to eight levels."""
+        return self.family.api_paths() if self.family is not None else _expand(self.path)
 
     def fill(self, params: dict[str, str]) -> str:
         """The request path for these parameter values (names with plain slashes)."""
         return "/" + "/".join(params[m.group(1)] if (m := _PARAM.match(s)) else s for s in self.segments)
 
+    @cached_property
+    def reading(self) -> re.Pattern[str] | None:
+        """The path shape of a route whose parameters span several segments (its family's `spans`), else None."""
+        spans = {name: (low, high) for name, low, high in (self.family.spans if self.family else ())}
+        if not spans:
+            return None
+        parts = []
+        for segment in self.segments:
+            found = _PARAM.match(segment)
+            if found is None:
+                parts.append(re.escape(segment))
+            elif found.group(1) in spans:
+                low, high = spans[found.group(1)]
+                more = f"{{{low - 1},{'' if high is None else high - 1}}}"
+                parts.append(f"(?P<{found.group(1)}>[^/]+(?:/[^/]+){more})")
+            else:
+                parts.append(f"(?P<{found.group(1)}>[^/]+)")
+        return re.compile("/" + "/".join(parts))
+
+
+class Declared(NamedTuple):
+    """A route as its router declares it; the function table (arca.api.functions) says which function serves it."""
+
+    method: str
+    path: str
+    operation: str
+    summary: str
+    stub: bool
+
 
 class Router(APIGatewayRouter):
-    """A Powertools router for one Lambda function that also records each declaration as a Route.
+    """A Powertools router for one resource's routes of one Lambda function, recording each declaration.
 
-    The records are the route table (arca.routes): the CDK API, the local server and direct invocation
-    read them, so a route exists exactly where it is declared.
+    The records become the route table (arca.api.functions): the CDK API, the local server and direct invocation
+    read them, so a route exists exactly where it is declared. `stub=True` declares a placeholder of a later
+    feature: it is routed and deployed, but left out of the OpenAPI document.
     """
 
-    def __init__(self, function: str) -> None:
+    def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.function = function
-        self.routes: list[Route] = []
+        self.declared: list[Declared] = []
 
-    def route(self, rule: str, method: Any, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+    def route(self, rule: str, method: Any, *args: Any, stub: bool = False, **kwargs: Any) -> Callable[[F], F]:
+        if stub:
+            kwargs["include_in_schema"] = False
         register = super().route(rule, method, *args, **kwargs)
         path = re.sub(r"<(\w+)>", r"{\1}", rule)
 
         def record(func: F) -> F:
             for verb in (method,) if isinstance(method, str) else method:
                 summary = (func.__doc__ or "").strip().split("\n")[0]
-                self.routes.append(Route(verb.upper(), path, self.function, func.__name__, summary))
+                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub))
             return register(func)
 
         return record
+
+
+def bind(function: str, routers: Iterable[Router], families: Iterable[Family]) -> tuple[Route, ...]:
+    """The routes of `function`'s routers, each with the family it lies in."""
+    families = tuple(families)
+    routes = []
+    for router in routers:
+        for d in router.declared:
+            family = next((f for f in families if f.holds(d.path.strip("/").split("/"))), None)
+            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family))
+    return tuple(routes)
+
+
+def family_functions(routes: Iterable[Route]) -> dict[Family, dict[str, str]]:
+    """Each family's methods and the one function each goes to (API Gateway has one integration per method of
+    a resource); ValueError when two functions would serve one method of a family."""
+    found: dict[Family, dict[str, str]] = {}
+    for route in routes:
+        if route.family is None:
+            continue
+        methods = found.setdefault(route.family, {})
+        if methods.setdefault(route.method, route.function) != route.function:
+            raise ValueError(
+                f"{route.method} below {route.family.prefix} would go to both {methods[route.method]} and "
+                f"{route.function}: one family method is one function"
+            )
+    return found
 
 
 class NoRouteError(LookupError):
@@ -84,13 +182,19 @@ class NoRouteError(LookupError):
     `reserved` is set when the path matches no route, but would match one with this method had a reserved
     word been part of the name (`PUT /artifacts/team/latest/app/latest`): the client wrote a name with a
     reserved segment, which is bad input (400 naming the word), not a missing route.
+
+    `function` is set when the path lies in a route family that has this method: API Gateway hands the request
+    to that function anyway (the family's greedy resource), and the function answers.
     """
 
-    def __init__(self, path: str, allowed: tuple[str, ...] = (), reserved: str | None = None) -> None:
+    def __init__(
+        self, path: str, allowed: tuple[str, ...] = (), reserved: str | None = None, function: str | None = None
+    ) -> None:
         super().__init__(path)
         self.path = path
         self.allowed = allowed
         self.reserved = reserved
+        self.function = function
 
 
 def split_name(path: str) -> tuple[str | None, list[str]]:
@@ -105,31 +209,58 @@ def split_name(path: str) -> tuple[str | None, list[str]]:
     end = next((i for i, segment in enumerate(rest) if segment in RESERVED_SEGMENTS), len(rest))
     if end == 0:
         return None, segments
-    return "/".join(rest[:end]), ["artifacts", "{name}", *rest[end:]]
+    return "/".join(rest[:end]), ["artifacts", NAME, *rest[end:]]
 
 
-def canonical_path(path: str) -> str:
-    """The path with the name %2F-encoded, so that it is one Powertools path parameter."""
+def _spanning(routes: Iterable[Route]) -> list[Route]:
+    """The routes read by shape, the most literal first (`/hf/api/models/…` before `/hf/{repo}/…`)."""
+    found = [r for r in routes if r.reading is not None]
+    return sorted(found, key=lambda r: -sum(1 for s in r.segments if not _PARAM.match(s)))
+
+
+def _read(route: Route, path: str) -> dict[str, str] | None:
+    assert route.reading is not None
+    found = route.reading.fullmatch(path.rstrip("/") or "/")
+    return None if found is None else found.groupdict()
+
+
+def canonical_path(path: str, routes: Iterable[Route] = ()) -> str:
+    """The path with each parameter of several segments %2F-encoded, so that it is one Powertools parameter: the
+    name of `/artifacts/<name>/…`, and the spanning parameters of the family route (of `routes`) it matches."""
     name, segments = split_name(path)
-    if name is None:
-        return path
-    return "/" + "/".join(quote(name, safe="") if s == "{name}" else s for s in segments)
+    if name is not None:
+        return "/" + "/".join(quote(name, safe="") if s == NAME else s for s in segments)
+    for route in _spanning(routes):
+        params = _read(route, path)
+        if params is not None:
+            return route.fill({k: quote(v, safe="") for k, v in params.items()})
+    return path
 
 
 def match(routes: Iterable[Route], method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route for a request path (decoded, names with plain slashes), as API Gateway would pick it.
 
-    Raises NoRouteError, listing the methods the path has when only the method is wrong, and naming the
-    reserved word when the path matches only with that word read as part of the name.
+    Raises NoRouteError, listing the methods the path has when only the method is wrong, naming the
+    reserved word when the path matches only with that word read as part of the name, and naming the function
+    a route family hands the request to anyway.
     """
     routes = tuple(routes)
     name, segments = split_name(path)
     segments = [s for s in segments if s] if name is None else segments[:2] + [s for s in segments[2:] if s]
     found, allowed = _find(routes, method, segments, name)
+    if found is None and name is None:
+        found, more = _find_spanning(routes, method, path)
+        allowed += more
     if found is not None:
         return found
+    family = next((r for r in routes if r.family and r.method == method.upper() and r.family.holds(segments)), None)
     # A path that exists with other methods is a 405 as read; only a path that matches nothing is re-read.
-    raise NoRouteError(path, tuple(allowed), None if allowed else _reserved_in_name(routes, method, path))
+    raise NoRouteError(
+        path,
+        tuple(allowed),
+        None if allowed else _reserved_in_name(routes, method, path),
+        family.function if family is not None else None,
+    )
 
 
 def _find(
@@ -137,21 +268,35 @@ def _find(
 ) -> tuple[tuple[Route, dict[str, str]] | None, list[str]]:
     allowed: list[str] = []
     for route in routes:
-        if len(route.segments) != len(segments):
+        if route.reading is not None or len(route.segments) != len(segments):
             continue
         params: dict[str, str] = {}
         for pattern, actual in zip(route.segments, segments, strict=True):
             found = _PARAM.match(pattern)
             if found is None and pattern != actual:
                 break
-            if pattern == "{name}" and actual != "{name}":
+            if pattern == NAME and actual != NAME:
                 break
             if found is not None:
-                params[found.group(1)] = name if pattern == "{name}" and name is not None else actual
+                params[found.group(1)] = name if pattern == NAME and name is not None else actual
         else:
             if route.method == method.upper():
                 return (route, params), allowed
             allowed.append(route.method)
+    return None, allowed
+
+
+def _find_spanning(
+    routes: tuple[Route, ...], method: str, path: str
+) -> tuple[tuple[Route, dict[str, str]] | None, list[str]]:
+    allowed: list[str] = []
+    for route in _spanning(routes):
+        params = _read(route, path)
+        if params is None:
+            continue
+        if route.method == method.upper():
+            return (route, params), allowed
+        allowed.append(route.method)
     return None, allowed
 
 
@@ -171,6 +316,13 @@ def _reserved_in_name(routes: tuple[Route, ...], method: str, path: str) -> str 
         return None
     for end in reserved[1:]:
         suffix = [s for s in rest[end:] if s]
-        if _find(routes, method, ["artifacts", "{name}", *suffix], "/".join(rest[:end]))[0] is not None:
+        if _find(routes, method, ["artifacts", NAME, *suffix], "/".join(rest[:end]))[0] is not None:
             return rest[reserved[0]]
     return None
+
+
+def family_path_parameters(family: Family, segments: list[str], name: str | None) -> dict[str, str]:
+    """The path parameters API Gateway sends from a family's greedy resource: the name's levels and `proxy`."""
+    params = {f"n{i}": s for i, s in enumerate((name or "").split("/"), 1)} if name else {}
+    params["proxy"] = "/".join(segments[len(family.segments) :])
+    return params

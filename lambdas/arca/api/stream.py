@@ -7,23 +7,27 @@ is at least once, and consumers dedupe on the event `id` (which sorts in commit 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca import wiring
+from arca.api import dependencies
 from arca.observability import logger, metrics
 from arca.services.events import Announcer
 
 
-def handle(event: dict[str, Any], context: LambdaContext, announcer: Announcer | None = None) -> Any:
-    """`{"batchItemFailures": [{"itemIdentifier": <sequence number>}, …]}` naming the records not delivered.
+def handle(
+    event: dict[str, Any], context: LambdaContext, announcer: Callable[[], Announcer] = dependencies.announcer
+) -> Any:
+    """`{"batchItemFailures": [{"itemIdentifier": <sequence number>}, …]}` naming the records not delivered;
+    `announcer` provides the service (the composition root's, unless a test gives one).
 
     A processor per batch: it keeps the batch's outcomes, and local mode may run two batches at once.
     """
-    deliver = (announcer or wiring.announcer()).deliver
+    deliver = announcer().deliver
 
     def record_handler(record: DynamoDBRecord) -> None:
         delivered = deliver(record.raw_event)

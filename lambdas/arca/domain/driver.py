@@ -15,7 +15,7 @@ class DriverEvent(BaseModel):
     anything is read or written. Other keys (an API answer passed as the first input) are ignored.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     name: StrictStr = Field(min_length=1)
     alias: StrictStr = Field(min_length=1)

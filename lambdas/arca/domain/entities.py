@@ -45,7 +45,9 @@ def signature_field() -> Any:
 
 
 class _Entity(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Every model of the package defers building its validator and serializer to its first use (defer_build): a
+    # function's cold start builds only the models its request needs, never all of them at import.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Health(_Entity):
@@ -175,15 +177,29 @@ class MultipartTarget(_Entity):
     expires_at: str = Field(description="when the URLs of this answer expire")
 
 
+UploadState = Literal["uploading", "verifying", "complete", "failed"]
+
+
 class Upload(_Entity):
     exists: bool = Field(description="true: the blob is stored already; nothing to upload")
     sha256: str
     size: int
     upload: UploadTarget | MultipartTarget | None = None
+    state: UploadState | None = Field(
+        None,
+        description="a multipart upload's state: `uploading` (parts go up), `verifying` (assembled, its SHA-256 "
+        "being checked), `complete` (it may be referenced), `failed` (its bytes are not the declared sha256)",
+        exclude_if=lambda state: state is None,
+    )
+    verified_bytes: int | None = Field(
+        None, description="while `verifying`: the bytes hashed so far", exclude_if=lambda hashed: hashed is None
+    )
 
 
 class CompletedUpload(_Entity):
-    """A multipart upload assembled: PUT latest or publish its content by `sha256` as any other."""
+    """A multipart upload assembled. `complete`: its SHA-256 is the declared one, so PUT latest or publish its
+    content by `sha256` as any other; `verifying` (202): it is being hashed in the background, follow it with
+    GET …/uploads/{id}."""
 
     id: str
     sha256: str
@@ -191,6 +207,8 @@ class CompletedUpload(_Entity):
     part_size: int
     part_count: int
     completed_at: str
+    state: Literal["verifying", "complete"] = "complete"
+    verified_bytes: int = Field(description="the bytes hashed so far (all of them once complete)")
 
 
 class ArtifactEntry(_Entity):
@@ -390,7 +408,7 @@ class HitPage(_Entity):
 
 
 class ErrorDetail(_Entity):
-    model_config = ConfigDict(frozen=True, extra="allow")  # details such as `aliases` of a 409
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)  # details such as `aliases` of a 409
 
     code: str = Field(description="stable error code, e.g. ValidationError, NotFoundError")
     message: str
@@ -438,7 +456,7 @@ class EventPage(_Entity):
 
 
 class Attestation(_Entity):
-    id: str = Field(description="the sha256 of the attestation's content")
+    id: str = Field(description="the sha256 of `<type>` and the content's `<sha256>` joined by a newline")
     type: str = Field(description="e.g. slsa-provenance, sbom-spdx, test-report")
     sha256: str
     size: int

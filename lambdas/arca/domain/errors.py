@@ -123,6 +123,10 @@ class MethodNotAllowed(RegistryError):  # not *Error: the code local mode and cl
     """The path exists, with other methods."""
 
 
+class NotYetImplementedError(RegistryError):
+    """A route the API already serves for a feature still to come (it answers nothing else yet)."""
+
+
 class InternalError(RegistryError):
     """An unexpected failure (a bug or an outage); logged with its traceback, answered as a 500."""
 

@@ -39,7 +39,7 @@ class Detail(BaseModel):
     from the answer, as a key the writer did not put; one given as null stays null. Stored items drop nulls.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str]
 
     @model_serializer(mode="wrap")
@@ -239,11 +239,22 @@ def _tag(value: Any) -> str | None:
     return value.TYPE if isinstance(value, Detail) else None
 
 
+class _AnyOf:
+    """The details' union is documented as `anyOf`: the event's `type` tells them apart, not their fields, and a
+    detail with few fields (`latest.updated`'s) is valid under several of them, which `oneOf` would refuse."""
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        built = handler(schema)
+        if "oneOf" in built:
+            built["anyOf"] = built.pop("oneOf")
+        return built
+
+
 if TYPE_CHECKING:
     EventDetail = Detail
 else:  # the union of every detail, told apart by the event's type (Event parses the stored map by it)
     _TAGGED = (Annotated[d, Tag(t)] for t, d in DETAILS.items())
-    EventDetail = Annotated[reduce(operator.or_, _TAGGED), Discriminator(_tag)]
+    EventDetail = Annotated[reduce(operator.or_, _TAGGED), Discriminator(_tag), _AnyOf()]
 
 
 def detail_of(type_: str, detail: Any) -> Detail:
@@ -262,11 +273,14 @@ def detail_of(type_: str, detail: Any) -> Detail:
 class Change:
     """One event a write announces, before it has an id, a time and an author (the transaction gives those).
 
-    Its type is its detail's: a change carries exactly what its type announces."""
+    Its type is its detail's: a change carries exactly what its type announces. `by` names its author where it is
+    not the transaction's (an approval applying a promotion writes the alias as the requester, but approves as
+    the approver)."""
 
     detail: Detail
     version: int | str | None = None
     alias: str | None = None
+    by: str | None = None
 
     def __post_init__(self) -> None:
         if type(self.detail) not in DETAILS.values():

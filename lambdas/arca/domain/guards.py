@@ -1,22 +1,35 @@
 """Guarded promotion, the pure part: an alias's policy, promotions, and the rules that judge an alias write.
 
 `violations` returns every rule a write breaks (never only the first), so one refusal tells the caller all
-there is to fix. Who may write is `allowed_principals` (globs over the caller's identity, `*` within one
-segment of it); what may arrive is the other rules, judged only for a write that brings a new version in.
+there is to fix. Who may write is `allowed_principals` (globs over the caller's principal, arca.domain.principals);
+what the alias may serve is the other rules, judged for every write that changes it: a version gaining share of
+its traffic (a new primary, a secondary new to it or with a higher weight, a rollout's version) is judged by the
+rules on versions, and any move by `approvals` and `require_rollout`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
-from arca.domain.errors import ValidationError
+from arca.domain.errors import ConflictError, ValidationError
 from arca.domain.names import validate_alias
+from arca.domain.principals import check_glob, matches
 from arca.domain.tags import MAX_TAG_VALUE, TAG_KEY_PATTERN
+from arca.domain.text import AlarmName, Reason
 
 # Each required tag and attestation type is one condition of the alias transaction (TransactWriteItems holds 100).
 MAX_REQUIRED = 10
@@ -26,12 +39,15 @@ MAX_APPROVALS = 5
 PROMOTION_TTL_SECONDS = 7 * 24 * 3600
 ATTESTATION_TYPE = r"^[a-z0-9][a-z0-9.-]{0,63}$"
 # Which path a write came by: the rules it must pass depend on it (see `violations`).
-Via = Literal["direct", "rollout", "promotion", "promotion-rollout", "rollback", "delete"]
+Via = Literal["direct", "rollout", "promotion", "promotion-rollout", "rollback", "delete", "abort"]
+# The ways back: judged by `allowed_principals` alone (an abort is a rollout's way back).
+WAYS_BACK = ("rollback", "delete", "abort")
+ROLLOUTS = ("rollout", "promotion-rollout")
 PromotionState = Literal["pending", "applied", "rejected", "expired"]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class Soak(_Body):
@@ -44,7 +60,7 @@ class Soak(_Body):
         return validate_alias(value, field="require_soak.alias")
 
 
-Glob = Annotated[StrictStr, Field(min_length=1, max_length=512)]
+Glob = Annotated[StrictStr, Field(min_length=1, max_length=512), AfterValidator(check_glob)]
 AttestationType = Annotated[StrictStr, Field(pattern=ATTESTATION_TYPE)]
 TagValue = Annotated[StrictStr, Field(max_length=MAX_TAG_VALUE)]
 
@@ -58,12 +74,25 @@ class PolicyBody(_Body):
     require_attestations: Annotated[list[AttestationType], Field(max_length=MAX_REQUIRED)] = Field(default_factory=list)
     require_soak: Soak | None = None
     require_rollout: StrictBool = False
-    allowed_principals: Annotated[list[Glob], Field(max_length=MAX_PRINCIPALS)] = Field(default_factory=list)
+    allowed_principals: Annotated[
+        list[Glob],
+        Field(
+            max_length=MAX_PRINCIPALS,
+            description="ARN patterns of the principals who may write the alias, `*` within one `:`/`/` segment, "
+            "a lone `*` anyone; an assumed role's sessions are the role (`arn:aws:sts::ACCOUNT:assumed-role/NAME`, "
+            "`/*` after it means the same); must match the writer",
+        ),
+    ] = Field(default_factory=list)
     approvals: Annotated[StrictInt, Field(ge=0, le=MAX_APPROVALS)] = 0
+
+    @field_validator("allowed_principals")
+    @classmethod
+    def _once_each(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))  # two spellings of one glob, once canonical, are one glob
 
 
 class PolicyFields(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     require_tags: dict[str, str] = Field(default_factory=dict)
     require_attestations: list[str] = Field(default_factory=list)
@@ -71,6 +100,18 @@ class PolicyFields(BaseModel):
     require_rollout: bool = False
     allowed_principals: list[str] = Field(default_factory=list, description="globs; empty: anyone")
     approvals: int = 0
+
+    @property
+    def rules(self) -> list[str]:
+        """The rules besides `allowed_principals` this policy holds (what an alias on LATEST cannot carry)."""
+        found = {
+            "require_tags": bool(self.require_tags),
+            "require_attestations": bool(self.require_attestations),
+            "require_soak": self.require_soak is not None,
+            "require_rollout": self.require_rollout,
+            "approvals": self.approvals > 0,
+        }
+        return [rule for rule, held in found.items() if held]
 
 
 class AliasPolicy(PolicyFields):
@@ -84,7 +125,7 @@ class AliasPolicy(PolicyFields):
 
 
 class Approval(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     by: str
     at: str
@@ -93,9 +134,7 @@ class Approval(BaseModel):
 class PromotionRollout(_Body):
     steps: Annotated[list[Annotated[StrictInt, Field(ge=1, le=99)]], Field(min_length=1, max_length=20)]
     interval_seconds: Annotated[StrictInt, Field(ge=1, le=86_400)]
-    alarms: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=255)]], Field(max_length=100)] = Field(
-        default_factory=list
-    )
+    alarms: Annotated[list[AlarmName], Field(max_length=100)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _steps_increase(self) -> PromotionRollout:
@@ -108,21 +147,21 @@ class PromotionBody(_Body):
     """POST …/aliases/{alias}/promotions: move the alias to `version` (or start that rollout) once approved."""
 
     version: Annotated[StrictInt, Field(ge=1, le=999_999)]
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
     rollout: PromotionRollout | None = None
 
 
 class DecisionBody(_Body):
     """POST …/promotions/{id}/approve or /reject."""
 
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
 
 
 class Promotion(BaseModel):
     """A request to move an alias, and its approvals. `state` is computed: a pending one past `expires_at` is
     `expired`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str
@@ -148,7 +187,7 @@ class PromotionList(BaseModel):
 
 
 class Violation(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     rule: str
     message: str
@@ -156,7 +195,7 @@ class Violation(BaseModel):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A version a write brings into the alias, with what the rules read of it."""
+    """A version a write makes serve more of the alias (see `gaining`), with what the rules read of it."""
 
     version: int
     tags: dict[str, str] = field(default_factory=dict)
@@ -165,16 +204,10 @@ class Candidate:
     soaked_seconds: float | None = None
 
 
-def _glob(pattern: str) -> re.Pattern[str]:
-    """`*` is any run of characters within one segment (segments are separated by `:` and `/`)."""
-    return re.compile("[^:/]*".join(re.escape(part) for part in pattern.split("*")))
-
-
 def principal_allowed(globs: list[str], identity: str | None) -> bool:
-    """Whether `identity` matches one of `globs` (an empty list allows anyone; no identity matches no glob)."""
-    if not globs:
-        return True
-    return identity is not None and any(_glob(g).fullmatch(identity) for g in globs)
+    """Whether the principal of `identity` matches one of `globs` (an empty list, or a lone `*`, allows anyone;
+    no identity matches no other glob)."""
+    return not globs or any(matches(g, identity) for g in globs)
 
 
 def principal_violation(policy: PolicyFields | None, identity: str | None, action: str) -> list[Violation]:
@@ -189,28 +222,96 @@ def principal_violation(policy: PolicyFields | None, identity: str | None, actio
     ]
 
 
-def violations(
-    policy: PolicyFields | None, *, identity: str | None, via: Via, candidates: list[Candidate], replaces: bool
-) -> list[Violation]:
-    """Every rule of `policy` that a write by `identity`, coming `via` that path and bringing `candidates` in,
-    breaks. `replaces`: the alias had a live primary before (a first target is not "a new version arriving
-    through a rollout", since a rollout needs an alias to start from).
+Ref = int | str  # a version number, or "LATEST"
 
-    A rollback or a deletion is judged by `allowed_principals` alone: the way back is never blocked.
+
+@dataclass(frozen=True)
+class Serving:
+    """What an alias serves: its primary, and its secondary with the secondary's weight (percent)."""
+
+    primary: Ref | None
+    secondary: Ref | None = None
+    weight: int = 0
+
+    @property
+    def targets(self) -> tuple[Ref, ...]:
+        return tuple(t for t in (self.primary, self.secondary) if t is not None)
+
+
+def gaining(before: Serving | None, after: Serving | None) -> list[Ref]:
+    """The targets of `after` that gain a role in the alias over `before` (None: the alias is absent or deleted):
+    a new primary, a secondary new to the alias (even at weight 0), the secondary with a higher weight. The
+    primary that stays the primary gains nothing when a canary shrinks or goes (that is the way back), nor does a
+    primary demoted to secondary."""
+    if after is None:
+        return []
+    found: list[Ref] = []
+    if after.primary is not None and (before is None or after.primary != before.primary):
+        found.append(after.primary)
+    secondary = after.secondary
+    if secondary is None or secondary == after.primary:
+        return found
+    new = before is None or secondary not in before.targets
+    if new or (before is not None and secondary == before.secondary and after.weight > before.weight):
+        found.append(secondary)
+    return found
+
+
+def refuse_latest(policy: PolicyFields | None, after: Serving | None, *, via: Via, alias: str) -> None:
+    """ConflictError when a policy with rules besides `allowed_principals` would guard an alias serving LATEST:
+    LATEST changes with every `PUT latest`, so no rule judges what it will serve. A deletion or an abort (which
+    keeps the primary) is always allowed."""
+    if policy is None or not policy.rules or after is None or via in ("delete", "abort"):
+        return
+    if "LATEST" not in after.targets:
+        return
+    rules = ", ".join(policy.rules)
+    if via == "rollback":
+        message = (
+            f"that revision of {alias!r} pointed at LATEST, which no longer holds what it served; the alias's "
+            f"policy ({rules}) cannot judge LATEST"
+        )
+    else:
+        message = (
+            f"alias {alias!r} has a policy with {rules}, so it cannot point at LATEST (what LATEST serves changes "
+            "with every PUT latest, unjudged); point it at a version"
+        )
+    raise ConflictError(message, field="to_revision" if via == "rollback" else "version")
+
+
+def violations(
+    policy: PolicyFields | None,
+    *,
+    identity: str | None,
+    via: Via,
+    candidates: list[Candidate],
+    replaces: bool,
+    moves: bool = True,
+    rollout_running: bool = False,
+) -> list[Violation]:
+    """Every rule of `policy` that a write by `identity`, coming `via` that path, breaks. `candidates` are the
+    versions it makes serve more of the alias (gaining), `moves` whether it changes what the alias serves at all,
+    `replaces` whether the alias had a live primary before (a first target is not "a new version arriving through
+    a rollout", since a rollout needs an alias to start from), `rollout_running` whether a rollout of the alias
+    runs (read only under `require_rollout`).
+
+    A rollback, a deletion or an abort is judged by `allowed_principals` alone: the way back is never blocked.
+    Under `approvals`, only a promotion moves the alias; under `require_rollout`, a version gains share only
+    through a rollout, and no direct write lands while one runs (it would end the rollout).
     """
     found = principal_violation(policy, identity, "write this alias")
-    if policy is None or via in ("rollback", "delete") or not candidates:
+    if policy is None or via in WAYS_BACK:
         return found
-    numbers = ", ".join(_label(c) for c in candidates)
+    numbers = ", ".join(str(c.version) for c in candidates)
     missing_tags = []
     missing_types = []
     for c in candidates:
         lacks = [f"{k}={v}" for k, v in policy.require_tags.items() if c.tags.get(k) != v]
         if lacks:
-            missing_tags.append(f"version {_label(c)} lacks {', '.join(lacks)}")
+            missing_tags.append(f"version {c.version} lacks {', '.join(lacks)}")
         absent = [t for t in policy.require_attestations if t not in c.attestations]
         if absent:
-            missing_types.append(f"version {_label(c)} has no {' or '.join(absent)} attestation")
+            missing_types.append(f"version {c.version} has no {' or '.join(absent)} attestation")
     if missing_tags:
         found.append(Violation(rule="require_tags", message="; ".join(missing_tags)))
     if missing_types:
@@ -227,24 +328,31 @@ def violations(
             found.append(
                 Violation(
                     rule="require_soak",
-                    message=f"version {_label(c)} {where}; {soak.seconds} s without interruption are required",
+                    message=f"version {c.version} {where}; {soak.seconds} s without interruption are required",
                 )
             )
-    if policy.require_rollout and replaces and via in ("direct", "promotion"):
-        found.append(Violation(rule="require_rollout", message=f"version {numbers} may arrive only through a rollout"))
-    if policy.approvals > 0 and via in ("direct", "rollout"):
+    if policy.require_rollout and via in ("direct", "promotion"):
+        if rollout_running:
+            found.append(
+                Violation(
+                    rule="require_rollout",
+                    message="a rollout of this alias is running: only its steps move the alias until it ends "
+                    "(abort it first: DELETE …/rollout)",
+                )
+            )
+        elif replaces and candidates:
+            found.append(
+                Violation(rule="require_rollout", message=f"version {numbers} may gain traffic only through a rollout")
+            )
+    if policy.approvals > 0 and via in ("direct", "rollout") and moves:
         found.append(
             Violation(
                 rule="approvals",
                 message=f"this alias moves only through a promotion approved by {policy.approvals} other "
-                f"identit{'y' if policy.approvals == 1 else 'ies'} (POST …/promotions)",
+                f"principal{'' if policy.approvals == 1 else 's'} (POST …/promotions)",
             )
         )
     return found
-
-
-def _label(candidate: Candidate) -> str:
-    return str(candidate.version) if candidate.version else "LATEST"
 
 
 def soaked_seconds(runs: list[tuple[int | None, str]], version: int, now: datetime) -> float | None:

@@ -5,6 +5,7 @@ Query strings arrive as text, so query models are lax (``"10"`` becomes 10) but 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated
 
@@ -24,6 +25,7 @@ from pydantic import (
 from arca.domain.errors import ValidationError
 from arca.domain.names import validate_name
 from arca.domain.tags import MAX_DESCRIPTION, check_patch
+from arca.domain.text import AlarmName, NoControl, Reason
 
 # S3's limit for one PUT; a larger blob is a 413, not a 400.
 MAX_BLOB_SIZE = 5 * 1024**3
@@ -40,7 +42,7 @@ MetadataKey = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,127}$")]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class BlobRef(_Body):
@@ -160,8 +162,8 @@ class AliasBody(_Body):
     version: Target
     secondary_version: Target | None = None
     secondary_version_weight: Annotated[StrictInt, Field(ge=0, le=MAX_WEIGHT)] | None = None
-    description: Annotated[StrictStr, Field(max_length=256)] | None = None
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    description: Annotated[StrictStr, Field(max_length=256), NoControl] | None = None
+    reason: Reason | None = None
     expected_version: Target | None = None
 
     @model_validator(mode="after")
@@ -177,15 +179,14 @@ class AliasBody(_Body):
 
 class RollbackBody(_Body):
     to_revision: Annotated[StrictInt, Field(ge=1)] | None = None
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
 
 
 # Progressive rollouts.
 
-# CloudWatch's DescribeAlarms takes at most 100 names in one call; an alarm name is 1 to 255 characters.
+# CloudWatch's DescribeAlarms takes at most 100 names in one call.
 MAX_ROLLOUT_ALARMS = 100
 MAX_ROLLOUT_STEPS = 20
-AlarmName = Annotated[StrictStr, Field(min_length=1, max_length=255)]
 
 
 class RolloutBody(_Body):
@@ -198,7 +199,7 @@ class RolloutBody(_Body):
     ]
     interval_seconds: Annotated[StrictInt, Field(ge=1, le=86_400)]
     alarms: Annotated[list[AlarmName], Field(max_length=MAX_ROLLOUT_ALARMS)] = Field(default_factory=list)
-    reason: Annotated[StrictStr, Field(max_length=512)] | None = None
+    reason: Reason | None = None
 
     @model_validator(mode="after")
     def _steps_increase(self) -> RolloutBody:
@@ -234,7 +235,7 @@ class _TagBody(_Body):
 class ArtifactPatch(_TagBody):
     """PATCH /artifacts/{name}: the artifact's description and tags (merged)."""
 
-    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION)] | None = None
+    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION), NoControl] | None = None
     tags: TagMap | None = None
 
 
@@ -253,6 +254,20 @@ AttestationType = Annotated[
 ]
 
 
+def _strict_json(value: object) -> None:
+    """ValueError for a number JSON cannot hold: NaN and Infinity are no JSON (Python's parser takes them), and a
+    literal beyond a double (`1e400`) parses as Infinity."""
+    pending = [value]
+    while pending:  # iteratively: the body may nest as deep as the parser took it
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("is not strict JSON: NaN, Infinity and numbers beyond a double (1e400) have no JSON")
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+
+
 class AttestationBody(_Body):
     """`{type, content}` (a JSON object, stored by the service) or `{type, sha256, size, media_type}` (a blob
     uploaded through POST …/uploads)."""
@@ -262,6 +277,12 @@ class AttestationBody(_Body):
     sha256: Sha256 | None = None
     size: Annotated[StrictInt, Field(ge=0, le=MAX_BLOB_SIZE)] | None = None
     media_type: ContentType | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _is_json(cls, value: dict[str, object] | None) -> dict[str, object] | None:
+        _strict_json(value)
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> AttestationBody:

@@ -27,6 +27,7 @@ RESERVED_SEGMENTS = frozenset(
         "policy",
         "promotions",
         "attestations",
+        "consumers",
     }
 )
 MAX_NAME_LENGTH = 256

@@ -27,7 +27,7 @@ Action = Literal["keep", "delete", "expire"]
 class RetentionBody(BaseModel):
     """`PUT …/retention`: validated field by field (a 400 names the field, nothing is written)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     keep_last: Annotated[StrictInt, Field(ge=1, le=10_000, description="the newest live versions kept")]
     keep_days: (
@@ -48,16 +48,14 @@ class RetentionBody(BaseModel):
     @classmethod
     def _tags(cls, tags: list[str]) -> list[str]:
         for index, tag in enumerate(tags):
-            _, value = parse_filter(tag, f"keep_tags.{index}")
-            if not value:
-                raise ValueError(f"keep_tags.{index}: {tag!r} must be key:value with a value")
+            parse_filter(tag, f"keep_tags.{index}")  # `k:` keeps versions tagged k with an empty value
         return tags
 
 
 class RetentionPolicy(RetentionBody):
     """A stored policy: the body as written, and when and by whom."""
 
-    model_config = ConfigDict(extra="ignore", strict=False, frozen=True)
+    model_config = ConfigDict(extra="ignore", strict=False, frozen=True, defer_build=True)
 
     name: str
     updated_at: str
@@ -71,7 +69,7 @@ class RetentionPolicy(RetentionBody):
 class Planned(BaseModel):
     """One row of a preview: what retention does to a version now, and every reason it is kept."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: int
     action: Action
@@ -80,7 +78,7 @@ class Planned(BaseModel):
 
 
 class Preview(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     versions: list[Planned]
@@ -90,7 +88,7 @@ class Preview(BaseModel):
 class Applied(BaseModel):
     """What one apply request did; `next_token` is set while versions remain: send it again until null."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     deleted: list[int]

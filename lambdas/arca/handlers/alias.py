@@ -1,7 +1,7 @@
-"""The `alias` function (its routes: arca.api.aliases)."""
+"""The `alias` function (its routers: arca.api.functions)."""
 
-from arca.api.aliases import router
 from arca.handlers.http import entry_point
 from arca.observability import traced
 
-handler = traced(entry_point(router))
+entry = entry_point("alias")
+handler = traced(entry)

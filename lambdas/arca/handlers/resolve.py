@@ -1,6 +1,6 @@
-"""The `resolve` function (its routes: arca.api.reads). Not traced by the X-Ray SDK: see docs/decisions.md."""
+"""The `resolve` function (its routers: arca.api.functions). Not traced by the X-Ray SDK: see docs/decisions.md."""
 
-from arca.api.reads import router
 from arca.handlers.http import entry_point
 
-handler = entry_point(router)
+entry = entry_point("resolve")
+handler = entry

@@ -16,6 +16,7 @@ from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.guards import GuardStore
 from arca.adapters.store.history import HistoryStore
 from arca.adapters.store.records import AliasRecord, RevisionRecord, target_of
+from arca.adapters.store.rollouts import RolloutStore
 from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import Alias, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
@@ -51,6 +52,7 @@ class Aliases:
         history: HistoryStore,
         versions: VersionStore,
         policies: GuardStore,
+        rollouts: RolloutStore,
         reading: Reading,
         policy: Policy,
     ) -> None:
@@ -59,7 +61,7 @@ class Aliases:
         self.versions = versions
         self.reading = reading
         self.policy = policy
-        self.guards = Guards(policies, versions, store, reading, policy)
+        self.guards = Guards(policies, versions, store, rollouts, reading, policy)
 
     def set(
         self,

@@ -1,9 +1,12 @@
 """Attestations: documents about a version (provenance, SBOMs, test reports), kept with it.
 
-Content-addressed and immutable: an attestation's id is the sha256 of its bytes, so the same document twice is
-one attestation (the second answer is 200 and writes nothing). The bytes are stored under the version's own
-prefix (keys.attestation_blob_key) before the transaction that records the attestation: a crash in between
-leaves bytes nothing references, which the version's expiry removes with the rest of its prefix.
+Content-addressed and immutable: an attestation's id is the sha256 of its type and its content's sha256 together
+(`attestation_id`), so the same document of the same type twice is one attestation (the second answer is 200 and
+writes nothing), and the same document under another type is another attestation, never the first one answered
+for a type it does not have. Attestations made when the id was the content's sha256 alone keep their ids; a
+document posted again with the type of such an attestation is that attestation. The bytes are stored under the
+version's own prefix (keys.attestation_blob_key) before the transaction that records the attestation: a crash in
+between leaves bytes nothing references, which the version's expiry removes with the rest of its prefix.
 """
 
 from __future__ import annotations
@@ -23,12 +26,21 @@ from arca.services.retry import Policy
 INLINE_MEDIA_TYPE = "application/json"
 
 
-def canonical(content: dict[str, object]) -> bytes:
-    """The stored bytes of inline content: sorted keys, no spaces, UTF-8, so the same document has one id.
+def attestation_id(type_: str, sha256: str) -> str:
+    """An attestation's identity: the sha256 of `<type>` and the content's sha256 (hex), joined by a newline."""
+    return hashlib.sha256(f"{type_}\n{sha256}".encode()).hexdigest()
 
-    Raises ValidationError(content) for text that is not Unicode (a lone surrogate escaped in the JSON body).
+
+def canonical(content: dict[str, object]) -> bytes:
+    """The stored bytes of inline content: sorted keys, no spaces, UTF-8, so the same document has one sha256.
+
+    Raises ValidationError(content) for text that is not Unicode (a lone surrogate escaped in the JSON body), and
+    for a number that is not JSON (NaN, Infinity; the request model refuses them first).
     """
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise ValidationError("content is not strict JSON: NaN and Infinity have no JSON", field="content") from None
     try:
         return text.encode()
     except UnicodeEncodeError:
@@ -67,10 +79,11 @@ class Attesting:
         else:
             assert body.sha256 is not None and body.size is not None  # the body model requires both
             sha256, size, media_type = body.sha256, body.size, body.media_type or DEFAULT_CONTENT_TYPE
-        existing = self.store.get(name, version, sha256)
+        identity = attestation_id(body.type, sha256)
+        existing = self.store.get(name, version, identity) or self._legacy(name, version, body.type, sha256)
         if existing is not None:
             return existing, False
-        key = keys.attestation_blob_key(name, version, sha256)
+        key = keys.attestation_blob_key(name, version, identity)
         if data is not None:
             self.blobs.put(key, data, content_type=media_type)
         else:
@@ -78,7 +91,7 @@ class Attesting:
             self.blobs.copy(source, self.blobs.verify(source, sha256, size), key, content_type=media_type)
         now = self.policy.now()
         attestation = Attestation(
-            id=sha256,
+            id=identity,
             type=body.type,
             sha256=sha256,
             size=size,
@@ -88,10 +101,15 @@ class Attesting:
         )
         if self.store.add(name, version, attestation, now=now):
             return attestation, True
-        existing = self.store.get(name, version, sha256)
+        existing = self.store.get(name, version, identity)
         if existing is None:  # made by a concurrent request, then gone with its version: nothing to show
             raise NotFoundError(f"artifact {name!r} has no version {version}")
         return existing, False
+
+    def _legacy(self, name: str, version: int, type_: str, sha256: str) -> Attestation | None:
+        """The attestation of this document and type made when an id was the content's sha256 alone, if any."""
+        found = self.store.get(name, version, sha256)
+        return found if found is not None and found.type == type_ else None
 
     def page(self, name: str, version: int, *, kind: str | None, limit: int, token: str | None) -> AttestationPage:
         self.reading.version(name, version)

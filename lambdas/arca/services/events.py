@@ -7,9 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from arca.adapters.bus import Bus
-from arca.adapters.dynamo import deserialize
 from arca.adapters.store.feed import Feed
-from arca.adapters.store.records import event_entity
+from arca.adapters.store.records import event_entity, image_item
 from arca.domain.entities import Event, EventPage
 from arca.domain.events import ArtifactPurged, event_id
 from arca.services.reading import Reading
@@ -54,11 +53,11 @@ def announcement(record: dict[str, Any]) -> Event | None:
     change = record.get("dynamodb") or {}
     new_image, old_image = change.get("NewImage") or {}, change.get("OldImage") or {}
     if record.get("eventName") == "INSERT" and new_image.get("kind") == {"S": "event"}:
-        return event_entity(deserialize(new_image) or {})
+        return event_entity(image_item(new_image))
     # Only the attributes read here are decoded: the rest of LATEST is none of this function's business.
     tombstone = record.get("eventName") == "MODIFY" and new_image.get("sk") == {"S": "LATEST"}
     if tombstone and "purged" in new_image and "purged" not in old_image:
-        latest = deserialize({k: new_image[k] for k in ("name", "purged", "newest", "purges") if k in new_image}) or {}
+        latest = image_item({k: new_image[k] for k in ("name", "purged", "newest", "purges") if k in new_image})
         purged = str(latest["purged"])
         return Event(
             id=event_id(_micros(purged), f"{int(latest.get('purges', 0)):08x}"),

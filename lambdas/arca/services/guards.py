@@ -1,8 +1,9 @@
 """Alias policies, and the judgement of every alias write against its alias's policy.
 
-`judge` reads what the rules need (the policy, the arriving versions' tags and attestations, the soak alias's
-history), refuses with every violation (403, nothing written), and otherwise returns the Guard that the write's
-own transaction carries, so that nothing it read can change between the verdict and the commit.
+`judge` reads what the rules need (the policy, the gaining versions' tags and attestations, the soak alias's
+history, under `require_rollout` the alias's rollout), refuses with every violation (403, nothing written), and
+otherwise returns the Guard that the write's own transaction carries, so that nothing it read can change between
+the verdict and the commit.
 """
 
 from __future__ import annotations
@@ -10,22 +11,29 @@ from __future__ import annotations
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.guards import Guard, GuardStore
 from arca.adapters.store.records import AliasRecord
+from arca.adapters.store.rollouts import RolloutStore
 from arca.adapters.store.versions import VersionStore
-from arca.domain.errors import NotFoundError, PolicyViolation, ValidationError
+from arca.domain.errors import ConflictError, NotFoundError, PolicyMovedError, PolicyViolation, ValidationError
 from arca.domain.guards import (
+    ROLLOUTS,
+    WAYS_BACK,
     AliasPolicy,
     Candidate,
     PolicyBody,
     PolicyFields,
     Via,
     Violation,
+    gaining,
+    principal_allowed,
     principal_violation,
+    refuse_latest,
     soaked_seconds,
     violations,
 )
 from arca.services.reading import Reading
 from arca.services.retry import Policy
 
+FIELDS = set(PolicyFields.model_fields)
 # History records read to measure a soak, at most: the soak is found as soon as the run covers the seconds asked.
 SOAK_READ_LIMIT = 200
 
@@ -38,11 +46,18 @@ def refuse(found: list[Violation]) -> None:
 
 class Guards:
     def __init__(
-        self, store: GuardStore, versions: VersionStore, aliases: AliasStore, reading: Reading, retry: Policy
+        self,
+        store: GuardStore,
+        versions: VersionStore,
+        aliases: AliasStore,
+        rollouts: RolloutStore,
+        reading: Reading,
+        retry: Policy,
     ) -> None:
         self.store = store
         self.versions = versions
         self.aliases = aliases
+        self.rollouts = rollouts
         self.reading = reading
         self.retry = retry
 
@@ -55,9 +70,20 @@ class Guards:
 
     def set_policy(self, name: str, alias: str, body: PolicyBody | None, *, identity: str | None) -> AliasPolicy | None:
         """Put (or, with None, remove) the alias's policy; once one is set, only its `allowed_principals` may
-        change it (403). 404 when the artifact does not exist, or (removal) when there is no policy."""
+        change it (403); the rules it has already change nothing (a retried PUT writes nothing). 404 when the
+        artifact does not exist, or (removal) when there is no policy. 409 when the new `allowed_principals` would
+        not let the caller in (it would lock them out), and for rules besides `allowed_principals` on an alias
+        that serves LATEST. The alias is read and checked unchanged in the policy's transaction, so an alias
+        moved to LATEST meanwhile is never guarded by such rules."""
         if body is not None and body.require_soak is not None and body.require_soak.alias == alias:
             raise ValidationError("require_soak.alias must be another alias", field="require_soak.alias")
+        rules = None if body is None else PolicyFields(**body.model_dump())
+        if rules is not None and not principal_allowed(rules.allowed_principals, identity):
+            raise ConflictError(
+                f"allowed_principals does not match you ({identity or 'an anonymous caller'}): this policy would "
+                "lock you out of the alias and its policy for good; include a glob that matches you",
+                field="allowed_principals",
+            )
 
         def attempt() -> AliasPolicy | None:
             self.reading.live_latest(name)
@@ -65,8 +91,20 @@ class Guards:
             refuse(principal_violation(current, identity, "change this alias's policy"))
             if body is None and current is None:
                 raise NotFoundError(f"alias {alias!r} of {name!r} has no policy")
-            rules = None if body is None else PolicyFields(**body.model_dump())
-            return self.store.write_policy(name, alias, rules, seen=seen, now=self.retry.now(), by=identity)
+            if current is not None and rules == PolicyFields(**current.model_dump(include=FIELDS)):
+                return current
+            target = self.aliases.alias(name, alias)
+            serving = target.serving() if target is not None else None
+            if rules is not None and rules.rules and serving is not None and "LATEST" in serving.targets:
+                raise ConflictError(
+                    f"alias {alias!r} points at LATEST, whose content changes with every PUT latest unjudged: its "
+                    f"policy may hold allowed_principals only, not {', '.join(rules.rules)}; point it at a version "
+                    "first",
+                    field="alias",
+                )
+            return self.store.write_policy(
+                name, alias, rules, seen=seen, alias_seen=target, now=self.retry.now(), by=identity
+            )
 
         return self.retry.compare_and_set(attempt)
 
@@ -78,27 +116,73 @@ class Guards:
 
     def judge(self, new: AliasRecord, old: AliasRecord | None, *, identity: str | None, via: Via) -> Guard:
         """Refuse the write of `new` over `old` by `identity` with every violation of the alias's policy
-        (PolicyViolation), or return the conditions that hold the verdict in the write's transaction."""
+        (PolicyViolation; ConflictError for LATEST under rules, see arca.domain.guards.refuse_latest), or return
+        the conditions that hold the verdict in the write's transaction.
+
+        Judged: every version gaining share of the alias (a rollout's version always: it ends as the primary),
+        and, for `approvals` and `require_rollout`, whether the write moves the alias at all. A rollout read as
+        running is running at the alias revision the write replaces, which the write's compare-and-set holds."""
         name, alias = new.name, new.alias
-        current, seen = self.store.policy(name, alias)
-        before = old.pinned if old is not None else set()
-        arriving = sorted(new.pinned - before)
-        replaces = old is not None and not old.deleted
-        if current is None or via in ("rollback", "delete"):
+        current, seen = self._policy_of(name, alias, old)
+        before = old.serving() if old is not None else None
+        after = new.serving()
+        refuse_latest(current, after, via=via, alias=alias)
+        replaces = before is not None
+        if current is None or via in WAYS_BACK:
             refuse(violations(current, identity=identity, via=via, candidates=[], replaces=replaces))
-            return self.store.guard(name, alias, seen, tags={}, attestations={}, soak=None)
-        candidates, soak = self._candidates(name, current, arriving)
-        if not new.deleted and not isinstance(new.version, int) and (old is None or old.version != new.version):
-            candidates.append(Candidate(version=0))  # LATEST: mutable, so it never carries what a rule asks
-        refuse(violations(current, identity=identity, via=via, candidates=candidates, replaces=replaces))
+            return self.store.guard(name, alias, current, seen, tags={}, attestations={}, soak=None)
+        gained = {t for t in gaining(before, after) if isinstance(t, int)}
+        if via in ROLLOUTS and isinstance(new.secondary_version, int):
+            gained.add(new.secondary_version)
+        numbers = sorted(gained)
+        # Read only where it decides: a version gaining a role outside a rollout is refused by the rule already.
+        running = (
+            current.require_rollout
+            and via in ("direct", "promotion")
+            and old is not None
+            and not (replaces and numbers)
+            and self._rollout_running(old)
+        )
+        candidates, soak = self._candidates(name, current, numbers)
+        found = violations(
+            current,
+            identity=identity,
+            via=via,
+            candidates=candidates,
+            replaces=replaces,
+            moves=via in ROLLOUTS or before != after,
+            rollout_running=running,
+        )
+        refuse(found)
         return self.store.guard(
             name,
             alias,
+            current,
             seen,
-            tags=dict.fromkeys(arriving, current.require_tags),
-            attestations=dict.fromkeys(arriving, current.require_attestations),
+            tags=dict.fromkeys(numbers, current.require_tags),
+            attestations=dict.fromkeys(numbers, current.require_attestations),
             soak=soak,
         )
+
+    def _policy_of(self, name: str, alias: str, old: AliasRecord | None) -> tuple[AliasPolicy | None, int | None]:
+        """The alias's live policy, and the policy item's revision to check in the transaction (None: no check, the
+        alias item's mark holds it). A mark of 0 is no policy, read from the alias item alone; a mark of a
+        revision reads the policy (its rules); no mark (a new alias, an item written before marks) reads it and
+        checks it. PolicyMovedError when the policy read is not the one marked (it changed between the reads)."""
+        mark = old.policy_revision if old is not None else None
+        if mark == 0:
+            return None, None
+        current, seen = self.store.policy(name, alias)
+        if mark is None:
+            return current, seen
+        if current is None or current.revision != mark:
+            raise PolicyMovedError(f"the policy of {alias!r} changed while it was read; judged again")
+        return current, None
+
+    def _rollout_running(self, old: AliasRecord) -> bool:
+        """Whether a rollout of the alias runs at `old`'s revision (one it no longer owns is over)."""
+        rollout = self.rollouts.rollout(old.name, old.alias)
+        return rollout is not None and rollout.state == "running" and rollout.alias_revision == old.revision
 
     def _candidates(
         self, name: str, policy: PolicyFields, numbers: list[int]

@@ -36,6 +36,7 @@ from arca.domain.guards import (
     Violation,
 )
 from arca.domain.models import RolloutBody
+from arca.domain.principals import principal
 from arca.services.guards import refuse
 from arca.services.retry import now_iso
 
@@ -87,7 +88,8 @@ class Promotions:
                 expires_at=now_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
                 required_approvals=policy.approvals if policy else 0,
             )
-            requested = Change(self._detail(promotion), body.version, alias=alias)
+            # The requester asked, whoever writes the alias (a rollout writes it as `rollout:<id>`).
+            requested = Change(self._detail(promotion), body.version, alias=alias, by=identity)
             if promotion.required_approvals == 0:
                 return self._apply(promotion, 0, [requested], by=identity)
             # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
@@ -104,31 +106,43 @@ class Promotions:
 
     def listing(self, name: str, alias: str, *, state: str | None, limit: int, token: str | None) -> PromotionList:
         self.reading.live_latest(name)
-        found, next_token = self.store.promotions_page(name, alias, limit=limit, token=token, now=self.retry.now())
-        return PromotionList(promotions=[p for p in found if state is None or p.state == state], next_token=next_token)
+        found, next_token = self.store.promotions_page(
+            name, alias, state=state, limit=limit, token=token, now=self.retry.now()
+        )
+        return PromotionList(promotions=found, next_token=next_token)
 
     def approve(
         self, name: str, alias: str, promotion_id: str, *, identity: str | None, reason: str | None
     ) -> Promotion:
         """Add `identity`'s approval; the one that reaches the count applies the promotion. 403 for the requester,
-        a second approval by one identity, a principal the policy does not allow, or a target that no longer
-        passes the policy; 409 when the promotion is not pending."""
+        a second approval by one principal, a principal the policy does not allow, or a target that no longer
+        passes the policy; 409 when the promotion is not pending. Callers are compared as principals
+        (arca.domain.principals): two sessions of one role are one approver, and the requester."""
 
         def attempt() -> Promotion:
             seen, seq = self._pending(name, alias, promotion_id)
             policy = self.guards.allowed(name, alias, identity, "approve promotions of this alias")
             found: list[Violation] = []
-            if identity is None or identity == seen.requested_by:
-                found.append(Violation(rule="approvals", message="the requester cannot approve their own promotion"))
-            elif any(a.by == identity for a in seen.approvals):
-                found.append(Violation(rule="approvals", message=f"{identity} has approved this promotion already"))
+            who = principal(identity)
+            if who is None:
+                found.append(Violation(rule="approvals", message="an anonymous caller cannot approve a promotion"))
+            elif who == principal(seen.requested_by):
+                found.append(
+                    Violation(
+                        rule="approvals",
+                        message=f"the requester cannot approve their own promotion ({identity} is the principal "
+                        f"{who}, who requested it)",
+                    )
+                )
+            elif any(principal(a.by) == who for a in seen.approvals):
+                found.append(Violation(rule="approvals", message=f"{who} has approved this promotion already"))
             refuse(found)
             now = self.retry.now()
             approvals = [*seen.approvals, Approval(by=identity or "", at=now)]
             required = policy.approvals if policy else 0
             promotion = seen.model_copy(update={"approvals": approvals, "required_approvals": required})
             detail = PromotionApproved(id=seen.id, by=identity, approvals=len(approvals), reason=reason)
-            approved = Change(detail, seen.version, alias=alias)
+            approved = Change(detail, seen.version, alias=alias, by=identity)  # the alias is written as the requester
             if len(approvals) >= required:
                 return self._apply(promotion, seq, [approved], by=identity)
             write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
@@ -225,7 +239,7 @@ class Promotions:
         applied = self._applied_entity(promotion, revision, now, by)
         write = self.store.promotion_write(applied, seen=seq, ttl=self._ttl(promotion))
         detail = PromotionApplied(id=promotion.id, revision=revision, approved_by=[a.by for a in promotion.approvals])
-        done = Change(detail, promotion.version, alias=promotion.alias)
+        done = Change(detail, promotion.version, alias=promotion.alias, by=by)
         return [write], [*changes, done]
 
     @staticmethod

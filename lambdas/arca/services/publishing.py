@@ -17,14 +17,14 @@ from datetime import timedelta
 
 from arca.adapters import keys
 from arca.adapters.multipart import Multipart
-from arca.adapters.s3 import Blobs
+from arca.adapters.s3 import NOT_UPLOADED, Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
-from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.uploads import COMPLETE, Layout, UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
 from arca.domain.errors import (
@@ -38,6 +38,7 @@ from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
 from arca.domain.versions import MAX_VERSION
+from arca.services.collection import Collected, Collection
 from arca.services.reading import Reading, refuse_link
 from arca.services.retry import Budget, Policy, now_iso
 
@@ -66,6 +67,8 @@ class Publishing:
         reading: Reading,
         policy: Policy,
         signer: Signer | None = None,
+        *,
+        collection: Collection,
     ) -> None:
         self.artifacts = stores.artifacts
         self.versions = stores.versions
@@ -79,6 +82,7 @@ class Publishing:
         self.policy = policy
         self.multipart = Multipart(blobs)
         self.signer = signer
+        self.collection = collection
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -86,15 +90,35 @@ class Publishing:
 
         Unsigned headers on stored bytes still answer `exists`: publishing rewrites the object without them.
         Other bytes at the blob's key, or an expired upload awaiting removal, are a ConflictError: no upload
-        could replace them.
+        could replace them. So are stored bytes that retention is removing (no publish could reference them):
+        a collection abandoned by an invocation that has ended is finished here, and the upload goes ahead.
         """
         _check_size(blob.size)
         refuse_link(name, self.artifacts.latest(name))
         key = keys.blob_key(name, blob.sha256)
-        if self.blobs.stored(key, blob.sha256, blob.size):
+        stored = self.blobs.stored(key, blob.sha256, blob.size)
+        if stored and self._collected(name, blob.sha256):
+            # It deleted the object versions it had claimed; bytes uploaded since (a versioned bucket) are still here.
+            stored = self.blobs.stored(key, blob.sha256, blob.size)
+        if stored:
             return Upload(exists=True, sha256=blob.sha256, size=blob.size)
         return Upload(
             exists=False, sha256=blob.sha256, size=blob.size, upload=self.blobs.presign_upload(key, blob.sha256)
+        )
+
+    def _collected(self, name: str, sha256: str) -> bool:
+        """Whether an abandoned collection of stored bytes was finished just now (False: none holds them);
+        ConflictError while a collection holds them."""
+        held = self.collection.abandoned(name, sha256)
+        if held is None:
+            return False
+        if self.collection.finish(name, sha256, held) is Collected.REMOVED:
+            return True
+        raise ConflictError(
+            f"retention is removing the content {sha256} (since {held.claimed_at}); upload it again once it is "
+            f"gone, at the latest after {self.collection.retry_after(held)}",
+            field="sha256",
+            details={"collecting": True},
         )
 
     def put_latest(
@@ -104,67 +128,69 @@ class Publishing:
 
         With `seal`, its record (the route's rendering of LATEST as written) is written in the same transaction.
         """
-        stored = self._stored(name, content)
-        reader = self._verified_reader(name, stored)
-        return self._set_latest(name, stored, reader, seal=seal, identity=identity).entity()
+        return self._set_latest(name, self._checked(name, content), seal=seal, identity=identity).entity()
 
-    def _stored(self, name: str, content: Content) -> StoredContent:
-        """`content` with its layout: multipart content (completed by POST …/uploads/{id}/complete in this
-        artifact) is referenced by its sha256 alone, and its newest completed layout is the one taken."""
-        layout = self.layouts.completed(name, content.sha256)
-        extra = {"part_size": layout.part_size, "parts_sha256": layout.parts_sha256} if layout else {}
+    def _locate(self, name: str, content: Content) -> StoredContent:
+        """`content` as stored, checked and kept (no longer an unpublished upload), with its layout.
+
+        Its single PUT when there is one (one HeadObject: a layout never displaces it), else its newest verified
+        multipart layout in this artifact (one Query of its layouts, then the HeadObject of that one's object).
+        Multipart content is referenced by its sha256 alone, and only once its SHA-256 was checked (`complete`):
+        ConflictError naming the state of its newest layout otherwise (`uploading`, `verifying`, `failed`).
+        """
+        if content.size <= MAX_BLOB_SIZE:
+            key = keys.blob_key(name, content.sha256)
+            stat = self.blobs.stat(key)
+            if stat is not None:
+                self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size, stat=stat))
+                return StoredContent.model_validate(content.model_dump())
+        layout = self._layout(name, content)
+        key = keys.multipart_blob_key(name, content.sha256, layout.parts_sha256)
+        self.blobs.keep(key, self.multipart.verify(key, content.size, layout.parts_sha256), in_parts=True)
+        extra = {"part_size": layout.part_size, "parts_sha256": layout.parts_sha256}
         return StoredContent.model_validate({**content.model_dump(), **extra})
 
+    def _layout(self, name: str, content: Content) -> Layout:
+        layouts = self.layouts.layouts(name, content.sha256)
+        verified = [layout for layout in layouts if layout.state == COMPLETE]
+        if verified:
+            return verified[0]
+        if layouts:
+            state = layouts[0].state
+            raise ConflictError(
+                f"the multipart upload of {content.sha256} is {state}: {_NOT_YET[state]}",
+                field="sha256",
+                details={"state": state, "upload": f"{content.sha256}.{layouts[0].parts_sha256}"},
+            )
+        _check_size(content.size)
+        raise ConflictError(NOT_UPLOADED, field="sha256")
+
     def _set_latest(
-        self,
-        name: str,
-        content: Content,
-        read: Callable[[], LatestRecord | None],
-        *,
-        seal: Seal | None = None,
-        identity: str | None = None,
+        self, name: str, checked: _Checked, *, seal: Seal | None = None, identity: str | None = None
     ) -> LatestRecord:
         def attempt() -> LatestRecord:
-            written = self.artifacts.write_latest(name, read(), content, now=self.policy.now(), seal=seal, by=identity)
+            latest = checked.read()
+            written = self.artifacts.write_latest(
+                name, latest, checked.content, now=self.policy.now(), seal=seal, by=identity
+            )
             assert isinstance(written, LatestRecord)
             return written
 
         return self.policy.compare_and_set(attempt)
 
-    def _verified_reader(self, name: str, content: StoredContent) -> Callable[[], LatestRecord | None]:
-        """Check the blob in S3, and return the reader of LATEST for the compare-and-set tries.
+    def _checked(self, name: str, content: Content) -> _Checked:
+        """Check the blob in S3, and return it with the reader of LATEST for the compare-and-set tries.
 
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
         a write conditioned on a reading made before the check cannot commit over a blob that a purge
-        deleted after it. A reading that shows a purge finished since (`purges` moved) checks again.
+        deleted after it. Retention's collections fence the same way: each claim and each finish advances
+        LATEST's `collections`, and the write holds only while it is as read (ArtifactStore.write_latest). A
+        reading that shows a purge or a collection since the check (`purges` or `collections` moved) checks
+        again, so every compare-and-set try is conditioned on a reading its check followed.
         """
-        layout = content.parts_sha256
-        if layout is None:
-            _check_size(content.size)
-            key = keys.blob_key(name, content.sha256)
-        else:
-            key = keys.multipart_blob_key(name, content.sha256, layout)
-
-        def check() -> None:
-            """The blob is stored as declared; then it is kept (no longer an unpublished upload)."""
-            if layout is None:
-                self.blobs.keep(key, self.blobs.verify(key, content.sha256, content.size))
-            else:
-                self.blobs.keep(key, self.multipart.verify(key, content.size, layout))
-
         seen = self.artifacts.latest(name)
         refuse_link(name, seen)
-        check()
-        checked = [seen.purges if seen else 0]
-
-        def read() -> LatestRecord | None:
-            latest = self.artifacts.latest(name)
-            if latest is not None and latest.purges != checked[0]:
-                check()
-                checked[0] = latest.purges
-            return latest
-
-        return read
+        return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 
     def publish(
         self,
@@ -182,11 +208,11 @@ class Publishing:
         written in the transaction that makes the version (alone when nothing changes). Raises
         NotFoundError (no LATEST to snapshot), VersionLimitError, ConflictError.
         """
-        stored = self._stored(name, content) if content is not None else None
-        read = self._verified_reader(name, stored) if stored is not None else lambda: self.artifacts.latest(name)
+        checked = self._checked(name, content) if content is not None else None
 
         def attempt() -> Published:
-            latest = read()
+            latest = checked.read() if checked is not None else self.artifacts.latest(name)
+            stored = checked.content if checked is not None else None
             refuse_link(name, latest)
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
@@ -202,9 +228,11 @@ class Publishing:
                     # The idempotency record keeps the answer without the part hashes (up to 650 KB of them would
                     # not fit its item); a replay answers part_size and part_count, GET version the hashes.
                     same = Published(**existing.entity().model_dump(), deduplicated=True)
-                    if stored is not None and any(getattr(latest, f) != v for f, v in stored.model_dump().items()):
+                    # LATEST is written only when it holds other bytes: a body that differs only in its content
+                    # type or metadata changes nothing (the answer is the version as it was published).
+                    if checked is not None and stored is not None and not _holds(latest, stored):
                         kept = seal.of(lambda _: same) if seal else None
-                        self._set_latest(name, stored, read, seal=kept, identity=identity)
+                        self._set_latest(name, checked, seal=kept, identity=identity)
                     elif seal is not None:
                         self.receipts.put_receipt(seal, same)
                     return self._with_parts(same, existing)
@@ -213,7 +241,16 @@ class Publishing:
             made = seal.of(lambda v: Published(**v.model_dump(), deduplicated=False)) if seal else None
             now = self.policy.now()
             # Signed before the transaction that makes the version: no version ever exists unsigned.
-            signed = self._sign(manifest(name, newest + 1, snapshot.sha256, snapshot.size, now))
+            text = manifest(
+                name,
+                newest + 1,
+                snapshot.sha256,
+                snapshot.size,
+                now,
+                part_size=snapshot.part_size,
+                parts_sha256=snapshot.parts_sha256,
+            )
+            signed = self._sign(text)
             version = self.artifacts.write_latest(
                 name, latest, snapshot, now=now, publish_as=newest + 1, signed=signed, seal=made, by=identity
             )
@@ -379,6 +416,48 @@ class Publishing:
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
+
+
+class _Checked:
+    """Content as checked in S3 (`content`, with its layout), and LATEST read for each compare-and-set try after a
+    check it follows (Publishing._checked)."""
+
+    def __init__(
+        self,
+        name: str,
+        locate: Callable[[], StoredContent],
+        latest: Callable[[], LatestRecord | None],
+        seen: LatestRecord | None,
+    ) -> None:
+        self._locate = locate
+        self._latest = latest
+        self.content = locate()
+        self._fences = _fences(seen)
+
+    def read(self) -> LatestRecord | None:
+        latest = self._latest()
+        if latest is not None and _fences(latest) != self._fences:
+            self.content = self._locate()
+            self._fences = _fences(latest)
+        return latest
+
+
+# What a reference to multipart content that is not verified yet must wait for, by the state of its newest layout.
+_NOT_YET = {
+    "uploading": "complete it first (POST …/uploads/{id}/complete)",
+    "verifying": "its SHA-256 is being checked (GET …/uploads/{id} shows how far); reference it once complete",
+    "failed": "its parts do not make content with this sha256; nothing may reference it",
+}
+
+
+def _fences(latest: LatestRecord | None) -> tuple[int, int]:
+    """What a blob check must follow: the purges and the collections LATEST has seen."""
+    return (latest.purges, latest.collections) if latest is not None else (0, 0)
+
+
+def _holds(latest: LatestRecord, content: StoredContent) -> bool:
+    """Whether LATEST holds exactly these bytes, in this layout."""
+    return all(getattr(latest, f) == getattr(content, f) for f in ("sha256", "size", "part_size", "parts_sha256"))
 
 
 def _check_size(size: int) -> None:

@@ -10,7 +10,6 @@ rollout came to point at after the roots were read is never touched.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,10 +18,8 @@ from typing import Any
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import RetentionStore
-from arca.adapters.store.uploads import UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
@@ -37,6 +34,7 @@ from arca.domain.retention import (
     decide,
     roots_of,
 )
+from arca.services.collection import Collection
 from arca.services.reading import Reading
 from arca.services.retry import Budget, Policy, now_iso
 
@@ -48,6 +46,15 @@ EXPIRIES = 10
 MARKERS = 10
 # Policies the sweep reads per index Query.
 SWEEP_PAGE = 25
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What a sweep pass reads of an artifact once: LATEST, its policy and the protected roots."""
+
+    latest: LatestRecord
+    policy: RetentionPolicy
+    roots: Roots
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,7 @@ class Retention:
         store: RetentionStore,
         versions: VersionStore,
         aliases: AliasStore,
-        artifacts: ArtifactStore,
-        layouts: UploadStore,
+        collection: Collection,
         blobs: Blobs,
         reading: Reading,
         policy: Policy,
@@ -73,8 +79,7 @@ class Retention:
         self.store = store
         self.versions = versions
         self.aliases = aliases
-        self.artifacts = artifacts
-        self.layouts = layouts
+        self.collection = collection
         self.blobs = blobs
         self.reading = reading
         self.policy = policy
@@ -102,11 +107,13 @@ class Retention:
     # Preview and apply.
 
     def roots(self, name: str, latest: LatestRecord, policy: RetentionPolicy) -> Roots:
-        """The protected roots: live aliases (one listing), running rollouts (one Query) and each live alias's
-        last `rollback_window` revisions (one Query each: at most MAX_ALIASES)."""
-        aliases = self.aliases.live_aliases(name)
+        """The protected roots: live aliases (one listing, tombstones included), running rollouts (one Query) and
+        each alias's last `rollback_window` revisions (one Query each), a deleted alias's too: a rollback
+        re-creates it on what it served."""
+        aliases = self.aliases.alias_records(name)
+        live = [a for a in aliases if not a.deleted]
         return roots_of(
-            aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in aliases],
+            aliases=[(a.alias, _number(a.version), _number(a.secondary_version)) for a in live],
             rollouts=self.store.running_rollouts(name),
             history=[(a.alias, self.store.recent_targets(name, a.alias, policy.rollback_window)) for a in aliases],
             latest_sha256=latest.sha256,
@@ -157,25 +164,35 @@ class Retention:
         Soft deletes go in batches of one transaction (`version.deleted`, `by` retention); a batch refused
         because a version was pinned meanwhile is retried one by one, skipping the pinned ones.
         """
+        return self._apply(name, token, None)[0]
+
+    def _apply(self, name: str, token: str | None, known: Pass | None) -> tuple[Applied, Pass]:
+        """`apply`, with what an earlier request of the same sweep pass read of the artifact (`known`: LATEST, the
+        policy and the roots, read once per pass; the unfinished clean-ups are taken on by the pass's first
+        request). Reusing them is safe for the same reason reading them once per request is: every deletion and
+        expiry is conditioned on what could have changed since (pins, tags, LATEST's content)."""
         scope = _scope("apply", name)
         start, state = self.versions.resume_from(name, scope, token) if token else (None, {})
-        latest, policy = self.reading.live_latest(name), self.get(name)
         live = state.get("live", 0)
-        expired = self.finish(name)
-        roots, now = self.roots(name, latest, policy), self.policy.clock()
+        expired: list[int] = []
+        if known is None:
+            latest, policy = self.reading.live_latest(name), self.get(name)
+            expired = self.finish(name)
+            known = Pass(latest=latest, policy=policy, roots=self.roots(name, latest, policy))
+        policy, roots, now = known.policy, known.roots, self.policy.clock()
         cutoff = now_iso(now - timedelta(days=policy.expire_after_days))
         deleted: list[int] = []
         expiries = 0
         next_token: str | None = None
         for page in range(APPLY_PAGES):
             versions, last = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
-            doomed: list[int] = []
+            doomed: dict[int, int] = {}  # version: its tags' counter as judged
             for index, version in enumerate(versions):
                 planned, live = self._decide(version, live, policy, roots, now)
                 if planned is None or planned.action == "keep":
                     continue
                 if planned.action == "delete":
-                    doomed.append(version.version)
+                    doomed[version.version] = version.tag_rev
                     continue
                 if self.store.expire(version, cutoff=cutoff, now=self.policy.now(), by=BY):
                     expiries += 1
@@ -191,21 +208,26 @@ class Retention:
             if expiries == EXPIRIES or page == APPLY_PAGES - 1:
                 next_token = self.versions.resume_token(name, scope, last, {"live": live})
                 break
-        return Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
+        applied = Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
+        return applied, known
 
-    def _delete(self, name: str, doomed: list[int]) -> list[int]:
+    def _delete(self, name: str, doomed: dict[int, int]) -> list[int]:
+        """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned and its tags
+        unchanged: a tag a policy keeps, added since the versions were read, stops the deletion."""
         if not doomed:
             return []
         now = self.policy.now()
-        if self.versions.delete_versions(name, doomed, now=now, by=BY, detail=VersionDeleted(retention=True)):
-            return doomed
+        numbers = list(doomed)
+        detail = VersionDeleted(retention=True)
+        if self.versions.delete_versions(name, numbers, now=now, by=BY, detail=detail, tag_revs=doomed):
+            return numbers
         done = []
-        for number in doomed:
+        for number, tag_rev in doomed.items():
             try:
-                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY) is None:
+                if self.versions.set_deleted(name, number, deleted=True, now=now, by=BY, tag_rev=tag_rev) is None:
                     done.append(number)
             except (VersionPinnedError, ConflictError, NotFoundError):
-                continue  # pinned (or changed) since it was read: the alias wins
+                continue  # pinned, or its tags changed, since it was read: the alias or the tag wins
         return done
 
     # Clean-up after an expiry.
@@ -220,47 +242,31 @@ class Retention:
 
     def _finish_one(self, name: str, version: int, sha256: str) -> None:
         """An expiry's clean-up: the version's attestation items and objects, then its bytes when no version and
-        not LATEST hold that content, then its marker. Every step is safe to repeat."""
+        not LATEST hold that content (arca.services.collection), then its marker (kept while another collection
+        holds the content: that one's owner, or a takeover after its lease, finishes). Every step is safe to
+        repeat."""
         self.store.delete_items(self.store.attestation_keys(name, version))
         self.blobs.delete_prefix(keys.attestation_blob_prefix(name, version))
-        collected = self._collect(name, version, sha256)
-        self.store.release(name, version, sha256, collected=collected)
-
-    def _collect(self, name: str, version: int, sha256: str) -> bool:
-        """Remove the content's object if nothing references it; True when it was removed (or was being)."""
-        count = self.store.blob_count(name, sha256)
-        if count is None or not count.get("collecting"):
-            if count is not None and int(count.get("refs", 0)) > 0:
-                return False
-            latest = self.artifacts.latest(name)
-            if latest is not None and latest.sha256 == sha256:
-                return False  # LATEST holds it (LATEST written before blob counts existed)
-            if self.store.legacy_holder(name, sha256, expiring=version):
-                return False
-        if not self.store.claim(name, sha256, uuid.uuid4().hex):
-            return False
-        # Every object of the content: its single PUT (`<sha256>`) and its multipart layouts (`<sha256>.<parts>`),
-        # whose records go first, so that no upload finds a layout without its object.
-        self.store.delete_items(self.layouts.layout_keys(name, sha256))
-        self.blobs.delete_prefix(keys.blob_key(name, sha256))
-        return True
+        self.collection.collect(name, sha256, expiring=version, marker=version)
 
     # The sweep.
 
     def sweep(self, *, start: dict[str, str] | None, budget: Budget) -> SweepProgress:
         """Apply every policy (artifacts found through the sparse index), artifact after artifact, while the
         budget lasts (one unit per index Query and per apply request); `next_token` is the index key the next
-        invocation goes on after (None: the pass is complete). An artifact left unfinished is started again."""
+        invocation goes on after (None: the pass is complete). An artifact left unfinished is started again.
+        Each artifact's roots are read once a pass, by its first request (`_apply`)."""
         artifacts = deleted = expired = 0
         while budget.spend():
             names, last = self.store.policies_page(start=start, limit=SWEEP_PAGE)
             for name in names:
                 token: str | None = None
+                known: Pass | None = None  # the artifact's roots, read by its first request of the pass
                 while True:
                     if not budget.spend():
                         return SweepProgress(artifacts, deleted, expired, start)
                     try:
-                        done = self.apply(name, token=token)
+                        done, known = self._apply(name, token, known)
                     except NotFoundError:
                         break  # purged, or its policy removed meanwhile
                     deleted, expired = deleted + len(done.deleted), expired + len(done.expired)

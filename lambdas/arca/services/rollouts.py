@@ -18,7 +18,14 @@ from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RolloutMovedError, RolloutRunningError
+from arca.domain.errors import (
+    ConflictError,
+    ContentionError,
+    NotFoundError,
+    PolicyMovedError,
+    RolloutMovedError,
+    RolloutRunningError,
+)
 from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
 
@@ -33,9 +40,15 @@ if TYPE_CHECKING:
 class Alarms(Protocol):
     def firing(self, names: list[str]) -> tuple[str, str] | None: ...
 
+    def missing(self, names: list[str]) -> list[str]: ...
+
 
 class Driver(Protocol):
     def start(self, rollout: Rollout) -> None: ...
+
+
+# Tries of one step whose alias's policy keeps being written meanwhile (each write moves the alias's mark of it).
+POLICY_RETRIES = 10
 
 
 def step_reason(step: int, steps: list[int]) -> str:
@@ -63,6 +76,11 @@ class Rollouts:
         self.alarms = alarms
         self.driver = driver
         self.new_id = new_id
+
+    def missing_alarms(self, names: list[str]) -> list[str]:
+        """The alarms among `names` that do not exist. A rollout naming one rolls back at its first step (a
+        missing alarm counts as firing), so whoever starts it is told at once; the start itself stands."""
+        return self.alarms.missing(names)
 
     def start(
         self,
@@ -162,8 +180,9 @@ class Rollouts:
     def abort(self, name: str, alias: str, *, identity: str | None) -> Rollout:
         """Roll back a running rollout: the alias keeps its primary and loses the secondary (a new revision).
 
-        404 without a rollout; 409 when it is not running, or when someone else wrote the alias since (the
-        rollout is then recorded as superseded and that write is kept).
+        404 without a rollout; 403 when the alias's policy does not let `identity` write the alias (an abort is a
+        way back, judged by `allowed_principals` alone); 409 when it is not running, or when someone else wrote
+        the alias since (the rollout is then recorded as superseded and that write is kept).
         """
 
         def attempt() -> Rollout:
@@ -177,7 +196,8 @@ class Rollouts:
                     f"alias {alias!r} was changed by another writer: the rollout is superseded and that change kept",
                     field="alias",
                 )
-            return self._end(seen, old, "aborted", reason=f"rollout {seen.id} aborted", identity=identity)
+            why = f"rollout {seen.id} aborted"
+            return self._end(seen, old, "aborted", reason=why, identity=identity, judged="abort")
 
         return self.policy.compare_and_set(attempt)
 
@@ -185,8 +205,17 @@ class Rollouts:
         """Run step `step` of the rollout: read its alarms, then roll back (one in ALARM), move to the next
         weight, or make `version` the primary after the last. Idempotent: a rollout no longer at `step`
         (the step ran already, or it ended) is returned as it is, unchanged. None when the rollout is gone
-        (purged) or replaced by another one.
+        (purged) or replaced by another one. A policy written meanwhile (the alias's mark of it moved, not the
+        alias) only makes the step read the alias again: the steps are not judged.
         """
+        for _ in range(POLICY_RETRIES):
+            try:
+                return self._advance(name, alias, rollout_id, step)
+            except PolicyMovedError:
+                continue
+        raise ContentionError(f"the policy of {alias!r} kept changing; the step runs again")
+
+    def _advance(self, name: str, alias: str, rollout_id: str, step: int) -> Rollout | None:
         seen = self.store.rollout(name, alias)
         if seen is None or seen.id != rollout_id:
             return None
@@ -207,6 +236,8 @@ class Rollouts:
             return self._end(seen, old, "completed", reason=reason, identity=seen.writer)
         except RolloutMovedError:  # another invocation ran this step, or the rollout was aborted meanwhile
             return self.store.rollout(name, alias)
+        except PolicyMovedError:  # the alias's policy changed, not the alias: read it again (advance)
+            raise
         except ContentionError:  # the alias moved between our read and our write
             return self._supersede(seen, self.alias_store.alias(name, alias))
         except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive
@@ -248,12 +279,16 @@ class Rollouts:
         reason: str,
         identity: str | None,
         alarm: str | None = None,
+        judged: Via | None = None,
     ) -> Rollout:
-        """The rollout's last write: `version` alone (completed), or the primary alone (rolled back, aborted)."""
+        """The rollout's last write: `version` alone (completed), or the primary alone (rolled back, aborted).
+        `judged`: the write is a person's (an abort), judged by the alias's policy as coming that way; the driver's
+        own writes are not (the rollout was judged when it started)."""
         spec = self._spec(old)
         if state == "completed":
             spec["version"] = seen.version
         new = self._aliases().compose(seen.name, seen.alias, spec, old, reason=reason, identity=identity)
+        guard = None if judged is None else self._aliases().guards.judge(new, old, identity=identity, via=judged)
         updated = seen.model_copy(
             update={
                 "state": state,
@@ -265,7 +300,7 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.store.step_rollout(updated, seen, new, old)
+        self.store.step_rollout(updated, seen, new, old, guard=guard)
         return updated
 
     def _supersede(self, seen: Rollout, current: AliasRecord | None) -> Rollout | None:

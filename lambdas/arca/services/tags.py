@@ -13,7 +13,7 @@ from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.tags import TagStore
 from arca.adapters.store.versions import VersionFilters, VersionStore
 from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
-from arca.domain.errors import ValidationError
+from arca.domain.errors import ConflictError, ValidationError
 from arca.domain.tags import TagPatch, merge, parse_filter
 from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
@@ -30,11 +30,14 @@ class Tagging:
     def tag_version(self, name: str, number: int, patch: TagPatch, *, identity: str | None = None) -> Version:
         """Merge `patch` into the version's tags (a None value removes the key); soft-deleted versions too.
 
-        Raises NotFoundError, ValidationError (over the tag limit, field `tags`) or ConflictError (purging).
+        Raises NotFoundError, ValidationError (over the tag limit, field `tags`) or ConflictError (purging, or
+        the version expired: an expired version carries no tags).
         """
 
         def attempt() -> VersionRecord:
             seen = self.reading.version(name, number)
+            if seen.expired:
+                raise _expired(number)
             merged = merge(seen.tags, patch)
             if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
@@ -57,6 +60,10 @@ class Tagging:
             return self.store.write_artifact_tags(seen, merged, wanted, now=self.policy.now(), by=identity)
 
         return self.reading.summary_of(self.policy.compare_and_set(attempt))
+
+
+def _expired(number: int) -> ConflictError:
+    return ConflictError(f"version {number} expired: it carries no tags", field="version")
 
 
 def tag_filters(texts: list[str] | None, field: str = "tag") -> tuple[tuple[str, str], ...]:

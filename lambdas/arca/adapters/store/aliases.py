@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from boto3.dynamodb.conditions import Attr
+from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Update, Write
@@ -69,6 +69,20 @@ class AliasStore:
         """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
         return self.aliases_page(name, limit=MAX_ALIASES, token=None)[0]
 
+    def alias_records(self, name: str) -> list[AliasRecord]:
+        """Every alias, live or a deletion's tombstone (a rollback re-creates a deleted alias), as far as one
+        bounded listing reaches."""
+        items, _ = page(
+            self.table,
+            keys.alias_pk(name),
+            f"aliases:{name}:all",
+            limit=MAX_ALIASES,
+            token=None,
+            keep=lambda i: i["sk"] != keys.LINK_SK,
+            consistent=True,
+        )
+        return [alias_record(i) for i in items]
+
     def aliases_page(self, name: str, *, limit: int, token: str | None) -> tuple[list[AliasRecord], str | None]:
         """Live aliases in name order; deletion tombstones are skipped (within the listing's query budget)."""
         items, next_token = page(
@@ -93,11 +107,13 @@ class AliasStore:
         announce: Sequence[Change] = (),
         guard: Guard | None = None,
     ) -> AliasRecord:
-        """One transaction: the alias (compare-and-set on `old`), its history record, the artifact check, pins.
+        """One transaction: the alias (compare-and-set on `old`: its revision and its mark of the policy), its
+        history record, the artifact check, pins.
 
-        `guard` holds an alias policy's verdict (arca.adapters.store.guards): its checks join the transaction and
-        its condition on an arriving version joins that version's pin. When one fails, PolicyMovedError: the write
-        must be judged again.
+        `guard` holds an alias policy's verdict (arca.adapters.store.guards): the alias records the policy's
+        revision it judged by, its checks join the transaction and its condition on a gaining version joins that
+        version's pin. Without one (a rollout's step), the alias keeps its mark. When the policy or something its
+        verdict read changed (the alias itself did not move), PolicyMovedError: the write must be judged again.
 
         `also` are more items of the same transaction (a rollout's state); when one of their conditions fails,
         the TransactionCancelled is raised as it is, for the caller (the rollout store) to read. `announce` are
@@ -110,8 +126,13 @@ class AliasStore:
         version was deleted meanwhile.
         """
         name, alias = new.name, new.alias
+        # The policy's revision the alias carries: the one its verdict read, or, unjudged (a rollout's step), the
+        # one it carried; the alias's condition holds the one read, so a policy written meanwhile is never missed.
+        marker = guard.policy_revision if guard is not None else (old.policy_revision if old else None)
+        new = new.model_copy(update={"policy_revision": marker})
         item = alias_item(new)
-        history = {**item, "kind": "alias-history", "action": action}
+        history = {k: v for k, v in item.items() if k != "policy_revision"}
+        history.update(kind="alias-history", action=action)
         alias_key = keys.alias_key(name, alias)
         writes = [
             Write(
@@ -119,7 +140,7 @@ class AliasStore:
                 "Put",
                 alias_key,
                 item={**item, **alias_key},
-                condition=ITEM_NOT_EXIST if old is None else Attr("revision").eq(old.revision),
+                condition=ITEM_NOT_EXIST if old is None else _unchanged(old),
             ),
             Write(
                 "history",
@@ -140,7 +161,7 @@ class AliasStore:
         # nothing is written to its partitions once a purge has marked it (a plain purge marks LATEST only
         # where `alias_count` is zero).
         writes.append(self._alias_count_write(name, live_before=old is not None and not old.deleted, new=new))
-        writes += _guarded(_pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
+        writes += _guarded(name, _pin_writes(name, alias, old.pinned if old else set(), new.pinned), guard)
         try:
             self.feed.commit(
                 sealed(seal, new.entity()) + writes + list(also),
@@ -151,7 +172,7 @@ class AliasStore:
             )
         except TransactionCancelled as cancelled:
             raise_if_key_taken(cancelled)
-            if guard is not None and guard.broken(cancelled):
+            if (guard is not None and guard.broken(cancelled)) or _policy_moved(cancelled, old):
                 raise PolicyMovedError(f"what the policy of {alias!r} read changed; judged again") from None
             if any(cancelled.failed(w.name) for w in also):
                 raise
@@ -173,6 +194,24 @@ class AliasStore:
         condition = ARTIFACT_IS_LIVE & below("alias_count", MAX_ALIASES) if delta > 0 else ARTIFACT_IS_LIVE
         update = Update(add=("alias_count :delta",))
         return Write("artifact", "Update", key, update=update, condition=condition, values={":delta": delta})
+
+
+def policy_revision_is(revision: int | None) -> ConditionBase:
+    """The alias item carries the policy revision `revision` (None: an item written before it carried one)."""
+    return Attr("policy_revision").not_exists() if revision is None else Attr("policy_revision").eq(revision)
+
+
+def _unchanged(old: AliasRecord) -> ConditionBase:
+    """The alias is still as read: at its revision, carrying the policy revision read with it."""
+    return Attr("revision").eq(old.revision) & policy_revision_is(old.policy_revision)
+
+
+def _policy_moved(cancelled: TransactionCancelled, old: AliasRecord | None) -> bool:
+    """Whether the alias's condition failed only because its policy changed (the alias itself did not move)."""
+    reason = cancelled.failed("alias")
+    if reason is None or reason.item is None or old is None:
+        return False
+    return int(reason.item.get("revision", -1)) == old.revision
 
 
 def _alias_change(new: AliasRecord, old: AliasRecord | None, action: str) -> Change:
@@ -220,18 +259,27 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
     return writes
 
 
-def _guarded(pins: list[Write], guard: Guard | None) -> list[Write]:
+def _guarded(name: str, pins: list[Write], guard: Guard | None) -> list[Write]:
     """The pin writes with a guard's conditions on their versions merged in (DynamoDB takes one action per item in
-    a transaction), and the guard's checks. A guarded version is one the write brings in, so it has its pin."""
+    a transaction), and the guard's checks. A guarded version the alias pinned already (a secondary made the
+    primary, its weight raised) has no pin write: its condition is a ConditionCheck of its own."""
     if guard is None:
         return pins
     found = []
+    merged: set[int] = set()
     for write in pins:
-        extra = guard.versions.get(int(write.name[1:]))
+        number = int(write.name[1:])
+        extra = guard.versions.get(number)
         if extra is not None and isinstance(write.update, Update) and write.update.add:
             write = dataclasses.replace(write, condition=write.condition & extra)
+            merged.add(number)
         found.append(write)
-    return [*guard.checks, *found]
+    kept = [
+        Write(f"guard-v{number}", "ConditionCheck", keys.version_key(name, number), condition=condition)
+        for number, condition in sorted(guard.versions.items())
+        if number not in merged
+    ]
+    return [*guard.checks, *kept, *found]
 
 
 def _alias_refusal(cancelled: TransactionCancelled, name: str, alias: str) -> RegistryError:

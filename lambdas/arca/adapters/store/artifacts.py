@@ -8,7 +8,7 @@ from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, latest_unchanged
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, latest_unchanged, no_collection_since
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
@@ -135,10 +135,9 @@ class ArtifactStore:
             self.feed.commit(writes, name, changes, by=by, now=now)
         except TransactionCancelled as lost:
             raise_if_key_taken(lost)
-            if any(n.startswith("blob") and lost.failed(n) for n in lost.reasons):
-                raise ConflictError(
-                    f"the content {content.sha256} is being removed by retention; upload it again", field="sha256"
-                ) from None
+            collecting = [r for n in lost.reasons if n.startswith("blob") and (r := lost.failed(n)) is not None]
+            if collecting:
+                raise collecting_error(content.sha256, collecting[0].item) from None
             # The loser of a publish race usually fails twice: the counter moved, and the winner's version
             # exists. DynamoDB Local reports both reasons; moto stops at the first.
             if lost.failed("latest") is None:
@@ -224,10 +223,12 @@ class ArtifactStore:
                 "Update",
                 keys.latest_key(name),
                 update=Update(set=tuple(sets), remove=tuple(removes), add=tuple(adds)),
-                condition=ARTIFACT_IS_LIVE & latest_unchanged(seen.rev),
+                # And no collection began or ended since the bytes were checked (under `seen`): the fence that
+                # keeps a reference from being added to bytes a collection deletes.
+                condition=ARTIFACT_IS_LIVE & latest_unchanged(seen.rev) & no_collection_since(seen.collections),
                 names=names,
                 values=values,
-                compare={"rev": seen.rev},
+                compare={"rev": seen.rev, "collections": seen.collections or None},
             )
         ]
 
@@ -265,6 +266,17 @@ def _folder_rows(name: str, delta: int, leaf: Item | None) -> list[Write]:
         else:
             writes.append(Write(f"dir{i}", "Put", key, item=leaf))
     return writes
+
+
+def collecting_error(sha256: str, count: Item | None) -> ConflictError:
+    """The 409 of a reference refused because retention is removing the content (its count is `collecting`)."""
+    since = f" since {count['claimed_at']}" if count and count.get("claimed_at") else ""
+    return ConflictError(
+        f"retention is removing the content {sha256}{since}; upload it again once it is gone "
+        "(POST …/uploads then answers exists: false)",
+        field="sha256",
+        details={"collecting": True},
+    )
 
 
 def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, published: bool) -> list[Write]:

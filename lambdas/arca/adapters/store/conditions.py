@@ -29,6 +29,17 @@ def latest_unchanged(rev: int) -> ConditionBase:
     return Attr("rev").eq(rev)
 
 
+def no_collection_since(collections: int) -> ConditionBase:
+    """LATEST's count of collections as read: no collection of the artifact's content was claimed or finished
+    since (arca.adapters.store.retention)."""
+    return Attr("collections").eq(collections) if collections else Attr("collections").not_exists()
+
+
+def tags_unchanged(tag_rev: int) -> ConditionBase:
+    """A version's (or LATEST's) tags as read: their counter unchanged (absent before the first tag write)."""
+    return Attr("tag_rev").eq(tag_rev) if tag_rev else Attr("tag_rev").not_exists()
+
+
 def below(attribute: str, cap: Any) -> ConditionBase:
     """A counter under its cap (absent: zero)."""
     return Attr(attribute).not_exists() | Attr(attribute).lt(cap)

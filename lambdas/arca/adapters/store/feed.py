@@ -51,7 +51,8 @@ class Feed:
         return events, keys.encode_token(page.last_key, scope) if page.last_key else None
 
     def commit(self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str) -> list[Event]:
-        """Commit `writes` (which must include the artifact's LATEST) with one event item per change.
+        """Commit `writes` (which must include the artifact's LATEST) with one event item per change, each by `by`
+        unless the change names its own author.
 
         The events get increasing ids after the artifact's `last_event`, and LATEST's write also sets
         `last_event` to the newest of them under `last_event < :id`: two transactions on one artifact then
@@ -65,7 +66,16 @@ class Feed:
         for _ in range(EVENT_ATTEMPTS):
             ids = next_ids(self._micros(), self._floors.get(name), len(changes))
             events = [
-                Event(id=i, type=c.type, at=now, by=by, name=name, version=c.version, alias=c.alias, detail=c.detail)
+                Event(
+                    id=i,
+                    type=c.type,
+                    at=now,
+                    by=c.by or by,
+                    name=name,
+                    version=c.version,
+                    alias=c.alias,
+                    detail=c.detail,
+                )
                 for i, c in zip(ids, changes, strict=True)
             ]
             stamped, latest = _stamped(writes, name, events)

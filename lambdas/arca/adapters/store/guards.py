@@ -7,11 +7,19 @@ Items (keys: arca.adapters.keys):
 - A promotion, `__<name>-promotions` / `<alias>#<id>`: the request, its approvals and its decision, with `ttl`
   (the table's TTL attribute) a day after it expires.
 
+The alias item carries its live policy's revision (`policy_revision`, 0: none): every policy write puts the alias
+item (if there is one) with the new revision under the alias's revision read, and every alias write conditions its
+own item on the revision it read there. So an alias write learns whether a policy exists from the item it reads
+anyway, and holds that verdict by the condition it has anyway; only the policy's rules cost a read. An alias
+item written before it carried the revision, and an alias not yet created, read the policy item instead and check
+it in the transaction.
+
 A `Guard` is what an alias write adds to its own transaction so that what the policy's verdict read still holds
-when it commits: a ConditionCheck on the policy at the revision read (or its absence), on each required tag's
-index row (the tag rows are written in the same transaction as the version's tags), on the soak alias at the
-revision whose history gave the soak, and on the arriving version's `attestations` (merged into its pin update:
-one item, one action). A failure of any of them is a PolicyMovedError: judged again.
+when it commits: the policy's revision for the alias item (or, unmarked, a ConditionCheck on the policy at the
+revision read or its absence), a ConditionCheck on each required tag's index row (the tag rows are written in
+the same transaction as the version's tags), on the soak alias at the revision whose history gave the soak, and
+on a gaining version's `attestations` (merged into its pin update where it has one: one item, one action). A
+failure of any of them is a PolicyMovedError: judged again.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
+from arca.adapters.store.pages import page
+from arca.adapters.store.records import AliasRecord, alias_item
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import AliasPolicyUpdated, Change
 from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
@@ -38,9 +48,11 @@ TTL_GRACE_SECONDS = 86_400
 
 @dataclass(frozen=True)
 class Guard:
-    """Conditions an alias transaction carries: `checks` are ConditionChecks on other items (named `guard…`),
-    `versions` a condition on a target version's own item (ANDed onto its pin)."""
+    """Conditions an alias transaction carries: `policy_revision` is the live policy's revision the alias item
+    records (0: none), `checks` are ConditionChecks on other items (named `guard…`), `versions` a condition on a
+    target version's own item (ANDed onto its pin)."""
 
+    policy_revision: int = 0
     checks: tuple[Write, ...] = ()
     versions: dict[int, ConditionBase] = field(default_factory=dict)
 
@@ -100,10 +112,20 @@ class GuardStore:
         return policy_entity(item), int(item["revision"])
 
     def write_policy(
-        self, name: str, alias: str, rules: PolicyFields | None, *, seen: int, now: str, by: str | None
+        self,
+        name: str,
+        alias: str,
+        rules: PolicyFields | None,
+        *,
+        seen: int,
+        alias_seen: AliasRecord | None,
+        now: str,
+        by: str | None,
     ) -> AliasPolicy | None:
-        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read. Raises
-        ContentionError when it changed, NotFoundError / ConflictError when the artifact is gone or being purged."""
+        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read, and the alias item
+        as read (`alias_seen`, under its revision) carrying the policy's revision (0: removed); with no alias item
+        (None), check that there still is none. Raises ContentionError when either changed, NotFoundError /
+        ConflictError when the artifact is gone or being purged."""
         revision = seen + 1
         item: dict[str, Any] = {
             "kind": "alias-policy",
@@ -117,31 +139,48 @@ class GuardStore:
             item["deleted"] = True
         else:
             item.update(compact(rules.model_dump(mode="json")))
+        alias_key = keys.alias_key(name, alias)
+        if alias_seen is None:  # an alias created meanwhile must be marked: its creation read no mark
+            marked = Write("alias", "ConditionCheck", alias_key, condition=ITEM_NOT_EXIST)
+        else:
+            mark = alias_seen.model_copy(update={"policy_revision": 0 if rules is None else revision})
+            marked = Write(
+                "alias",
+                "Put",
+                alias_key,
+                item={**alias_item(mark), **alias_key},
+                condition=Attr("revision").eq(alias_seen.revision),
+            )
         writes = [
             Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
+            marked,
         ]
         policy = None if rules is None else compact(rules.model_dump(mode="json"))
         change = Change(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
         try:
             self.feed.commit(writes, name, [change], by=by, now=now)
         except TransactionCancelled as cancelled:
-            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy")
+            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy", also=("alias",))
         return policy_entity(item)
 
     def guard(
         self,
         name: str,
         alias: str,
-        seen: int,
+        policy: AliasPolicy | None,
+        seen: int | None,
         *,
         tags: dict[int, dict[str, str]],
         attestations: dict[int, list[str]],
         soak: tuple[str, int] | None,
     ) -> Guard:
-        """The conditions that hold a verdict: the policy at `seen`, each version's required `tags` (its tag rows)
-        and `attestations` (its item), and the soak alias `soak` = (alias, revision read)."""
-        checks = [Write("guard-policy", "ConditionCheck", keys.policy_key(name, alias), **_at_revision(seen))]
+        """The conditions that hold a verdict: the live `policy` (None: none) recorded on the alias item, and its
+        item checked at `seen` when the alias item carried no mark (`seen` None: it did), each version's required
+        `tags` (its tag rows) and `attestations` (its item), and the soak alias `soak` = (alias, revision read)."""
+        checks = []
+        if seen is not None:
+            checks.append(Write("guard-policy", "ConditionCheck", keys.policy_key(name, alias), **_at_revision(seen)))
         for number, wanted in sorted(tags.items()):
             for i, (tag, value) in enumerate(sorted(wanted.items())):
                 checks.append(
@@ -166,7 +205,7 @@ class GuardStore:
         for number, types in attestations.items():
             if types:
                 versions[number] = functools.reduce(operator.and_, (Attr("attestations").contains(t) for t in types))
-        return Guard(tuple(checks), versions)
+        return Guard(policy.revision if policy is not None else 0, tuple(checks), versions)
 
     def primaries(self, name: str, alias: str, current: int) -> Iterator[tuple[int | None, str]]:
         """The alias's primary version at each revision up to `current`, newest first, as (version, updated_at);
@@ -187,15 +226,22 @@ class GuardStore:
         return None if item is None else (promotion_entity(item, now), int(item["seq"]))
 
     def promotions_page(
-        self, name: str, alias: str, *, limit: int, token: str | None, now: str
+        self, name: str, alias: str, *, state: str | None, limit: int, token: str | None, now: str
     ) -> tuple[list[Promotion], str | None]:
-        """An alias's promotions, newest first (one strongly consistent Query)."""
-        pk, prefix = keys.promotions_pk(name), keys.promotion_prefix(alias)
-        scope = f"promotions:{name}:{alias}"
-        start = keys.decode_token(token, scope, pk=pk, within=lambda sk: sk.startswith(prefix)) if token else None
-        page = self.table.query(pk, sk_prefix=prefix, forward=False, consistent=True, limit=limit, start=start)
-        found = [promotion_entity(i, now) for i in page.items]
-        return found, keys.encode_token(page.last_key, scope) if page.last_key else None
+        """An alias's promotions, newest first, only those in `state` when given: the bounded page of every
+        listing (at most QUERY_BUDGET strongly consistent Queries, cut at PAGE_BYTES of JSON)."""
+        items, next_token = page(
+            self.table,
+            keys.promotions_pk(name),
+            f"promotions:{name}:{alias}",
+            limit=limit,
+            token=token,
+            keep=lambda item: state is None or promotion_entity(item, now).state == state,
+            sk_prefix=keys.promotion_prefix(alias),
+            forward=False,
+            consistent=True,
+        )
+        return [promotion_entity(i, now) for i in items], next_token
 
     @staticmethod
     def promotion_write(promotion: Promotion, *, seen: int, ttl: int) -> Write:
@@ -239,13 +285,13 @@ def _at_revision(seen: int) -> dict[str, Any]:
     return {"condition": Attr("revision").eq(seen)}
 
 
-def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str) -> None:
+def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str, also: tuple[str, ...] = ()) -> None:
     artifact = cancelled.failed("artifact")
     if artifact is not None:
         if artifact.item is None or artifact.item.get("purged"):
             raise NotFoundError(f"artifact {name!r} does not exist") from None
         if artifact.item.get("purging"):
             raise ConflictError(f"artifact {name!r} is being purged") from None
-    if cancelled.failed(item) is not None:
+    if any(cancelled.failed(n) is not None for n in (item, *also)):
         raise ContentionError(f"{what} changed concurrently") from None
     raise cancelled

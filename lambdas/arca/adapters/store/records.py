@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arca.adapters.dynamo import Item
+from arca.adapters.dynamo import Item, deserialize
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import (
     Alias,
@@ -19,6 +19,7 @@ from arca.domain.entities import (
     Version,
     VersionRef,
 )
+from arca.domain.guards import Serving
 from arca.domain.signing import Signed
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256")
@@ -30,7 +31,7 @@ class LatestRecord(BaseModel):
     """What LATEST's item holds: the working copy (the API answers it as `Latest`, see `entity`) and the
     artifact's state the writes keep there."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     sha256: str | None = None
@@ -50,6 +51,9 @@ class LatestRecord(BaseModel):
     purging: str | None = None
     purged: str | None = None
     purges: int = 0  # finished purges: a publish re-checks its blob when this moved
+    # Collections of the artifact's content claimed or finished (retention): a reference is added only under this
+    # count as read when the bytes were checked, so no collection can start between the check and the write.
+    collections: int = 0
     revision_base: int = 0  # the highest alias revision purges removed: new aliases go on from it
     link: str | None = None  # set: this name is a link to that artifact, not an artifact
     link_count: int = 0  # links that point at this artifact
@@ -88,6 +92,7 @@ def latest_record(item: Item) -> LatestRecord:
         purging=item.get("purging"),
         purged=item.get("purged"),
         purges=int(item.get("purges", 0)),
+        collections=int(item.get("collections", 0)),
         revision_base=int(item.get("revision_base", 0)),
         link=item.get("link"),
         link_count=int(item.get("link_count", 0)),
@@ -104,7 +109,7 @@ class VersionRecord(BaseModel):
     """What a version's item holds: the version (the API answers it as `Version`, see `entity`) and the state
     the services need besides: the tags' compare-and-set counter and the name of a multipart layout."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     version: int
@@ -162,7 +167,7 @@ class _AliasStateRecord(BaseModel):
     """What an alias item and a history record hold of an alias's state besides what the API answers: the
     targets' content copied on the item (an alias resolves with one item read) and the deletion tombstone."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: VersionRef | None = None
     secondary_version: VersionRef | None = None
@@ -183,6 +188,13 @@ class _AliasStateRecord(BaseModel):
             return set()
         return {v for v in (self.version, self.secondary_version) if isinstance(v, int)}
 
+    def serving(self) -> Serving | None:
+        """What this state serves (None: a deletion), as a policy judges it."""
+        if self.deleted or self.version is None:
+            return None
+        weight = self.secondary_version_weight or 0
+        return Serving(self.version, self.secondary_version, weight if self.secondary_version is not None else 0)
+
 
 class AliasRecord(_AliasStateRecord):
     """What an alias item holds (the API answers it as `Alias`, see `entity`)."""
@@ -191,6 +203,9 @@ class AliasRecord(_AliasStateRecord):
     alias: str
     created_at: str | None = None
     first_revision: int = 1  # where this alias's history starts (after a purge: later)
+    # The revision of the alias's live policy (0: none), kept true by the alias's writes and its policy's writes,
+    # so a write of an alias without a policy reads none; None: an item written before the alias carried it.
+    policy_revision: int | None = None
 
     def entity(self) -> Alias:
         """The alias as the API answers it."""
@@ -227,6 +242,7 @@ def alias_record(item: Item) -> AliasRecord:
         alias=item["alias"],
         created_at=item.get("created_at"),
         first_revision=int(item.get("first_revision", 1)),
+        policy_revision=None if item.get("policy_revision") is None else int(item["policy_revision"]),
         **_alias_state(item),
     )
 
@@ -244,6 +260,11 @@ def rollout_entity(item: Item) -> Rollout:
 
 def rollout_item(rollout: Rollout) -> Item:
     return {"kind": "rollout", **rollout.model_dump(exclude_none=True)}
+
+
+def image_item(image: dict[str, Any]) -> Item:
+    """An item as a stream record's image carries it (DynamoDB JSON)."""
+    return deserialize(image) or {}
 
 
 def event_entity(item: Item) -> Event:

@@ -15,14 +15,14 @@ markers and the blob counts' collection. The only code that knows their shapes a
 
 from __future__ import annotations
 
-import contextlib
+from dataclasses import dataclass
 
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.aliases import MAX_ALIASES
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
 from arca.domain.errors import LinkedNameError, NotFoundError
@@ -137,32 +137,42 @@ class RetentionStore:
         item = self.table.get(keys.version_key(name, number))
         if item is None:
             return False
+        # Its tags go with it (the item and their index rows), as read: a tag write since moved `tag_rev`.
+        tags = sorted(item.get("tags") or {})
+        tag_rev = int(item.get("tag_rev", 0))
         writes = [
             Write(
                 "version",
                 "Update",
                 keys.version_key(name, number),
-                update="SET expired = :yes, expired_at = :now REMOVE gsi1pk, gsi1sk",
+                update=Update(
+                    set=("expired = :yes", "expired_at = :now"),
+                    remove=("gsi1pk", "gsi1sk", "tags", "tagged_at"),
+                    add=("tag_rev :one",),
+                ),
                 condition=(
                     Attr("deleted").eq(True)
                     & Attr("deleted_at").lte(cutoff)
                     & Attr("expired").not_exists()
                     & Attr("pinned_by").not_exists()
+                    & tags_unchanged(tag_rev)
                 ),
-                values={":yes": True, ":now": now},
+                values={":yes": True, ":now": now, ":one": 1},
             ),
+            *(Write(f"tag{i}", "Delete", keys.version_tag_key(name, number, tag)) for i, tag in enumerate(tags)),
             Write(
                 "marker",
                 "Put",
                 keys.expired_marker_key(name, number),
                 item={"kind": "retention-expired", "version": number, "sha256": version.sha256, "at": now},
             ),
+            # LATEST may have taken this content after the roots were read: then the version is one of LATEST's.
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
                 update=Update(set=("updated_at = :now",)),
-                condition=ARTIFACT_IS_LIVE,
+                condition=ARTIFACT_IS_LIVE & Attr("sha256").ne(version.sha256),
                 values={":now": now},
             ),
         ]
@@ -205,7 +215,7 @@ class RetentionStore:
     def blob_count(self, name: str, sha256: str) -> Item | None:
         return self.table.get(keys.blob_count_key(name, sha256))
 
-    def legacy_holder(self, name: str, sha256: str, *, expiring: int) -> bool:
+    def legacy_holder(self, name: str, sha256: str, *, expiring: int | None) -> bool:
         """Whether a version other than `expiring` that is not expired holds the content: the content index
         (versions published before blob counts existed are counted nowhere else), each hit confirmed by a
         consistent read, since the index lags."""
@@ -217,33 +227,110 @@ class RetentionStore:
             limit=LEGACY_HOLDERS,
         )
         for hit in page.items:
-            if hit["sk"] == encode_version(expiring):
+            if expiring is not None and hit["sk"] == encode_version(expiring):
                 continue
             item = self.table.get({"pk": hit["pk"], "sk": hit["sk"]})
             if item is not None and not item.get("expired"):
                 return True
         return len(page.items) == LEGACY_HOLDERS and page.last_key is not None
 
-    def claim(self, name: str, sha256: str, token: str) -> bool:
-        """Mark the content's count `collecting` while nothing references it (a count of zero or none); True when
-        the mark is ours or an earlier, interrupted collection's. After it, no new reference can be added."""
+    def claim(self, name: str, sha256: str, *, token: str, now: str, objects: list[StoredObject]) -> Claim | None:
+        """Mark the content's count `collecting` with our `token` while nothing references it (a count of zero or
+        none) and no other collection holds it, recording the `objects` (the exact versions) to delete; and advance
+        LATEST's `collections` in the same transaction, so a reference checked before cannot commit after (the
+        fence, arca.adapters.store.artifacts). Another collection's claim when one holds it (its `token` is not
+        ours); None when a reference holds the content or the artifact is gone."""
+        writes = [
+            Write(
+                "count",
+                "Update",
+                keys.blob_count_key(name, sha256),
+                update="SET collecting = :token, claimed_at = :now, claimed = :objects",
+                condition=at_most("refs", 0) & Attr("collecting").not_exists(),
+                values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
+            ),
+            _advance_collections(name),
+        ]
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled as cancelled:
+            held = cancelled.failed("count")
+            if held is not None and held.item is not None and held.item.get("collecting"):
+                return claim_of(held.item)
+            return None
+        return Claim(token=token, claimed_at=now, objects=tuple(objects))
+
+    def take_over(
+        self, name: str, sha256: str, held: Claim, *, token: str, now: str, objects: list[StoredObject]
+    ) -> Claim | None:
+        """Take over an abandoned collection (`held`, claimed longer ago than any function runs), to delete
+        `objects` (the ones it recorded). None when its owner finished or someone else took it over first."""
+        since = Attr("claimed_at").eq(held.claimed_at) if held.claimed_at else Attr("claimed_at").not_exists()
         try:
             self.table.update(
                 keys.blob_count_key(name, sha256),
-                "SET collecting = :token",
-                condition=at_most("refs", 0),
-                values={":token": token},
+                "SET collecting = :token, claimed_at = :now, claimed = :objects",
+                condition=Attr("collecting").eq(held.token) & since,
+                values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
             )
-        except ConditionFailed as failed:
-            return bool(failed.item and failed.item.get("collecting"))
+        except ConditionFailed:
+            return None
+        return Claim(token=token, claimed_at=now, objects=tuple(objects))
+
+    def release(self, name: str, version: int | None, sha256: str, *, token: str | None) -> bool:
+        """Finish a clean-up: delete the expiry's marker (`version`; None: none), and with our collection's `token`
+        its count too, advancing LATEST's `collections` (a reference checked while the bytes were still there
+        cannot commit now). False, with nothing written, when the collection is no longer ours."""
+        writes = [] if version is None else [Write("marker", "Delete", keys.expired_marker_key(name, version))]
+        if token is not None:
+            writes += [
+                Write("count", "Delete", keys.blob_count_key(name, sha256), condition=Attr("collecting").eq(token)),
+                _advance_collections(name),
+            ]
+        if not writes:
+            return True
+        try:
+            self.table.transact(writes)
+        except TransactionCancelled:
+            return False
         return True
 
-    def release(self, name: str, version: int, sha256: str, *, collected: bool) -> None:
-        """Finish an expiry's clean-up: delete its marker, and the content's count when it was `collected`."""
-        writes = [Write("marker", "Delete", keys.expired_marker_key(name, version))]
-        if collected:
-            writes.append(
-                Write("blob", "Delete", keys.blob_count_key(name, sha256), condition=Attr("collecting").exists())
-            )
-        with contextlib.suppress(TransactionCancelled):
-            self.table.transact(writes)
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One object version a collection deletes: its key, and its version id (`null` on an unversioned bucket)."""
+
+    key: str
+    version: str
+
+    def item(self) -> dict[str, str]:
+        return {"key": self.key, "version": self.version}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A collection's hold on a content's count: whose (`token`), since when, and the object versions it deletes."""
+
+    token: str
+    claimed_at: str
+    objects: tuple[StoredObject, ...]
+
+
+def claim_of(count: Item) -> Claim | None:
+    """The collection holding a count item, if any (items claimed before `claimed_at` existed: the epoch)."""
+    if not count.get("collecting"):
+        return None
+    objects = tuple(StoredObject(str(o["key"]), str(o["version"])) for o in count.get("claimed") or ())
+    return Claim(token=str(count["collecting"]), claimed_at=str(count.get("claimed_at", "")), objects=objects)
+
+
+def _advance_collections(name: str) -> Write:
+    """LATEST counts one more collection claimed or finished (it exists: a tombstone too, which nothing fences)."""
+    return Write(
+        "latest",
+        "Update",
+        keys.latest_key(name),
+        update="ADD collections :one",
+        condition=ITEM_EXISTS,
+        values={":one": 1},
+    )

@@ -73,9 +73,12 @@ class RolloutStore:
                 f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
             ) from None
 
-    def step_rollout(self, rollout: Rollout, seen: Rollout, new: AliasRecord, old: AliasRecord) -> AliasRecord:
+    def step_rollout(
+        self, rollout: Rollout, seen: Rollout, new: AliasRecord, old: AliasRecord, *, guard: Guard | None = None
+    ) -> AliasRecord:
         """One rollout step: the alias revision `new` (compare-and-set on `old`, the revision the rollout wrote
-        last) and the rollout as `rollout`, only while it is still `seen` (running, at the same step).
+        last) and the rollout as `rollout`, only while it is still `seen` (running, at the same step); with
+        `guard`, a policy's verdict on it (an abort), as write_alias.
 
         Raises RolloutMovedError when the rollout moved on or ended meanwhile (a repeated step, an abort, a
         purge: do nothing), ContentionError when someone else wrote the alias (the rollout is superseded), and
@@ -83,7 +86,9 @@ class RolloutStore:
         """
         put = _rollout_write(rollout, condition=_still(seen))
         try:
-            return self.aliases.write_alias(new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)])
+            return self.aliases.write_alias(
+                new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)], guard=guard
+            )
         except TransactionCancelled:
             raise RolloutMovedError(f"rollout {seen.id} moved on since step {seen.step}") from None
 

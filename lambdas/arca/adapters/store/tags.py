@@ -33,8 +33,9 @@ class TagStore:
     ) -> VersionRecord:
         """Replace the version's tags with `tags` (the merge decided from `seen`), and their index rows.
 
-        Allowed on a soft-deleted version. Raises ContentionError when the tags changed since `seen` was read,
-        NotFoundError when the version or the artifact is gone, ConflictError while a purge runs.
+        Allowed on a soft-deleted version, never on an expired one (ConflictError: it carries no tags). Raises
+        ContentionError when the tags changed since `seen` was read, NotFoundError when the version or the artifact
+        is gone, ConflictError while a purge runs.
         """
         name, number = seen.name, seen.version
         key = keys.version_key(name, number)
@@ -45,7 +46,7 @@ class TagStore:
                 "Update",
                 key,
                 update=Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",)),
-                condition=ITEM_EXISTS & condition,
+                condition=ITEM_EXISTS & Attr("expired").not_exists() & condition,
                 values={":tags": tags, ":now": now, ":one": 1},
             ),
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
@@ -131,6 +132,8 @@ class TagStore:
             version = cancelled.failed("version")
             if version is not None and version.item is None:
                 raise NotFoundError(f"artifact {name!r} has no {what}") from None
+            if version is not None and version.item is not None and version.item.get("expired"):
+                raise ConflictError(f"{what} expired: it carries no tags", field="version") from None
             if artifact is not None and (artifact.item is None or artifact.item.get("purged")):
                 raise NotFoundError(f"artifact {name!r} does not exist") from None
             if artifact is not None and artifact.item is not None and artifact.item.get("purging"):

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
+from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, first_at, index_page, page, sk_test
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import VersionRecord, version_entity, version_record
 from arca.domain.entities import Version
-from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, VersionPinnedError
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, VersionPinnedError
 from arca.domain.events import Change, VersionDeleted, VersionRestored
 from arca.domain.receipts import Seal
 
@@ -72,18 +73,24 @@ class VersionStore:
         return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=VERSIONS))
 
     def set_deleted(
-        self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None
+        self, name: str, number: int, *, deleted: bool, now: str, by: str | None = None, tag_rev: int | None = None
     ) -> VersionRecord | None:
         """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
 
         Returns None when written, or the version as it is when it was already in that state (idempotent).
         Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
-        ConflictError while a purge runs.
+        ConflictError while a purge runs. With `tag_rev`, a delete holds only while the version's tags are as they
+        were read (ContentionError otherwise).
         """
         change = Change(VersionDeleted() if deleted else VersionRestored(), number)
+        revs = None if tag_rev is None else {number: tag_rev}
         try:
             self.feed.commit(
-                self._deletion_writes(name, [number], deleted=deleted, now=now), name, [change], by=by, now=now
+                self._deletion_writes(name, [number], deleted=deleted, now=now, tag_revs=revs),
+                name,
+                [change],
+                by=by,
+                now=now,
             )
         except TransactionCancelled as cancelled:
             failed = cancelled.failed(f"v{number}")
@@ -95,6 +102,8 @@ class VersionStore:
                     return version_record(failed.item)
                 if failed.item.get("expired"):
                     raise ConflictError(f"version {number} expired; it cannot be restored", field="version") from None
+                if tag_rev is not None and int(failed.item.get("tag_rev", 0)) != tag_rev:
+                    raise ContentionError(f"the tags of version {number} changed since they were read") from None
                 aliases = sorted(failed.item.get("pinned_by") or ())
                 raise VersionPinnedError(
                     f"version {number} is the target of alias(es) {', '.join(aliases)}",
@@ -123,16 +132,18 @@ class VersionStore:
         seal: Seal | None = None,
         by: str | None = None,
         detail: VersionDeleted | None = None,
+        tag_revs: Mapping[int, int] | None = None,
     ) -> bool:
         """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
 
         With `seal`, its idempotency record is written in the same transaction (its answer rendered from
-        `numbers`); IdempotencyKeyTakenError when that key was used meanwhile.
+        `numbers`); IdempotencyKeyTakenError when that key was used meanwhile. With `tag_revs` (by version), each
+        holds only while its tags are as they were read.
         """
         changes = [Change(VersionDeleted(prune=True) if detail is None else detail, n) for n in numbers]
         try:
             self.feed.commit(
-                sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now),
+                sealed(seal, numbers) + self._deletion_writes(name, numbers, deleted=True, now=now, tag_revs=tag_revs),
                 name,
                 changes,
                 by=by,
@@ -143,8 +154,12 @@ class VersionStore:
             return False
         return True
 
-    def _deletion_writes(self, name: str, numbers: list[int], *, deleted: bool, now: str) -> list[Write]:
-        """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one."""
+    def _deletion_writes(
+        self, name: str, numbers: list[int], *, deleted: bool, now: str, tag_revs: Mapping[int, int] | None = None
+    ) -> list[Write]:
+        """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one.
+        With `tag_revs` (retention's deletes), a delete holds only while the version's tags are as they were judged
+        (a tag a policy keeps, added since, stops it)."""
         if deleted:
             update = Update(set=("deleted = :yes", "deleted_at = :at"))
             condition = ITEM_EXISTS & Attr("deleted").eq(False) & Attr("pinned_by").not_exists()
@@ -153,7 +168,14 @@ class VersionStore:
             condition = ITEM_EXISTS & Attr("deleted").eq(True) & Attr("expired").not_exists()
         values = {":yes": True, ":at": now} if deleted else {":no": False}
         writes = [
-            Write(f"v{n}", "Update", keys.version_key(name, n), update=update, condition=condition, values=values)
+            Write(
+                f"v{n}",
+                "Update",
+                keys.version_key(name, n),
+                update=update,
+                condition=condition if tag_revs is None else condition & tags_unchanged(tag_revs[n]),
+                values=values,
+            )
             for n in numbers
         ]
         writes.append(
@@ -236,6 +258,8 @@ class VersionStore:
             # `#<digits>` and `#` before it.
             low = f"{filters.after}#~" if filters.after else "0"
             high = f"{filters.before}#" if filters.before else "~"
+            if low >= high:  # an empty window (after >= before): DynamoDB refuses a BETWEEN whose bounds cross
+                return [], None
             items, next_token = index_page(
                 self.table,
                 keys.TIME_INDEX,

@@ -1,0 +1,62 @@
+"""Artifacts: the registry's names and one artifact's summary (resolve function); purging one (publish function)."""
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from arca.api.dependencies import PublishingService, ReadingService, SearchingService
+from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
+from arca.api.routing import Router
+from arca.domain.entities import ArtifactPage, PurgeProgress, Summary
+from arca.domain.errors import ValidationError
+from arca.services.retry import Budget
+from arca.settings import settings
+
+reads = Router()
+writes = Router()
+
+
+@reads.get("/artifacts", responses=answers(200, 400, 503), tags=["reads"])
+def list_artifacts(
+    reading: ReadingService,
+    searching: SearchingService,
+    prefix: Annotated[str, Query(max_length=256, description="names that start with this")] = "",
+    delimiter: Annotated[Literal["/"] | None, Query(description="`/`: fold deeper names into `prefixes`")] = None,
+    limit: Limit = 100,
+    next_token: NextToken = None,
+    tag: TagFilter = None,
+) -> ArtifactPage:
+    """Artifact names under a prefix, in name order; with `tag`, the artifacts whose own tags hold it."""
+    if tag:
+        if prefix or delimiter:
+            raise ValidationError("tag cannot be combined with prefix or delimiter", field="tag")
+        return searching.search_artifacts(tag, limit=limit, token=next_token)
+    return reading.list_artifacts(prefix=prefix, delimiter=delimiter, limit=limit, token=next_token)
+
+
+@reads.get("/artifacts/<name>", responses=answers(200, 400, 404, 503), tags=["reads"])
+def get_artifact(name: Name, reading: ReadingService) -> Summary:
+    """Summary: LATEST, the newest version number, counts."""
+    return reading.summary_through(name)
+
+
+@writes.delete(
+    "/artifacts/<name>", status_code=204, responses=answers(202, 204, 400, 404, 409, 503), tags=["publishing"]
+)
+def purge(
+    name: Name,
+    publishing: PublishingService,
+    force: Annotated[bool, Query(description="purge even while aliases exist")] = False,
+) -> Response[PurgeProgress | None]:
+    """Purge the artifact: every item and every object. Version numbers are never reused.
+
+    204 when done, and again for a repeat after it finished (404 only for a name that never existed). 202
+    when the work did not fit in one request (a batch-call budget, and 20 s kept in reserve of the
+    function's time): send the same DELETE again to continue; it is idempotent.
+    """
+    context = writes.lambda_context
+    budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
+    if publishing.purge(name, force=force, budget=budget):
+        return Response(204, None, None)
+    return Response(202, JSON, PurgeProgress(name=name))

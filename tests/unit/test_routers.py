@@ -1,0 +1,78 @@
+"""The functions' apps as the function table builds them: services given by Depends, placeholders in the right
+function, the resolve function's routers loaded on first use."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+import pytest
+
+from arca import wiring
+from arca.domain.errors import NotFoundError
+from local.events import api_event, lambda_context
+
+
+def _call(method: str, path: str) -> tuple[str | None, dict[str, Any]]:
+    event, function = api_event(method, path)
+    handler = importlib.import_module(f"arca.handlers.{function or 'resolve'}").handler
+    return function, handler(event, lambda_context(function or "resolve"))
+
+
+def test_a_route_is_given_its_service_and_a_test_can_give_it_another() -> None:
+    # Given the resolve function, its provider of the Reading service overridden by the resolver's own mechanism
+    from arca.handlers import resolve
+
+    class Reading:
+        def summary_through(self, name: str) -> None:
+            raise NotFoundError(f"the fake reading of {name!r}")
+
+    resolve.entry.app.dependency_overrides[wiring.reading] = Reading
+    try:
+        # When a route that reads is called
+        function, response = _call("GET", "/artifacts/team/app")
+    finally:
+        resolve.entry.app.dependency_overrides.clear()
+    # Then it was given the fake, not the composition root's service
+    assert function == "resolve"
+    assert response["statusCode"] == 404
+    assert json.loads(response["body"])["error"]["message"] == "the fake reading of 'team/app'"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "function"),
+    [
+        ("GET", "/v2", "resolve"),
+        ("GET", "/v2/team/app/manifests/v1", "resolve"),
+        ("HEAD", "/v2/a/b/c/blobs/sha256:00", "resolve"),
+        ("PUT", "/v2/team/app/manifests/v1", "publish"),
+        ("POST", "/v2/team/app/blobs/uploads/", "publish"),
+        ("GET", "/hf/org/model/resolve/main/sub/w.bin", "resolve"),
+        ("GET", "/hf/api/models/org/model/revision/main", "resolve"),
+        ("GET", "/artifacts/team/app/consumers", "resolve"),
+        ("PUT", "/artifacts/team/app/consumers/ecs:prod", "publish"),
+        ("DELETE", "/artifacts/team/app/consumers/ecs:prod", "publish"),
+    ],
+)
+def test_the_placeholders_of_later_features_answer_501_in_their_function(method: str, path: str, function: str) -> None:
+    # When a route of a family still to be built is called as API Gateway sends it
+    served_by, response = _call(method, path)
+    # Then the function of its family's method answers that it is not served yet
+    assert served_by == function
+    assert response["statusCode"] == 501
+    assert json.loads(response["body"])["error"]["code"] == "NotYetImplementedError"
+
+
+def test_the_resolve_function_starts_with_its_hot_route_and_takes_in_the_others_when_asked() -> None:
+    from arca.handlers.http import EntryPoint
+
+    # Given a resolve function as a cold start builds it
+    entry = EntryPoint("resolve")
+    assert {r.operation for r in entry.routes} == {"resolve", "resolve_content"}
+    # When a request its hot route does not serve arrives
+    event, _ = api_event("GET", "/health")
+    response = entry(event, lambda_context("resolve"))
+    # Then it has taken in every router of the function, and answered
+    assert response["statusCode"] == 200
+    assert {r.operation for r in entry.routes} >= {"health", "get_version", "list_events", "oci_get_manifest"}
