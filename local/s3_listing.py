@@ -13,12 +13,10 @@ pages and answers exactly as before: the keys outside the prefix were ones it sk
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-_lock = threading.Lock()
-_installed = False
+from local.patching import once
 
 
 class _Keys:
@@ -72,13 +70,9 @@ def _cut(listing: Callable[..., Any]) -> Callable[..., Any]:
     return list_object_versions
 
 
+@once
 def install() -> None:
     """List object versions of this process's moto S3 as the module docstring says. Idempotent."""
-    global _installed
     from moto.s3.models import S3Backend
 
-    with _lock:
-        if _installed:
-            return
-        S3Backend.list_object_versions = _cut(S3Backend.list_object_versions)  # type: ignore[method-assign]
-        _installed = True
+    S3Backend.list_object_versions = _cut(S3Backend.list_object_versions)  # type: ignore[method-assign]
