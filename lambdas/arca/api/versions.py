@@ -23,8 +23,9 @@ from arca.api.params import (
 )
 from arca.api.routing import Router
 from arca.domain.entities import Latest, PruneResult, Published, Version, VersionPage
-from arca.domain.models import PruneBody, PublishBody
+from arca.domain.models import PruneBody
 from arca.domain.receipts import Answer, Seal
+from arca.domain.trees import PublishBody
 from arca.observability import metrics
 
 reads = Router()
@@ -86,14 +87,16 @@ def publish(
     body: Annotated[PublishBody | None, Body()] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Published]:
-    """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
+    """Publish: an empty body snapshots LATEST; content (a blob, or a tree: `files` or `tree`) sets LATEST and
+    publishes it in one step.
 
     201 for a new version; 200 with `deduplicated: true` when the newest version already has that content.
     """
     request = body or PublishBody()
 
     def write(seal: Seal | None) -> Published:
-        published = publishing.publish(name, request.content(), force=request.force, seal=seal, identity=caller)
+        content = request.tree_content() or request.content()
+        published = publishing.publish(name, content, force=request.force, seal=seal, identity=caller)
         if not published.deduplicated:
             metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
         return published

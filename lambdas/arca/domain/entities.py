@@ -69,6 +69,9 @@ class Latest(_Entity):
     newest_version: int | None = None
     via: str | None = via_field()
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
+    )
 
 
 class Version(_Entity):
@@ -95,6 +98,9 @@ class Version(_Entity):
         None,
         description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
         exclude_if=lambda v: v is None,
+    )
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
     )
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
@@ -266,6 +272,7 @@ class Target(_Entity):
     # Multipart content: its layout (arca.domain.multipart), which names its object; absent for one PUT.
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
     parts_sha256: str | None = Field(None, exclude_if=lambda layout: layout is None)
+    files: int | None = Field(None, exclude_if=lambda n: n is None)  # a tree's count of files
     # The version's signed manifest (absent for versions published before signing, and in older alias items).
     manifest: str | None = Field(None, exclude_if=lambda manifest: manifest is None)
     signature: str | None = Field(None, exclude_if=lambda signature: signature is None)
@@ -367,6 +374,9 @@ class Resolution(_Entity):
         None,
         description="multipart content: its part size (GET the version for the part hashes)",
         exclude_if=lambda size: size is None,
+    )
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
     )
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
