@@ -150,3 +150,64 @@ def test_a_manifest_never_uploaded_is_a_409_naming_tree(api: HandlerApi) -> None
     # Then
     assert reply.status == 409, reply.body
     assert reply.error["field"] == "tree"
+
+
+def test_the_files_are_listed_in_path_order_by_pages_and_by_prefix(api: HandlerApi) -> None:
+    # Given a published tree
+    _upload_all(api, "model", FILES)
+    assert api.call("POST", "/artifacts/model/versions", {"files": _entries(FILES)}).status == 201
+    # When its files are listed two at a time, and under a prefix
+    first = api.call("GET", "/artifacts/model/versions/1/files", query={"limit": "2"})
+    rest = api.call(
+        "GET", "/artifacts/model/versions/1/files", query={"limit": "2", "next_token": first.body["next_token"]}
+    )
+    under = api.call("GET", "/artifacts/model/versions/LATEST/files", query={"prefix": "weights/"})
+    # Then
+    assert first.status == 200, first.body
+    paths = [f["path"] for f in first.body["files"] + rest.body["files"]]
+    assert paths == sorted(FILES)
+    assert rest.body["next_token"] is None
+    assert first.body["files"][0] == {
+        "path": "README.md",
+        "sha256": sha256(FILES["README.md"]),
+        "size": len(FILES["README.md"]),
+        "content_type": "application/octet-stream",
+    }
+    assert [f["path"] for f in under.body["files"]] == ["weights/model.bin"]
+
+
+def test_listing_the_files_of_a_blob_version_is_a_409(api: HandlerApi) -> None:
+    # Given
+    api.publish("app", b"one blob")
+    # When
+    reply = api.call("GET", "/artifacts/app/versions/1/files")
+    # Then
+    assert reply.status == 409, reply.body
+    assert reply.error["field"] == "version"
+
+
+def test_one_file_resolves_to_a_redirect_to_its_bytes(api: HandlerApi) -> None:
+    # Given a published tree with an alias on it
+    _upload_all(api, "team/model", FILES)
+    assert api.call("POST", "/artifacts/team/model/versions", {"files": _entries(FILES)}).status == 201
+    assert api.call("PUT", "/artifacts/team/model/aliases/prod", {"version": 1}).status in (200, 201)
+    # When a file below a folder is resolved through the alias
+    reply = api.call("GET", "/artifacts/team/model/resolve/prod/files/weights/model.bin")
+    # Then it redirects to its bytes
+    assert reply.status == 302, reply.body
+    assert reply.headers["Location"] == reply.body["download_url"]
+    assert reply.body["path"] == "weights/model.bin" and reply.body["version"] == 1
+    assert reply.body["tree_sha256"] == _tree(FILES).digest
+    assert requests.get(reply.headers["Location"], timeout=10).content == FILES["weights/model.bin"]
+
+
+def test_a_file_the_tree_does_not_hold_is_a_404_naming_the_path(api: HandlerApi) -> None:
+    # Given
+    _upload_all(api, "model", FILES)
+    assert api.call("POST", "/artifacts/model/versions", {"files": _entries(FILES)}).status == 201
+    # When
+    reply = api.call("GET", "/artifacts/model/resolve/1/files/weights/other.bin")
+    # Then
+    assert reply.status == 404, reply.body
+    assert reply.error["field"] == "path"
+    assert reply.error["path"] == "weights/other.bin"

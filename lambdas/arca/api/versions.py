@@ -22,7 +22,7 @@ from arca.api.params import (
     in_utc,
 )
 from arca.api.routing import Router
-from arca.domain.entities import Latest, PruneResult, Published, Version, VersionPage
+from arca.domain.entities import FilePage, Latest, PruneResult, Published, Version, VersionPage
 from arca.domain.models import PruneBody
 from arca.domain.receipts import Answer, Seal
 from arca.domain.trees import PublishBody
@@ -74,6 +74,22 @@ def list_versions(
 def get_version(name: Name, version: VersionOrLatest, reading: ReadingService) -> Version | Latest:
     """One version, or LATEST. A version of multipart content carries `part_size`, `part_count` and `parts`."""
     return reading.follow(name, lambda n: reading.with_parts(reading.version_or_latest(n, version)))
+
+
+@reads.get("/artifacts/<name>/versions/<version>/files", responses=answers(200, 400, 404, 409, 503), tags=["reads"])
+def list_files(
+    name: Name,
+    version: VersionOrLatest,
+    reading: ReadingService,
+    prefix: Annotated[str, Query(max_length=1024, description="only paths that start with it")] = "",
+    limit: Limit = 1000,
+    next_token: NextToken = None,
+) -> FilePage:
+    """A tree version's files in path order (the byte order of their UTF-8); 409 for a version that is one blob."""
+    return reading.follow(
+        name,
+        lambda n: reading.tree_files(n, version, prefix=prefix, limit=limit, token=next_token),
+    )
 
 
 @writes.post(

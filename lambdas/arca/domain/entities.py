@@ -236,6 +236,43 @@ class VersionPage(_Entity):
     via: str | None = via_field()
 
 
+class TreeFile(_Entity):
+    """A file of a tree version."""
+
+    path: str
+    sha256: str
+    size: int
+    content_type: str
+
+
+class FilePage(_Entity):
+    """A page of a tree version's files, in path order (the byte order of their UTF-8)."""
+
+    files: list[TreeFile]
+    next_token: str | None
+    via: str | None = via_field()
+
+
+class FileResolution(_Entity):
+    """One file of a tree version, as resolved: its content and a short-lived download URL."""
+
+    name: str
+    ref: str
+    version: VersionRef
+    path: str
+    sha256: str
+    size: int
+    content_type: str
+    download_url: str
+    expires_at: str
+    tree_sha256: str = Field(description="the tree version's sha256 (its manifest's digest), which lists the file")
+    route: Literal["primary", "secondary"]
+    alias_revision: int | None = Field(
+        None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
+    )
+    via: str | None = via_field()
+
+
 class Skipped(_Entity):
     version: int
     aliases: list[str]
