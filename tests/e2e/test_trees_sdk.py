@@ -3,13 +3,17 @@ back (every file checked), and publish it again sending nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from arca_client import Client
+from arca_client.cli import main
 from arca_client.errors import ConflictError
 from arca_client.trees import HashCache
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 FILES = {
     "config.json": b'{"hidden": 64}\n',
@@ -86,3 +90,34 @@ def test_one_file_is_downloaded_alone_and_a_blob_is_no_tree(arca_url: str, uniqu
     # Then
     assert done.files_fetched == 1
     assert [p.name for p in (tmp_path / "one").rglob("*") if p.is_file()] == ["config.json"]
+
+
+def test_the_cli_publishes_a_directory_lists_it_and_downloads_it(
+    arca_url: str, unique: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a directory, and no hash cache of the user's
+    monkeypatch.setenv("ARCA_CACHE_DIR", str(tmp_path / "cache"))
+    source = _tree(tmp_path / "model", FILES)
+
+    def arca(*argv: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["--endpoint", arca_url, *argv])
+        out = "".join(line for line in capsys.readouterr().out.splitlines(True) if not line.startswith('{"_aws":'))
+        return code, out
+
+    # When it is published, its files listed, and it is downloaded whole and one file alone
+    published = arca("publish", unique, str(source), "--exclude", "empty.txt", "--json")
+    listed = arca("files", f"{unique}@1", "--json")
+    table = arca("files", f"{unique}@1", "--prefix", "tok")
+    whole = arca("download", f"{unique}@1", "-o", str(tmp_path / "out"), "--json")
+    one = arca("download", f"{unique}@1", "-o", str(tmp_path / "one"), "--file", "weights/model.bin")
+    # Then
+    assert published[0] == 0, published
+    assert json.loads(published[1])["files"] == 3
+    assert [f["path"] for f in json.loads(listed[1])] == ["config.json", "tokenizer/vocab.txt", "weights/model.bin"]
+    assert "tokenizer/vocab.txt" in table[1] and "config.json" not in table[1]
+    assert whole[0] == 0, whole
+    for path in ("config.json", "tokenizer/vocab.txt", "weights/model.bin"):
+        assert (tmp_path / "out" / path).read_bytes() == FILES[path]
+    assert one[0] == 0 and (tmp_path / "one" / "weights/model.bin").read_bytes() == FILES["weights/model.bin"]
+    assert not (tmp_path / "one" / "config.json").exists()

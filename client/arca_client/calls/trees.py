@@ -9,16 +9,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
 import requests
 
 from arca_client import transfer
 from arca_client.calls.http import artifact_path, iso
-from arca_client.calls.transfers import CHUNK, TransferCalls
+from arca_client.calls.transfers import CHUNK, ProgressFn, TransferCalls, check_destination
 from arca_client.errors import ArcaError, ConflictError, TransportError
-from arca_client.models import LATEST, Page, Published, Version
+from arca_client.models import LATEST, Downloaded, Page, Published, Resolution, Version
 from arca_client.trees import (
     HashCache,
     LocalFile,
@@ -179,6 +179,34 @@ class TreeCalls(TransferCalls):
         stream = io.BytesIO(data)
         self._send(name, stream, 0, 1, None)
 
+    def download(
+        self,
+        name: str,
+        ref: int | str = LATEST,
+        dest: str | os.PathLike[str] | IO[bytes] | None = None,
+        *,
+        routing_key: str | None = None,
+        progress: ProgressFn | None = None,
+        overwrite: bool = True,
+        parallel: int = transfer.DEFAULT_PARALLEL,
+        verify: bool = False,
+        only: str | None = None,
+    ) -> Downloaded:
+        """`TransferCalls.download`, and for a tree version its files into the directory `dest` (default: the
+        name's last segment), as `download_tree` does (`only`: one path); `transfer` is then a DownloadedTree."""
+        if isinstance(dest, str | os.PathLike) and only is None:
+            check_destination(dest)
+        resolution = self.resolve(name, ref, routing_key=routing_key)
+        if verify:
+            self.verify_resolution(resolution)
+        if resolution.files is None or not (dest is None or isinstance(dest, str | os.PathLike)):
+            if only is not None:
+                raise _not_a_tree(name, ref, resolution.version)
+            return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite, parallel=parallel)
+        directory = Path(dest if dest is not None else name.rsplit("/", 1)[-1])
+        done = self._download_tree(name, resolution, directory, only, parallel, None, progress)
+        return Downloaded(resolution, str(directory), done)
+
     def download_tree(
         self,
         name: str,
@@ -200,17 +228,29 @@ class TreeCalls(TransferCalls):
         if verify:
             self.verify_resolution(resolution)
         if resolution.files is None:
-            raise ConflictError(
-                f"{name}@{ref} is one blob (version {resolution.version}), not a tree of files: use `download`",
-                code="NotATree",
-                field="ref",
-            )
+            raise _not_a_tree(name, ref, resolution.version)
+        return self._download_tree(name, resolution, Path(directory), only, parallel, cache, progress)
+
+    def _download_tree(
+        self,
+        name: str,
+        resolution: Resolution,
+        directory: Path,
+        only: str | None,
+        parallel: int,
+        cache: HashCache | None,
+        progress: TreeProgress | None,
+    ) -> DownloadedTree:
         manifest = self._bytes(resolution.download_url)
         entries = parse_manifest(manifest, sha256=resolution.sha256)
         if only is not None:
             entries = [e for e in entries if e.path == only]
             if not entries:
-                raise TreeError(f"{name}@{ref} has no file {only!r}", code="NoSuchFile", details={"path": only})
+                raise TreeError(
+                    f"{name} version {resolution.version} has no file {only!r}",
+                    code="NoSuchFile",
+                    details={"path": only},
+                )
         owned = cache is None
         cache = HashCache.default() if cache is None else cache
         try:
@@ -244,7 +284,7 @@ class TreeCalls(TransferCalls):
         with ThreadPoolExecutor(max(1, parallel)) as pool:
             list(pool.map(fetch, plan.missing))
         return DownloadedTree(
-            name, resolution.version, resolution.sha256, Path(directory), len(entries), len(plan.missing), total
+            name, resolution.version, resolution.sha256, directory, len(entries), len(plan.missing), total
         )
 
     def _bytes(self, url: str) -> bytes:
@@ -252,6 +292,12 @@ class TreeCalls(TransferCalls):
         if response.status_code != 200:
             raise ArcaError(f"the tree manifest could not be read (HTTP {response.status_code})", code="BadResponse")
         return bytes(response.content)
+
+
+def _not_a_tree(name: str, ref: int | str, version: int | str) -> ConflictError:
+    return ConflictError(
+        f"{name}@{ref} is one blob (version {version}), not a tree of files", code="NotATree", field="ref"
+    )
 
 
 def _file(data: dict[str, Any]) -> TreeFile:
