@@ -9,7 +9,8 @@
 4. Every resource of every template in the cloud assembly must have reached CREATE_COMPLETE.
 5. The `arca` CLI drives the deployed API: publish (presigned upload, signed by the stage's KMS key), resolve,
    download (sha256 verified, then the signature with `--verify`), an attestation, an alias move, a rollout to
-   `completed` through the state machine, the event feed; and the events the stream consumer put on the bus reach
+   `completed` through the state machine, a multipart publish and a step of its background verification, the
+   event feed; and the events the stream consumer put on the bus reach
    a queue subscribed to it.
 
 Every process started here is stopped at the end whatever happened (each command in a process group of its
@@ -49,6 +50,7 @@ ENDPOINT = f"http://{GATEWAY}"
 # Any credentials do: LocalStack checks no signature.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 NAME = "deploy-check/app"
+PARTS_NAME = "deploy-check/parts"
 # LocalStack's own shutdown takes 10-25 s here (it stops each service in turn); its state is thrown away anyway.
 STOP_SECONDS = 10
 
@@ -484,6 +486,8 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     expect(arca("show", f"{NAME}@2")["attestations"] == ["test-report"], f"attestation not on version 2: {attested}")
     proved.append("signing: version 2 signed by the stage's KMS key, verified by the client; an attestation added")
 
+    proved.append(verify_in_background(arca, work))
+
     arca("alias", "set", NAME, "staging", "1")
     moved = arca("alias", "set", NAME, "staging", "2", "--expect-version", "1", "--reason", "deploy check")
     expect(moved["version"] == 2, f"staging moved to {moved['version']}, not 2")
@@ -524,6 +528,34 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     wait_for("the stream consumer's events on the bus", delivered, timeout=90, every=0)
     proved.append(f"stream -> events function -> bus: {len(seen)} events received by a subscribed queue")
     return proved
+
+
+def verify_in_background(arca: Arca, work: Path) -> str:
+    """A multipart publish (its content hashed server-side in `complete`), then a step of the background
+    verification as the state machine runs it for content over the inline limit: the `verify` function reads the
+    upload session and answers `done`."""
+    part = 5 * 1024 * 1024
+    content = os.urandom(part + 700_000)
+    source = work / "parts.bin"
+    source.write_bytes(content)
+    published = arca("publish", PARTS_NAME, str(source), "--part-size", str(part))
+    expect(published["sha256"] == hashlib.sha256(content).hexdigest(), "the multipart version names other bytes")
+    digests = b"".join(hashlib.sha256(content[at : at + part]).digest() for at in range(0, len(content), part))
+    upload = f"{published['sha256']}.{hashlib.sha256(digests).hexdigest()}"
+    sfn = client("stepfunctions")
+    machines = [m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"] if "Verification" in m["name"]]
+    expect(len(machines) == 1, f"verification state machines: {machines}")
+    execution = sfn.start_execution(
+        stateMachineArn=machines[0], input=json.dumps({"name": PARTS_NAME, "upload": upload})
+    )["executionArn"]
+    ended = wait_for(
+        "the verification's execution",
+        lambda: (reply := sfn.describe_execution(executionArn=execution))["status"] != "RUNNING" and reply,
+        timeout=90,
+    )
+    expect(ended["status"] == "SUCCEEDED", f"the verification ended {ended['status']}: {ended.get('error')}")
+    expect(json.loads(ended["output"]).get("done") is True, f"the verification answered {ended.get('output')}")
+    return "multipart: 2 parts hashed server-side on complete; the verification state machine's step answered done"
 
 
 def subscribe_queue(bus: str) -> str:
