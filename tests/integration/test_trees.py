@@ -211,3 +211,35 @@ def test_a_file_the_tree_does_not_hold_is_a_404_naming_the_path(api: HandlerApi)
     assert reply.status == 404, reply.body
     assert reply.error["field"] == "path"
     assert reply.error["path"] == "weights/other.bin"
+
+
+def _refs(aws: SimpleNamespace, name: str, sha: str) -> int | None:
+    key = {k: {"S": v} for k, v in keys.blob_count_key(name, sha).items()}
+    item = aws.dynamodb.get_item(TableName=aws.table, Key=key, ConsistentRead=True).get("Item")
+    return None if item is None else int(item["refs"]["N"])
+
+
+def test_each_file_content_is_counted_once_a_tree_holds_it(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given every file uploaded
+    _upload_all(api, "model", FILES)
+    # When the tree is published
+    assert api.call("POST", "/artifacts/model/versions", {"files": _entries(FILES)}).status == 201
+    # Then every distinct file content holds a reference (retention collects only what nothing references)
+    for data in FILES.values():
+        assert (_refs(aws, "model", sha256(data)) or 0) >= 1
+
+
+def test_a_file_content_being_collected_is_a_409_and_no_version_is_made(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given one file's content claimed by a collection
+    _upload_all(api, "model", FILES)
+    api.publish("model", b"stored")
+    key = {k: {"S": v} for k, v in keys.blob_count_key("model", sha256(FILES["README.md"])).items()}
+    aws.dynamodb.put_item(
+        TableName=aws.table, Item={**key, "refs": {"N": "0"}, "collecting": {"S": "token"}, "claimed_at": {"S": "x"}}
+    )
+    # When
+    reply = api.call("POST", "/artifacts/model/versions", {"files": _entries(FILES)})
+    # Then
+    assert reply.status == 409, reply.body
+    assert reply.error.get("collecting") is True
+    assert api.call("GET", "/artifacts/model/versions/2").status == 404

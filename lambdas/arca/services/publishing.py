@@ -159,7 +159,7 @@ class Publishing:
         extra = {"part_size": layout.part_size, "parts_sha256": layout.parts_sha256}
         return StoredContent.model_validate({**content.model_dump(), **extra})
 
-    def _locate_tree(self, name: str, request: TreeContent) -> StoredContent:
+    def _locate_tree(self, name: str, request: TreeContent, trees: list[Tree]) -> StoredContent:
         """A tree as stored: every file's content checked and kept (as `_locate` does for a blob), then its
         canonical manifest stored as the content at the tree's digest (put by the service for `files`, the
         upload itself for `tree`), checked and kept. The tree's `size` is its files' sum, not its manifest's.
@@ -202,6 +202,7 @@ class Publishing:
                 raise ValidationError(
                     f"{where}: {entry.path!r}: {problem.message}", field=where, details={"path": entry.path, "at": at}
                 )
+        trees.append(tree)
         key = keys.blob_key(name, tree.digest)
         stat = self.blobs.stat(key)
         if stat is None:
@@ -290,7 +291,14 @@ class Publishing:
         seen = self.artifacts.latest(name)
         refuse_link(name, seen)
         if isinstance(content, TreeContent):
-            return _Checked(name, lambda: self._locate_tree(name, content), lambda: self.artifacts.latest(name), seen)
+            # The files' contents are counted once checked, before the write: a reference is never missing from a
+            # count while a tree holds it (decision 98); a write that then fails leaves them counted, never less.
+            trees: list[Tree] = []
+            checked = _Checked(
+                name, lambda: self._locate_tree(name, content, trees), lambda: self.artifacts.latest(name), seen
+            )
+            self.artifacts.count_contents(name, sorted(trees[-1].contents()))
+            return checked
         return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 
     def publish(
