@@ -11,7 +11,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: install install-local browser oci-tools local test test-fast test-deploy lint typecheck synth policies docs bench bench-large deploy clean
+.PHONY: install install-local browser oci-tools local test test-fast test-deep test-deploy lint typecheck synth policies docs bench bench-large deploy clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -65,6 +65,11 @@ test: install browser oci-tools
 # (deploy/run.py). The first run builds .deploy-cache/ (~5 min); later runs reuse it.
 test-deploy: install
 	$(PY) -m deploy.run
+
+# The reference-model test at length (tests/model/profiles.py, profile `deep`): 200 random sequences of 50 steps
+# on each machine instead of `make test`'s 16 fixed ones of 40; a failure prints its shrunk steps and its seed.
+test-deep: install
+	ARCA_MODEL_PROFILE=deep $(PY) -m pytest -q -p no:xdist -p no:logging tests/integration/test_reference_model.py
 
 test-fast: install
 	$(PY) -m pytest -q -m "not e2e" -x
