@@ -128,6 +128,10 @@ class Resolver:
         self._refreshing = threading.Lock()
         self._answer: Resolved | None = None
         self._leased: tuple[int, float] | None = None  # (version, renew after) of the lease held
+        # The consumer's lease as Arca last answered it, and why the last attempt to take or renew it failed
+        # (None once one succeeds): what a caller shows; the Resolver itself only tries again at the next refresh.
+        self.lease: Lease | None = None
+        self.lease_error: ArcaError | None = None
         self._path = self._cache_path(Path(cache_dir) if cache_dir is not None else default_cache_dir())
         self._attempted = float("-inf")  # when Arca was last asked
         self._stop = threading.Event()
@@ -241,12 +245,14 @@ class Resolver:
         if held is not None and held[0] == resolution.version and now < held[1]:
             return
         try:
-            self.client.lease(
+            lease = self.client.lease(
                 self.name, self.consumer, resolution.version, ttl_seconds=self.lease_ttl, labels=self.labels
             )
         except ArcaError as error:
             log.warning("could not lease %s version %s for %s: %s", self.name, resolution.version, self.consumer, error)
+            self.lease_error = error
             return
+        self.lease, self.lease_error = lease, None
         jitter = self._rng.uniform(0.9, 1.1)
         self._leased = (resolution.version, now + self.lease_ttl * RENEW_AT * jitter)
 

@@ -37,6 +37,10 @@ def test_the_tree_has_every_command_flag_and_choice_of_the_parser() -> None:
     assert "--json" not in tree["alias set"].valued
     assert {"-f", "--force", "--overwrite", "-o"} <= set(tree["download"].flags)
     assert tree["completion"].choices == ["bash", "zsh", "fish"]
+    assert {"--watch", "--interval", "--cache", "--key", "--at"} <= set(tree["resolve"].flags)
+    assert {"--consumer", "--ttl", "--label", "--cache", "--interval", "--once"} <= set(tree["consume"].flags)
+    assert {"--consumer", "--ttl", "--cache", "--interval"} <= set(tree["consume"].valued)
+    assert "--once" not in tree["consume"].valued
     assert all("legacy_ref" not in flag for node in tree.values() for flag in node.flags)
 
 
@@ -94,6 +98,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "consumers",
                 "lease",
                 "release",
+                "consume",
                 "events",
                 "attest",
                 "attestations",
@@ -119,6 +124,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
         (("arca", "rollout", ""), ["start", "status", "abort"]),
         (("arca", "retention", ""), ["set", "show", "preview", "apply", "delete"]),
         (("arca", "rollout", "status", "--w"), ["--watch"]),
+        (("arca", "resolve", "x@prod", "--w"), ["--watch"]),
+        (("arca", "consume", "x@prod", "--on"), ["--once"]),
         (("arca", "download", "--ove"), ["--overwrite"]),
     ],
 )

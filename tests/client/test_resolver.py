@@ -32,6 +32,7 @@ class FakeClient:
         self.failure: Exception | None = None
         self.resolves = 0
         self.leases: list[tuple[str, str, int, int | None]] = []
+        self.lease_failure: Exception | None = None
 
     def resolve(self, name: str, ref: Any = "LATEST", *, routing_key: str | None = None, at: Any = None) -> Resolution:
         self.resolves += 1
@@ -57,6 +58,8 @@ class FakeClient:
         labels: Mapping[str, str] | None = None,
     ) -> Lease:
         self.leases.append((name, consumer, version, ttl_seconds))
+        if self.lease_failure is not None:
+            raise self.lease_failure
         return Lease.from_dict({"consumer": consumer, "version": version, "expires_at": "2030-01-01T00:00:00.000Z"})
 
 
@@ -180,6 +183,25 @@ def test_the_lease_is_taken_when_the_version_changes_and_renewed_only_when_due(
     clock.now += 25
     r.resolve()
     assert fake.leases[-1][2] == 4
+
+
+def test_the_lease_held_and_why_the_last_attempt_failed_are_shown(
+    fake: FakeClient, clock: Clock, tmp_path: Path
+) -> None:
+    # Given a lease Arca refuses
+    fake.lease_failure = ServerError("boom", status=500)
+    r = resolver(fake, clock, tmp_path, consumer="ecs:prod.payments", fresh_for=10, max_stale=20, lease_ttl=3600)
+    # Then the answer is served, no lease is held, and the failure is kept
+    assert r.resolve().version == 3
+    assert r.lease is None
+    assert isinstance(r.lease_error, ServerError)
+    # When the next refresh leases
+    fake.lease_failure = None
+    clock.now += 25
+    r.resolve()
+    # Then the lease is Arca's answer, and the failure is gone
+    assert r.lease is not None and (r.lease.consumer, r.lease.version) == ("ecs:prod.payments", 3)
+    assert r.lease_error is None
 
 
 def test_the_background_thread_refreshes_before_the_answer_goes_stale(fake: FakeClient, tmp_path: Path) -> None:

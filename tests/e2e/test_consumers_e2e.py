@@ -87,3 +87,19 @@ def test_leases_racing_a_soft_delete_never_leave_a_deleted_version_leased(
     assert live == {f"ecs:c{t}" for t in range(1, 6) if outcomes[t] == "leased"}, outcomes
     assert not (deleted and live), (outcomes, live)
     assert deleted == (outcomes[0] == "deleted"), outcomes
+
+
+def test_cli_consume_once_resolves_and_leases_through_the_resolver(cli: Cli, unique: str, tmp_path: Path) -> None:
+    # Given prod on version 1
+    name = f"{unique}/worker"
+    publish(cli, tmp_path, name, b"one", "--alias", "prod")
+    cache = str(tmp_path / "cache")
+    # When a consumer resolves it once
+    ran = cli("consume", f"{name}@prod", "--consumer", "ecs:prod.worker", "--ttl", "600", "--cache", cache, "--once")
+    answer = cli("consume", f"{name}@prod", "--consumer", "ecs:prod.worker", "--cache", cache, "--once", "--json")
+    # Then it printed the version and the lease, which Arca lists
+    assert ran.code == 0, ran.err
+    assert ran.out.startswith(f"{name}@1: leased by ecs:prod.worker until ")
+    assert (answer.json()["version"], answer.json()["stale"], answer.json()["lease"]["version"]) == (1, False, 1)
+    listed = cli("consumers", name, "--json").json()
+    assert [(c["consumer"], c["version"]) for c in listed] == [("ecs:prod.worker", 1)]

@@ -1,5 +1,5 @@
 """Consumer leases: who runs which version (`arca consumers`), and taking or releasing one (`arca lease`,
-`arca release`)."""
+`arca release`); resolving as a consumer that holds its lease is `arca consume` (commands/resolving.py)."""
 
 from __future__ import annotations
 

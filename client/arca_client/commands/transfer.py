@@ -11,6 +11,7 @@ from typing import Any
 
 from arca_client import output, transfer
 from arca_client.calls.trees import DownloadedTree
+from arca_client.commands import resolving
 from arca_client.commands.base import (
     REF_HELP,
     Commands,
@@ -23,6 +24,7 @@ from arca_client.commands.base import (
 )
 from arca_client.errors import ArcaError
 from arca_client.output import OUTPUTS, Result, fields, short, size, stamp, target
+from arca_client.resolver import DEFAULT_FRESH_FOR
 from arca_client.sdk import Client
 
 
@@ -197,10 +199,21 @@ def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
     return Result({**resolution.raw, "path": downloaded.path, **moved}, report)
 
 
-def cmd_resolve(args: argparse.Namespace, client: Client) -> Result:
+def cmd_resolve(args: argparse.Namespace, client: Client) -> Result | None:
     if args.legacy_ref is not None:
         raise UsageError(f"resolve takes one reference, NAME@REF: arca resolve {args.target}@{args.legacy_ref}")
     name, ref = split_target(args.target)
+    if args.watch:
+        if args.at is not None:
+            raise UsageError("--watch follows what the reference resolves to now; --at asks about the past")
+        every = args.interval if args.interval is not None else DEFAULT_FRESH_FOR
+        watched = resolving.resolver(
+            client, name, full_ref(client, name, ref), interval=every, cache=args.cache, routing_key=args.key
+        )
+        resolving.watch(watched, every)
+        return None
+    if args.interval is not None or args.cache is not None:
+        raise UsageError(f"{'--interval' if args.interval is not None else '--cache'} goes with --watch")
     resolution = client.resolve(name, full_ref(client, name, ref), routing_key=args.key, at=args.at)
     return Result(
         resolution.raw,
@@ -337,7 +350,8 @@ def register(commands: Commands) -> None:
         "resolve",
         cmd_resolve,
         "which version NAME@REF serves (default LATEST), and a download URL",
-        example="arca resolve payments/api@prod --key customer-42",
+        example="arca resolve payments/api@prod --key customer-42\n"
+        "arca resolve payments/api@prod --watch --interval 10",
     )
     p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
     p.add_argument("legacy_ref", nargs="?", help=argparse.SUPPRESS)  # `resolve NAME REF`: answered with the fix
@@ -348,3 +362,11 @@ def register(commands: Commands) -> None:
         type=time_arg,
         help="resolve the alias as it stood then (ISO 8601, UTC unless a zone; or '5 minutes ago', yesterday, ...)",
     )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep resolving through the SDK's Resolver; print a JSON line whenever the answer changes (stale while "
+        "Arca is unreachable) until Ctrl-C",
+    )
+    p.add_argument("--interval", type=resolving.interval_arg, metavar="SECONDS", help=resolving.INTERVAL_HELP)
+    p.add_argument("--cache", metavar="DIR", help=resolving.CACHE_HELP)
