@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from bench import cases, coldstart, events, retention
+from bench import cases, coldstart, consumers, events, retention
 from bench.cases import RATIOS, SIZES, Config
 from bench.harness import S3_WRITES, BenchFailure, Group, Measurement, Result, Runner
 from bench.report import DASH, group_table, ms, notes, ratio, table
@@ -68,6 +68,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
         if cfg.retention_versions:
             with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
                 sections.append(retention.section(w, cfg.retention_versions, cfg.retention_revisions))
+        if cfg.consumer_iterations:
+            with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
+                sections.append(consumers.section(w, cfg.consumer_iterations, cfg.resolver_resolves))
         if cfg.events_publishes:
             sections.append(events.section(cfg.events_publishes, cfg.events_idle_seconds))
     except BenchFailure as failure:

@@ -64,6 +64,8 @@ class Config:
     events_idle_seconds: float = 10.0  # idle CPU of the local stack measured over this long, paced and at 20 ms
     retention_versions: int = 5_000  # versions of the artifact retention previews and applies (written directly)
     retention_revisions: int = 100  # revisions of its alias (written directly)
+    consumer_iterations: int = 10  # leases taken, renewed and moved, listings (0: skip the consumers section)
+    resolver_resolves: int = 100_000  # Resolver.resolve() calls answered from its cache, timed one by one
 
     @property
     def small_label(self) -> str:

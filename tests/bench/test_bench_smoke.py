@@ -32,6 +32,8 @@ TINY = Config(
     events_idle_seconds=0.5,
     retention_versions=60,
     retention_revisions=12,
+    consumer_iterations=2,
+    resolver_resolves=200,
 )
 
 
@@ -51,6 +53,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Handler overhead",
         "Events",
         "Retention",
+        "Consumers",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
