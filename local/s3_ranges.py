@@ -17,14 +17,13 @@ untouched.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from local.patching import once
+
 # One range, as moto serves it; several ranges (a comma) or a malformed header are answered by moto whole.
 _ONE_RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
-_lock = threading.Lock()
-_installed = False
 
 
 def single_range(header: str | None) -> bool:
@@ -101,13 +100,9 @@ def _ranged(handler: Callable[..., Any]) -> Callable[..., Any]:
     return key_response
 
 
+@once
 def install() -> None:
     """Serve single-range GETs of this process's moto S3 from the range, as the module docstring says. Idempotent."""
-    global _installed
     from moto.s3.responses import S3Response
 
-    with _lock:
-        if _installed:
-            return
-        S3Response.key_response = _ranged(S3Response.key_response)  # type: ignore[method-assign]
-        _installed = True
+    S3Response.key_response = _ranged(S3Response.key_response)  # type: ignore[method-assign]

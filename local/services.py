@@ -290,7 +290,7 @@ class DynamoDBLocal:
 
 class MotoS3:
     """moto's server in a thread of this process, with S3's checksum checks (local.s3_checks) and ranged GETs that
-    read only their range (local.s3_ranges)."""
+    read only their range (local.s3_ranges), version listings that read only their prefix (local.s3_listing)."""
 
     def __init__(self) -> None:
         self._server: Any = None
@@ -303,10 +303,11 @@ class MotoS3:
     def start(self) -> None:
         from moto.server import ThreadedMotoServer  # ~0.4 s of imports, paid only here
 
-        from local import s3_checks, s3_ranges
+        from local import s3_checks, s3_listing, s3_ranges
 
         s3_checks.install()  # refuse what S3 refuses and moto would store: bodies not matching their SHA-256
         s3_ranges.install()  # a ranged GET reads its range, not the whole object
+        s3_listing.install()  # a version listing reads its prefix, safely beside writes
         self._server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
         self._server.start()
         self.port = self._server.get_host_and_port()[1]

@@ -79,6 +79,7 @@ class Version(Decoded):
     newest_version: int | None = None
     via: str | None = None  # read through this link name
     tags: dict[str, str] = field(default_factory=dict)
+    files: int | None = None  # a tree of files: how many (None: one blob)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -226,6 +227,7 @@ class Resolution(Decoded):
     route: str = "primary"
     alias_revision: int | None = None
     via: str | None = None
+    files: int | None = None  # a tree of files: how many (None: one blob)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 

@@ -33,6 +33,7 @@ from arca_client.calls.transfers import Source as Source
 from arca_client.calls.transfers import TransferCalls
 from arca_client.calls.transfers import guess_content_type as guess_content_type
 from arca_client.calls.transfers import safe_filename as safe_filename
+from arca_client.calls.trees import TreeCalls
 from arca_client.calls.uploads import UploadCalls
 from arca_client.calls.versions import VersionCalls
 from arca_client.config import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT  # re-exported: it was defined here
@@ -44,6 +45,7 @@ LOCAL_USER_ENV = "ARCA_LOCAL_USER"
 
 class Client(
     AttestationCalls,
+    TreeCalls,
     TransferCalls,
     UploadCalls,
     ArtifactCalls,

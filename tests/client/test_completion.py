@@ -77,6 +77,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
             [
                 "publish",
                 "download",
+                "files",
                 "resolve",
                 "ls",
                 "versions",

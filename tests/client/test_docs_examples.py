@@ -14,7 +14,7 @@ def _bash_blocks(document: str) -> list[str]:
 
 def test_every_file_the_cli_docs_publish_is_one_the_walkthrough_made() -> None:
     blocks = "\n".join(_bash_blocks("docs/cli.md"))
-    made = set(re.findall(r"> (\S+\.zip)", blocks))
+    made = set(re.findall(r"> (\S+\.zip)", blocks)) | set(re.findall(r"^mkdir -p (\w+)/?\S* ", blocks, flags=re.M))
     published = set(re.findall(r"^arca publish \S+ (\S+)", blocks, flags=re.M)) - {"-"}
     assert made >= {"app-v1.zip", "app-v2.zip", "app-v3.zip"}
     assert published <= made, published - made

@@ -167,15 +167,17 @@ def test_show_prints_the_artifacts_description_and_tags_and_a_versions_tags(arca
 # ---- 4. local files -----------------------------------------------------------------------------
 
 
-def test_publish_of_a_directory_is_a_usage_error(arca: Arca, unique: str, tmp_path: Path) -> None:
+def test_publish_of_an_empty_directory_is_refused_and_publishes_nothing(
+    arca: Arca, unique: str, tmp_path: Path
+) -> None:
+    # Given an empty directory (a directory with files is published as a tree of files)
+    empty = tmp_path / "empty"
+    empty.mkdir()
     # When
-    done = arca("publish", f"{unique}/x", str(tmp_path))
+    done = arca("publish", f"{unique}/x", str(empty))
     # Then
-    assert done.code == 1
-    assert (
-        done.err
-        == f"arca: error: UsageError: {tmp_path} is a directory: publish takes one file (archive the directory first)\n"
-    )
+    assert done.code != 0
+    assert "EmptyTree" in done.err
     assert arca("show", f"{unique}/x").code == 2  # nothing was published
 
 

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from arca import wiring
 from infra.schema import create_table_request
-from local import iam, s3_checks, s3_ranges
+from local import iam, s3_checks, s3_listing, s3_ranges
 from local.services import create_signing_key
 from tests.helpers import FAKE_AWS_ENV, HandlerApi
 
@@ -28,6 +28,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         monkeypatch.delenv(key, raising=False)
     s3_checks.install()  # S3 refuses a body that does not match its SHA-256 header; moto alone would store it
     s3_ranges.install()  # ranged GETs as local mode serves them
+    s3_listing.install()  # and version listings
     with mock_aws():
         dynamodb = boto3.client("dynamodb")
         dynamodb.create_table(**create_table_request(TABLE, stream=False))  # nothing reads moto's stream

@@ -330,6 +330,39 @@ CASES += [
     ("POST", "/artifacts/app/aliases/prod/promotions/" + "0" * 24 + "/reject", {"reason": "\n"}, None, 400, "reason"),
 ]
 
+# Trees: `files` (inline) or `tree` (an uploaded canonical manifest), never with a blob's fields; the path rules.
+_F = {"path": "a.txt", "sha256": GOOD, "size": 6}
+CASES += [
+    (method, path, body, None, status, field)
+    for method, path in (("POST", "/artifacts/app/versions"), ("PUT", "/artifacts/app/latest"))
+    for body, status, field in (
+        ({"files": [_F], "sha256": GOOD, "size": 6}, 400, "files"),
+        ({"files": [_F], "tree": GOOD}, 400, "tree"),
+        ({"tree": GOOD, "size": 6}, 400, "size"),
+        ({"files": [_F], "size": 6}, 400, "size"),
+        ({"files": "a.txt"}, 400, "files"),
+        ({"files": [{**_F, "path": "/abs"}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "path": "a/../b"}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "path": "a//b"}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "path": "tab\there"}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "path": "x" * 1025}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "path": ""}]}, 400, "files[0].path"),
+        ({"files": [_F, _F]}, 400, "files[1].path"),
+        ({"files": [_F, {**_F, "path": "a.txt/b"}]}, 400, "files[0].path"),
+        ({"files": [{**_F, "sha256": "XYZ"}]}, 400, "files[0].sha256"),
+        ({"files": [{**_F, "size": -1}]}, 400, "files[0].size"),
+        ({"files": [{**_F, "size": "6"}]}, 400, "files[0].size"),
+        ({"files": [{**_F, "colour": "red"}]}, 400, "files[0].colour"),
+        ({"files": [{**_F, "content_type": "not a type"}]}, 400, "files[0].content_type"),
+        ({"files": [{"path": "a", "sha256": GOOD, "size": 6}] * 10_001}, 400, "files"),
+        ({"files": [{**_F, "size": 7}]}, 400, "files[0].size"),
+        ({"files": [{**_F, "path": "b.txt", "sha256": sha256(b"never")}]}, 409, "files"),
+        ({"tree": "XYZ"}, 400, "tree"),
+        ({"tree": GOOD}, 400, "tree"),
+        ({"tree": sha256(b"never")}, 409, "tree"),
+    )
+]
+
 
 @pytest.mark.parametrize(
     ("method", "path", "body", "query", "status", "field"),

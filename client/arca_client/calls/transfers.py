@@ -231,7 +231,7 @@ class TransferCalls(UploadCalls, VersionCalls):
         before the download and again, atomically, when the file is put in place).
         """
         if isinstance(dest, str | os.PathLike):
-            _check_destination(dest)  # before any request: a typo in a path fails at once
+            check_destination(dest)  # before any request: a typo in a path fails at once
         resolution = self.resolve(name, ref, routing_key=routing_key)
         if verify:
             self.verify_resolution(resolution)
@@ -267,7 +267,7 @@ class TransferCalls(UploadCalls, VersionCalls):
             return Downloaded(resolution, None)
         path = Path(dest) if dest is not None else None
         if dest is not None:
-            _check_destination(dest)
+            check_destination(dest)
         if path is None or path.is_dir():
             path = (path or Path()) / self.download_filename(resolution)
         if not overwrite and path.exists():
@@ -446,7 +446,7 @@ def safe_filename(recorded: str | None) -> str | None:
     return recorded
 
 
-def _check_destination(dest: str | os.PathLike[str]) -> None:
+def check_destination(dest: str | os.PathLike[str]) -> None:
     """FileNotFoundError naming the directory a destination needs, when it is not there: `nodir/` is a
     directory, never a file called nodir, and `nodir/x.zip` fails naming nodir/, not the temporary file."""
     text = os.fspath(dest)

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from arca_client import output, transfer
+from arca_client.calls.trees import DownloadedTree
 from arca_client.commands.base import (
     REF_HELP,
     Commands,
@@ -27,7 +28,9 @@ from arca_client.sdk import Client
 
 def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
     if args.file != "-" and os.path.isdir(args.file):
-        raise UsageError(f"{args.file} is a directory: publish takes one file (archive the directory first)")
+        return _publish_directory(args, client)
+    if args.include or args.exclude or args.follow_symlinks:
+        raise UsageError("--include, --exclude and --follow-symlinks select files of a directory: FILE is one file")
     metadata = dict(args.metadata) if args.metadata else None
     bar = progress(args)
     try:
@@ -90,6 +93,63 @@ def cmd_publish(args: argparse.Namespace, client: Client) -> Result:
     raise refused
 
 
+def _publish_directory(args: argparse.Namespace, client: Client) -> Result:
+    """`arca publish NAME DIR`: the directory as a tree of files, only what the artifact lacks uploaded."""
+    for flag, given in (("--content-type", args.content_type), ("--filename", args.filename)):
+        if given:
+            raise UsageError(f"{flag} is a file's: a directory is published as a tree of files")
+    bar = progress(args)
+    try:
+        done = client.publish_directory(
+            args.name,
+            args.file,
+            include=args.include or (),
+            exclude=args.exclude or (),
+            follow_symlinks=args.follow_symlinks,
+            metadata=dict(args.metadata) if args.metadata else None,
+            force=args.force,
+            parallel=args.parallel,
+            progress=bar,
+        )
+    finally:
+        if bar:
+            bar.close()
+    version = done.published.version
+    data = {
+        **version.raw,
+        "deduplicated": done.published.deduplicated,
+        "files_uploaded": done.files_uploaded,
+        "bytes_uploaded": done.bytes_uploaded,
+        "by_reference": done.by_reference,
+    }
+    if done.published.deduplicated:
+        text = (
+            f"{args.name}: version {version.version} already is this tree ({done.files} files); nothing published "
+            "(--force publishes anyway)"
+        )
+    else:
+        text = (
+            f"{args.name}: published version {version.version}, a tree of {done.files} files ({size(version.size)}, "
+            f"sha256 {short(version.sha256)}; {done.files_uploaded} uploaded, {size(done.bytes_uploaded)})"
+        )
+    if args.alias:
+        why = args.reason or f"arca publish (version {version.version})"
+        alias = client.set_alias(args.name, args.alias, version.version, reason=why)
+        data["alias"] = alias.raw
+        text += f"\n{args.name}: {alias.alias} -> {target(alias.version)} (revision {alias.revision})"
+    return Result(data, text)
+
+
+def cmd_files(args: argparse.Namespace, client: Client) -> Result:
+    """`arca files NAME@REF`: a tree version's files, in path order."""
+    name, ref = split_target(args.target)
+    resolution = client.resolve(name, full_ref(client, name, ref), routing_key=args.key)
+    found = list(client.iter_files(name, resolution.version, prefix=args.prefix))
+    data = [asdict(f) for f in found]
+    rows = [(f.path, size(f.size), short(f.sha256), f.content_type) for f in found]
+    return Result(data, output.table(("path", "size", "sha256", "content type"), rows) if rows else None)
+
+
 def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
     if args.destination in OUTPUTS:
         raise UsageError(
@@ -111,11 +171,20 @@ def cmd_download(args: argparse.Namespace, client: Client) -> Result | None:
             overwrite=args.force,
             parallel=args.parallel,
             verify=args.verify,
+            **({"only": args.file} if args.file else {}),
         )
     finally:
         if bar:
             bar.close()
     resolution = downloaded.resolution
+    if isinstance(downloaded.transfer, DownloadedTree):
+        done = downloaded.transfer
+        checked = "signature and every sha256 verified" if args.verify else "every sha256 verified"
+        report = (
+            f"{name}@{ref}: version {done.version}, a tree of {done.files} files ({checked}; {done.files_fetched} "
+            f"fetched, {size(done.bytes_fetched)}) -> {done.directory}"
+        )
+        return Result({**asdict(done), "directory": str(done.directory)}, report)
     where = "stdout" if to_stdout else downloaded.path
     checked = "signature and sha256 verified" if args.verify else "sha256 verified"
     report = f"{name}@{ref}: version {resolution.version} ({size(resolution.size)}, {checked}) -> {where}"
@@ -188,11 +257,14 @@ def register(commands: Commands) -> None:
         example="arca publish payments/api app.zip --metadata commit=4f1c2e9 --alias staging",
     )
     p.add_argument("name", metavar="NAME")
-    p.add_argument("file", metavar="FILE", help="the file to publish; - reads stdin")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="the file to publish (- reads stdin), or a directory: a tree of files",
+    )
     p.add_argument(
         "--alias",
-        help="also point this alias at the published version (refused by its policy: the version stays published, "
-        "and the exit code is the refusal's)",
+        help="also point this alias at the version (if its policy refuses, the version stays published)",
     )
     p.add_argument("--reason", help="reason recorded in the alias history (with --alias)")
     p.add_argument("--metadata", metavar="KEY=VALUE", type=pair_arg, action="append", help="repeatable")
@@ -201,12 +273,15 @@ def register(commands: Commands) -> None:
         help="file name recorded for downloads (default: FILE's name; - has none); also guesses the content type",
     )
     p.add_argument("--content-type", help="default: guessed from the file name, else application/octet-stream")
-    p.add_argument("--force", action="store_true", help="publish a new version even if the newest has this content")
+    p.add_argument("--force", action="store_true", help="a new version even if the newest has this content")
+    p.add_argument("--include", metavar="GLOB", action="append", help="DIR: only the files matching (repeatable)")
+    p.add_argument("--exclude", metavar="GLOB", action="append", help="DIR: leave these out (repeatable)")
+    p.add_argument("--follow-symlinks", action="store_true", help="DIR: follow symlinks (default: refused)")
     p.add_argument(
         "--part-size",
         type=byte_size,
-        help="upload in parts of this size (5MiB-5GiB; default: in 8 MiB parts from 64 MiB up, more for content "
-        "over 80 GB; 0: one PUT, up to 5 GiB)",
+        help="upload in parts of this size (5MiB-5GiB; default: 8 MiB parts from 64 MiB up, more over 80 GB; "
+        "0: one PUT)",
     )
     p.add_argument(
         "--parallel",
@@ -246,6 +321,17 @@ def register(commands: Commands) -> None:
         action="store_true",
         help="check the version's signature against the endpoint's key, pinned on first use (exit 5 if it fails)",
     )
+    p.add_argument("--file", metavar="PATH", help="a tree: download only this file (to the directory -o names)")
+
+    p = commands.add(
+        "files",
+        cmd_files,
+        "the files of the tree NAME@REF (default LATEST), in path order",
+        example="arca files ml/model@prod --prefix tokenizer/",
+    )
+    p.add_argument("target", metavar="NAME[@REF]", help=REF_HELP)
+    p.add_argument("--prefix", help="only paths that start with it")
+    p.add_argument("--key", help="routing key for a canary alias")
 
     p = commands.add(
         "resolve",

@@ -289,6 +289,12 @@ class Blobs:
             return stat.sha256_b64 == hex_to_b64(sha256_hex)
         return self._hash(key) == sha256_hex
 
+    def read(self, key: str) -> bytes:
+        """The whole object (small content the service reads itself: a tree manifest). ConflictError(sha256) when
+        it is gone."""
+        body = self._call(self.client.get_object, Bucket=self.bucket, Key=key)["Body"]
+        return bytes(body.read())
+
     def _hash(self, key: str) -> str:
         digest = hashlib.sha256()
         # Gone since its HeadObject (retention collected it meanwhile): ConflictError, as if never uploaded.

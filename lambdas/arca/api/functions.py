@@ -36,6 +36,7 @@ SERVED: dict[str, tuple[str, ...]] = {
     ),
     "resolve": (
         "resolve.router",
+        "resolve.files",
         "health.router",
         "openapi.router",
         "artifacts.reads",
@@ -64,7 +65,8 @@ _NAME = "/artifacts/{name}"
 FAMILIES: tuple[Family, ...] = (
     Family(f"{_NAME}/versions"),
     Family(f"{_NAME}/aliases"),
-    Family(f"{_NAME}/resolve"),
+    # A tree's file: `…/resolve/{ref}/files/{path}`, the path of any number of segments.
+    Family(f"{_NAME}/resolve", spans=(("path", 1, None),)),
     Family(f"{_NAME}/uploads"),
     Family(f"{_NAME}/retention"),
     Family(f"{_NAME}/consumers"),

@@ -96,7 +96,7 @@ class Route:
     def reading(self) -> re.Pattern[str] | None:
         """The path shape of a route whose parameters span several segments (its family's `spans`), else None."""
         spans = {name: (low, high) for name, low, high in (self.family.spans if self.family else ())}
-        if not spans:
+        if not spans or not any(param in spans for param in self.params):
             return None
         parts = []
         for segment in self.segments:
@@ -229,6 +229,12 @@ def canonical_path(path: str, routes: Iterable[Route] = ()) -> str:
     name of `/artifacts/<name>/…`, and the spanning parameters of the family route (of `routes`) it matches."""
     name, segments = split_name(path)
     if name is not None:
+        # A route of several segments below the name (a tree's file path) is read against the path with the name
+        # folded as `{name}`.
+        for route in _spanning(routes):
+            params = _read(route, "/" + "/".join(segments))
+            if params is not None:
+                return route.fill({**{k: quote(v, safe="") for k, v in params.items()}, "name": quote(name, safe="")})
         return "/" + "/".join(quote(name, safe="") if s == NAME else s for s in segments)
     for route in _spanning(routes):
         params = _read(route, path)
@@ -251,6 +257,11 @@ def match(routes: Iterable[Route], method: str, path: str) -> tuple[Route, dict[
     if found is None and name is None:
         found, more = _find_spanning(routes, method, path)
         allowed += more
+    elif found is None and name is not None:
+        found, more = _find_spanning(routes, method, "/" + "/".join(segments))
+        allowed += more
+        if found is not None:
+            found = (found[0], {**found[1], "name": name})
     if found is not None:
         return found
     family = next((r for r in routes if r.family and r.method == method.upper() and r.family.holds(segments)), None)

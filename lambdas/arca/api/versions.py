@@ -22,9 +22,10 @@ from arca.api.params import (
     in_utc,
 )
 from arca.api.routing import Router
-from arca.domain.entities import Latest, PruneResult, Published, Version, VersionPage
-from arca.domain.models import PruneBody, PublishBody
+from arca.domain.entities import FilePage, Latest, PruneResult, Published, Version, VersionPage
+from arca.domain.models import PruneBody
 from arca.domain.receipts import Answer, Seal
+from arca.domain.trees import PublishBody
 from arca.observability import metrics
 
 reads = Router()
@@ -75,6 +76,22 @@ def get_version(name: Name, version: VersionOrLatest, reading: ReadingService) -
     return reading.follow(name, lambda n: reading.with_parts(reading.version_or_latest(n, version)))
 
 
+@reads.get("/artifacts/<name>/versions/<version>/files", responses=answers(200, 400, 404, 409, 503), tags=["reads"])
+def list_files(
+    name: Name,
+    version: VersionOrLatest,
+    reading: ReadingService,
+    prefix: Annotated[str, Query(max_length=1024, description="only paths that start with it")] = "",
+    limit: Limit = 1000,
+    next_token: NextToken = None,
+) -> FilePage:
+    """A tree version's files in path order (the byte order of their UTF-8); 409 for a version that is one blob."""
+    return reading.follow(
+        name,
+        lambda n: reading.tree_files(n, version, prefix=prefix, limit=limit, token=next_token),
+    )
+
+
 @writes.post(
     "/artifacts/<name>/versions", responses=answers(200, 201, 400, 404, 409, 413, 415, 422, 503), tags=["publishing"]
 )
@@ -86,14 +103,16 @@ def publish(
     body: Annotated[PublishBody | None, Body()] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Published]:
-    """Publish: an empty body snapshots LATEST; content sets LATEST and publishes it in one step.
+    """Publish: an empty body snapshots LATEST; content (a blob, or a tree: `files` or `tree`) sets LATEST and
+    publishes it in one step.
 
     201 for a new version; 200 with `deduplicated: true` when the newest version already has that content.
     """
     request = body or PublishBody()
 
     def write(seal: Seal | None) -> Published:
-        published = publishing.publish(name, request.content(), force=request.force, seal=seal, identity=caller)
+        content = request.tree_content() or request.content()
+        published = publishing.publish(name, content, force=request.force, seal=seal, identity=caller)
         if not published.deduplicated:
             metrics.add_metric(name="VersionsPublished", unit="Count", value=1)
         return published

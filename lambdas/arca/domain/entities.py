@@ -69,6 +69,9 @@ class Latest(_Entity):
     newest_version: int | None = None
     via: str | None = via_field()
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
+    )
 
 
 class Version(_Entity):
@@ -95,6 +98,9 @@ class Version(_Entity):
         None,
         description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
         exclude_if=lambda v: v is None,
+    )
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
     )
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()
@@ -230,6 +236,43 @@ class VersionPage(_Entity):
     via: str | None = via_field()
 
 
+class TreeFile(_Entity):
+    """A file of a tree version."""
+
+    path: str
+    sha256: str
+    size: int
+    content_type: str
+
+
+class FilePage(_Entity):
+    """A page of a tree version's files, in path order (the byte order of their UTF-8)."""
+
+    files: list[TreeFile]
+    next_token: str | None
+    via: str | None = via_field()
+
+
+class FileResolution(_Entity):
+    """One file of a tree version, as resolved: its content and a short-lived download URL."""
+
+    name: str
+    ref: str
+    version: VersionRef
+    path: str
+    sha256: str
+    size: int
+    content_type: str
+    download_url: str
+    expires_at: str
+    tree_sha256: str = Field(description="the tree version's sha256 (its manifest's digest), which lists the file")
+    route: Literal["primary", "secondary"]
+    alias_revision: int | None = Field(
+        None, description="present when `ref` is an alias", exclude_if=lambda revision: revision is None
+    )
+    via: str | None = via_field()
+
+
 class Skipped(_Entity):
     version: int
     aliases: list[str]
@@ -266,6 +309,7 @@ class Target(_Entity):
     # Multipart content: its layout (arca.domain.multipart), which names its object; absent for one PUT.
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
     parts_sha256: str | None = Field(None, exclude_if=lambda layout: layout is None)
+    files: int | None = Field(None, exclude_if=lambda n: n is None)  # a tree's count of files
     # The version's signed manifest (absent for versions published before signing, and in older alias items).
     manifest: str | None = Field(None, exclude_if=lambda manifest: manifest is None)
     signature: str | None = Field(None, exclude_if=lambda signature: signature is None)
@@ -367,6 +411,9 @@ class Resolution(_Entity):
         None,
         description="multipart content: its part size (GET the version for the part hashes)",
         exclude_if=lambda size: size is None,
+    )
+    files: int | None = Field(
+        None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
     )
     manifest: str | None = manifest_field()
     signature: str | None = signature_field()

@@ -79,7 +79,7 @@ class UploadBody(BlobRef):
         return self
 
 
-def _metadata_fits(value: dict[str, str] | None) -> dict[str, str] | None:
+def metadata_fits(value: dict[str, str] | None) -> dict[str, str] | None:
     if value and sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
     return value
@@ -91,7 +91,7 @@ class Content(BlobRef):
     content_type: ContentType = DEFAULT_CONTENT_TYPE
     metadata: dict[MetadataKey, StrictStr] = Field(default_factory=dict)
 
-    _metadata_fits = field_validator("metadata")(_metadata_fits)
+    _metadata_fits = field_validator("metadata")(metadata_fits)
 
 
 class StoredContent(Content):
@@ -100,37 +100,7 @@ class StoredContent(Content):
 
     part_size: int | None = None
     parts_sha256: str | None = None
-
-
-class PublishBody(_Body):
-    """Empty body: snapshot LATEST. With content: set LATEST and publish it in one step."""
-
-    sha256: Sha256 | None = None
-    size: Annotated[StrictInt, Field(ge=0)] | None = None
-    content_type: ContentType | None = None
-    metadata: dict[MetadataKey, StrictStr] | None = None
-    force: StrictBool = False
-
-    _metadata_fits = field_validator("metadata")(_metadata_fits)
-
-    @model_validator(mode="after")
-    def _content_is_whole(self) -> PublishBody:
-        # Raised as the registry's own error (pydantic passes it through) so that it names its field.
-        if (self.sha256 is None) != (self.size is None):
-            missing = "size" if self.size is None else "sha256"
-            raise ValidationError(
-                f"{missing}: is required with {'sha256' if missing == 'size' else 'size'} "
-                "(give both to publish content, neither to publish LATEST)",
-                field=missing,
-            )
-        if self.sha256 is None and (self.content_type is not None or self.metadata is not None):
-            raise ValidationError("sha256: is required with content_type or metadata", field="sha256")
-        return self
-
-    def content(self) -> Content | None:
-        if self.sha256 is None:
-            return None
-        return Content.model_validate(self.model_dump(exclude={"force"}, exclude_none=True))
+    files: int | None = None  # a tree's count of files (its bytes are its tree manifest, arca.domain.trees)
 
 
 class PruneBody(_Body):

@@ -10,8 +10,11 @@ Invariants (the stores name the conditions; docs/access-patterns.md lists them):
 
 from __future__ import annotations
 
+import contextvars
+import hashlib
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -31,12 +34,14 @@ from arca.domain.errors import (
     ConflictError,
     NotFoundError,
     PayloadTooLargeError,
+    ValidationError,
     VersionLimitError,
     VersionPinnedError,
 )
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
+from arca.domain.trees import MAX_MANIFEST_BYTES, TREE_MEDIA_TYPE, FileEntry, Tree, TreeContent, parse_manifest
 from arca.domain.versions import MAX_VERSION
 from arca.services.collection import Collected, Collection
 from arca.services.reading import Reading, refuse_link
@@ -44,6 +49,10 @@ from arca.services.retry import Budget, Policy, now_iso
 
 # Pages of DELETE_BATCH versions one prune request reads (and deletes, one transaction each).
 PRUNE_PAGES = 5
+# A tree's files are checked in S3 (one HeadObject each) this many at a time.
+TREE_CHECKS = 16
+# A 409 for a tree whose files are not all uploaded names at most this many of their paths (it counts them all).
+MISSING_NAMED = 100
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,7 @@ class Publishing:
         )
 
     def put_latest(
-        self, name: str, content: Content, *, seal: Seal | None = None, identity: str | None = None
+        self, name: str, content: Content | TreeContent, *, seal: Seal | None = None, identity: str | None = None
     ) -> Latest:
         """Point LATEST at an uploaded blob (verified in S3 first); creates the artifact if new.
 
@@ -149,6 +158,97 @@ class Publishing:
         self.blobs.keep(key, self.multipart.verify(key, content.size, layout.parts_sha256), in_parts=True)
         extra = {"part_size": layout.part_size, "parts_sha256": layout.parts_sha256}
         return StoredContent.model_validate({**content.model_dump(), **extra})
+
+    def _locate_tree(self, name: str, request: TreeContent, trees: list[Tree]) -> StoredContent:
+        """A tree as stored: every file's content checked and kept (as `_locate` does for a blob), then its
+        canonical manifest stored as the content at the tree's digest (put by the service for `files`, the
+        upload itself for `tree`), checked and kept. The tree's `size` is its files' sum, not its manifest's.
+
+        ConflictError naming the paths whose content is not uploaded (or not verified yet), ValidationError
+        naming the path whose content has another size, before anything is written.
+        """
+        if request.files is not None:
+            tree = Tree.of(request.files)
+            given = {entry.path: index for index, entry in enumerate(request.files)}
+        else:
+            assert request.tree is not None
+            tree = self._uploaded_manifest(name, request.tree)
+            given = {entry.path: index for index, entry in enumerate(tree.files)}
+        first: dict[str, FileEntry] = {}  # each content once, by the first path (in path order) that holds it
+        holders: dict[str, list[str]] = {}
+        for entry in tree.files:
+            first.setdefault(entry.sha256, entry)
+            holders.setdefault(entry.sha256, []).append(entry.path)
+        # Each check runs in a copy of this context (tracing, and whatever the caller's context carries).
+        with ThreadPoolExecutor(TREE_CHECKS) as pool:
+            checks = [
+                pool.submit(contextvars.copy_context().run, self._file_problem, name, entry) for entry in first.values()
+            ]
+            problems = {sha256: check.result() for sha256, check in zip(first, checks, strict=True)}
+        missing = sorted(p for s, problem in problems.items() if isinstance(problem, ConflictError) for p in holders[s])
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            raise ConflictError(
+                f"{request.named}: the content of {len(missing)} file(s) is not uploaded (or not verified yet) for "
+                f"this artifact: {shown}; POST …/uploads each first",
+                field=request.named,
+                details={"paths": missing[:MISSING_NAMED], "missing": len(missing)},
+            )
+        for sha256, problem in problems.items():
+            if isinstance(problem, ValidationError):
+                entry = first[sha256]
+                at = f"files[{given[entry.path]}].{problem.field or 'size'}"
+                where = at if request.files is not None else request.named
+                raise ValidationError(
+                    f"{where}: {entry.path!r}: {problem.message}", field=where, details={"path": entry.path, "at": at}
+                )
+        trees.append(tree)
+        key = keys.blob_key(name, tree.digest)
+        stat = self.blobs.stat(key)
+        if stat is None:
+            self.blobs.put(key, tree.manifest, content_type=TREE_MEDIA_TYPE)
+        else:
+            self.blobs.keep(key, self.blobs.verify(key, tree.digest, len(tree.manifest), stat=stat))
+        return StoredContent(
+            sha256=tree.digest,
+            size=tree.size,
+            content_type=TREE_MEDIA_TYPE,
+            metadata=request.metadata,
+            files=tree.count,
+        )
+
+    def _file_problem(self, name: str, entry: FileEntry) -> Exception | None:
+        """Why a file's content cannot be referenced (None: it is stored, checked and kept)."""
+        try:
+            self._locate(name, Content(sha256=entry.sha256, size=entry.size))
+        except (ConflictError, ValidationError) as problem:
+            return problem
+        except PayloadTooLargeError:  # over one PUT's size and no multipart layout: never uploaded
+            return ConflictError(NOT_UPLOADED, field="sha256")
+        return None
+
+    def _uploaded_manifest(self, name: str, sha256: str) -> Tree:
+        """The tree of an uploaded tree manifest (single PUT or verified multipart), strictly parsed: a
+        ValidationError naming `tree` for a document that is not a canonical tree manifest."""
+        key = keys.blob_key(name, sha256)
+        stat = self.blobs.stat(key)
+        if stat is None:
+            layouts = [layout for layout in self.layouts.layouts(name, sha256) if layout.state == COMPLETE]
+            if not layouts:
+                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
+            key = keys.multipart_blob_key(name, sha256, layouts[0].parts_sha256)
+            stat = self.blobs.stat(key)
+            if stat is None:
+                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
+        if stat.size > MAX_MANIFEST_BYTES:
+            raise ValidationError(
+                f"tree: the content is {stat.size} bytes, more than any tree manifest ({MAX_MANIFEST_BYTES})",
+                field="tree",
+            )
+        document = self.blobs.read(key)
+        if hashlib.sha256(document).hexdigest() != sha256:
+            raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
+        return parse_manifest(document, field="tree")
 
     def _layout(self, name: str, content: Content) -> Layout:
         layouts = self.layouts.layouts(name, content.sha256)
@@ -178,7 +278,7 @@ class Publishing:
 
         return self.policy.compare_and_set(attempt)
 
-    def _checked(self, name: str, content: Content) -> _Checked:
+    def _checked(self, name: str, content: Content | TreeContent) -> _Checked:
         """Check the blob in S3, and return it with the reader of LATEST for the compare-and-set tries.
 
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
@@ -190,12 +290,21 @@ class Publishing:
         """
         seen = self.artifacts.latest(name)
         refuse_link(name, seen)
+        if isinstance(content, TreeContent):
+            # The files' contents are counted once checked, before the write: a reference is never missing from a
+            # count while a tree holds it (decision 98); a write that then fails leaves them counted, never less.
+            trees: list[Tree] = []
+            checked = _Checked(
+                name, lambda: self._locate_tree(name, content, trees), lambda: self.artifacts.latest(name), seen
+            )
+            self.artifacts.count_contents(name, sorted(trees[-1].contents()))
+            return checked
         return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 
     def publish(
         self,
         name: str,
-        content: Content | None,
+        content: Content | TreeContent | None,
         *,
         force: bool = False,
         seal: Seal | None = None,

@@ -6,9 +6,12 @@ one item read (a second only for an alias on LATEST, which is mutable) and no S3
 
 from __future__ import annotations
 
+import bisect
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
@@ -17,29 +20,40 @@ from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.history import HistoryStore
+from arca.adapters.store.pages import PAGE_BYTES
 from arca.adapters.store.records import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
-from arca.adapters.store.uploads import UploadStore
+from arca.adapters.store.uploads import COMPLETE, UploadStore
 from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import (
     AliasList,
     ArtifactEntry,
     ArtifactPage,
     Counts,
+    FilePage,
+    FileResolution,
     HistoryPage,
     Latest,
     Resolution,
     Summary,
     Target,
+    TreeFile,
     Version,
     VersionPage,
 )
-from arca.domain.errors import LinkedNameError, NotFoundError, ValidationError
+from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, ValidationError
 from arca.domain.names import parse_target, validate_alias
 from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
 from arca.services.retry import now_iso
 
+if TYPE_CHECKING:  # loaded by the first tree read: the resolve function's cold start loads no request model
+    from arca.domain.trees import FileEntry, Tree
+
 CONTENT_REF = "sha256:"
+# Parsed tree manifests a function keeps (content-addressed, so never stale): up to this many trees, and up to
+# TREES_KEPT_FILES files among them (10,000 files with 1,024-byte paths are ~12 MB in memory).
+TREES_KEPT = 16
+TREES_KEPT_FILES = 50_000
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-/")
 R = TypeVar("R", bound=BaseModel)
 
@@ -67,6 +81,8 @@ class Reading:
         self.revisions = history
         self.layouts = layouts
         self.blobs = blobs
+        self._trees: OrderedDict[tuple[str, str], Tree] = OrderedDict()
+        self._trees_lock = threading.Lock()
 
     def follow(self, name: str, read: Callable[[str], R]) -> R:
         """`read(name)`; when `name` is a link, `read(target)` instead, with `via` set to the link's name.
@@ -223,6 +239,105 @@ class Reading:
         assert version is not None
         return self._resolved(name, ref, version, content, route, record.revision)
 
+    def tree_files(
+        self, name: str, version: int | str, *, prefix: str, limit: int, token: str | None, page_bytes: int = PAGE_BYTES
+    ) -> FilePage:
+        """A page of a tree version's files (LATEST too), in path order, filtered by a string prefix of paths: at
+        most `limit` files and `page_bytes` of their answers. One read of the version, then its manifest (kept
+        once read). ConflictError for a version that is one blob."""
+        from arca.domain.trees import check_prefix, files_page
+
+        check_prefix(prefix)
+        source = self.version_or_latest(name, version)
+        tree = self._tree_of(name, source, f"version {version}")
+        scope = f"files:{name}:{version}:{prefix}"
+        after = None
+        if token is not None:
+            key = keys.decode_token(token, scope, pk=tree.digest, within=lambda sk: sk.isdigit())
+            index = int(key["sk"])
+            if index >= tree.count:
+                raise ValidationError("next_token is not a token this listing issued", field="next_token")
+            after = tree.files[index].path
+        found, last = files_page(tree.files, prefix=prefix, limit=limit, after=after, max_bytes=page_bytes)
+        next_token = None
+        if last is not None:
+            index = _index_of(tree, last)
+            next_token = keys.encode_token({"pk": tree.digest, "sk": f"{index:05d}"}, scope)
+        return FilePage(files=[_file(entry) for entry in found], next_token=next_token)
+
+    def resolve_file(
+        self, name: str, ref: str, path: str, *, routing_key: str | None = None, at: datetime | None = None
+    ) -> FileResolution:
+        """One file of the tree a reference resolves to (as `resolve` does: alias, number, LATEST or content), and a
+        download URL of its content. NotFoundError naming the path when the tree holds no such file."""
+        from arca.domain.trees import check_path
+
+        check_path(path)
+        resolution = self.resolve(name, ref, routing_key=routing_key, at=at)
+        if resolution.files is None:
+            raise ConflictError(
+                f"{ref!r} of {name!r} resolves to one blob (version {resolution.version}), not a tree of files",
+                field="ref",
+            )
+        tree = self._tree(name, resolution.sha256)
+        index = _index_of(tree, path)
+        if index >= tree.count or tree.files[index].path != path:
+            raise NotFoundError(
+                f"the tree of {name!r} at {ref!r} (version {resolution.version}) has no file {path!r}",
+                field="path",
+                details={"path": path},
+            )
+        entry = tree.files[index]
+        url, expires_at = self.blobs.presign_download(
+            self._file_key(name, entry), content_type=entry.served_as(), filename=path.rsplit("/", 1)[-1]
+        )
+        return FileResolution(
+            name=name,
+            ref=ref,
+            version=resolution.version,
+            **_file(entry).model_dump(),
+            download_url=url,
+            expires_at=expires_at,
+            tree_sha256=resolution.sha256,
+            route=resolution.route,
+            alias_revision=resolution.alias_revision,
+        )
+
+    def _file_key(self, name: str, entry: FileEntry) -> str:
+        """Where a file's content is: its single PUT, else its newest verified multipart layout (a publish checked
+        one of them)."""
+        key = keys.blob_key(name, entry.sha256)
+        if self.blobs.stat(key) is not None:
+            return key
+        verified = [layout for layout in self.layouts.layouts(name, entry.sha256) if layout.state == COMPLETE]
+        if not verified:
+            raise ConflictError(f"the content of {entry.path!r} ({entry.sha256}) is not stored", field="path")
+        return keys.multipart_blob_key(name, entry.sha256, verified[0].parts_sha256)
+
+    def _tree_of(self, name: str, source: VersionRecord | LatestRecord, what: str) -> Tree:
+        if source.files is None or source.sha256 is None:
+            raise ConflictError(f"{what} of {name!r} is one blob, not a tree of files", field="version")
+        return self._tree(name, source.sha256)
+
+    def _tree(self, name: str, sha256: str) -> Tree:
+        """The tree whose canonical manifest is the content `sha256` of `name` (read from S3 once, then kept)."""
+        with self._trees_lock:
+            kept = self._trees.get((name, sha256))
+            if kept is not None:
+                self._trees.move_to_end((name, sha256))
+                return kept
+        from arca.domain.trees import parse_manifest
+
+        document = self.blobs.read(keys.blob_key(name, sha256))
+        tree = parse_manifest(document, field="version")
+        with self._trees_lock:
+            self._trees[(name, sha256)] = tree
+            while len(self._trees) > TREES_KEPT or (
+                len(self._trees) > 1 and sum(t.count for t in self._trees.values()) > TREES_KEPT_FILES
+            ):
+                self._trees.popitem(last=False)
+        return tree
+
     def _live_version(self, name: str, number: int, ref: str) -> VersionRecord:
         found = self.versions.version(name, number)
         if found is None or found.deleted:
@@ -258,3 +373,12 @@ class Reading:
             route=route,
             alias_revision=revision,
         )
+
+
+def _file(entry: FileEntry) -> TreeFile:
+    return TreeFile(path=entry.path, sha256=entry.sha256, size=entry.size, content_type=entry.served_as())
+
+
+def _index_of(tree: Tree, path: str) -> int:
+    """Where `path` is (or would be) among the tree's files, in path order."""
+    return bisect.bisect_left(tree.files, path, key=lambda entry: entry.path)

@@ -32,6 +32,10 @@ class ArtifactStore:
         item = self.table.get(keys.latest_key(name))
         return None if item is None else latest_record(item)
 
+    def count_contents(self, name: str, contents: list[str]) -> None:
+        """Add a reference to each content's blob count (`count_contents`)."""
+        count_contents(self.table, name, contents)
+
     def names_page(
         self, prefix: str, *, limit: int, token: str | None
     ) -> tuple[list[tuple[str, str | None]], str | None]:
@@ -277,6 +281,36 @@ def collecting_error(sha256: str, count: Item | None) -> ConflictError:
         field="sha256",
         details={"collecting": True},
     )
+
+
+# Blob counts one transaction adds a reference to (DynamoDB takes 100 actions a transaction).
+COUNT_BATCH = 100
+
+
+def count_contents(table: Table, name: str, contents: list[str]) -> None:
+    """Add a reference to each content's blob count (a tree's files, before the write that makes the tree),
+    COUNT_BATCH a transaction. Each holds only while no collection of that content is under way (`collecting`):
+    ConflictError naming it otherwise. A reference added by a write that then fails or is deduplicated stays (the
+    content is then kept longer, never removed while referenced)."""
+    for start in range(0, len(contents), COUNT_BATCH):
+        batch = contents[start : start + COUNT_BATCH]
+        writes = [
+            Write(
+                f"blob{index}",
+                "Update",
+                keys.blob_count_key(name, sha),
+                update="ADD refs :one",
+                condition=Attr("collecting").not_exists(),
+                values={":one": 1},
+            )
+            for index, sha in enumerate(batch)
+        ]
+        try:
+            table.transact(writes)
+        except TransactionCancelled as lost:
+            failed = next((i for i in range(len(batch)) if lost.failed(f"blob{i}") is not None), 0)
+            reason = lost.failed(f"blob{failed}")
+            raise collecting_error(batch[failed], reason.item if reason is not None else None) from None
 
 
 def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, published: bool) -> list[Write]:

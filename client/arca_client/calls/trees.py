@@ -1,0 +1,307 @@
+"""Versions that are trees of files: publish a directory, list a tree's files, resolve and download its files."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, ClassVar
+from urllib.parse import quote
+
+import requests
+
+from arca_client import transfer
+from arca_client.calls.http import artifact_path, iso
+from arca_client.calls.transfers import CHUNK, ProgressFn, TransferCalls, check_destination
+from arca_client.errors import ArcaError, ConflictError, TransportError
+from arca_client.models import LATEST, Downloaded, Page, Published, Resolution, Version
+from arca_client.trees import (
+    HashCache,
+    LocalFile,
+    TreeEntry,
+    TreeError,
+    parse_manifest,
+    plan_download,
+    plan_upload,
+    publish_form,
+    receive,
+    walk,
+)
+
+# A progress callback of a tree: (what, bytes or files done, in all): "hash" counts files, "upload" and
+# "download" count bytes.
+TreeProgress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A file of a tree version as the API lists it."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("TreeFile",)
+
+    path: str
+    sha256: str
+    size: int
+    content_type: str
+
+
+@dataclass(frozen=True)
+class PublishedTree:
+    """The outcome of a directory's publish: the version, and what was sent."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
+
+    published: Published
+    files: int
+    files_uploaded: int
+    bytes_uploaded: int
+    by_reference: bool
+
+
+@dataclass(frozen=True)
+class DownloadedTree:
+    """The outcome of a tree's download: the version's sha256 (its manifest's), and what moved."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client, not an answer of the API
+
+    name: str
+    version: int | str
+    sha256: str
+    directory: Path
+    files: int
+    files_fetched: int
+    bytes_fetched: int
+
+
+def file_path(name: str, ref: str, path: str) -> str:
+    """`…/resolve/{ref}/files/{path}`, each segment of the path quoted once."""
+    return artifact_path(name, "resolve", ref, "files") + "/" + "/".join(quote(s, safe="") for s in path.split("/"))
+
+
+class TreeCalls(TransferCalls):
+    def list_files(
+        self,
+        name: str,
+        version: int | str = LATEST,
+        *,
+        prefix: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> Page[TreeFile]:
+        """One page of a tree version's files, in path order; ConflictError for a version that is one blob."""
+        query = {"prefix": prefix, "limit": limit, "next_token": next_token}
+        data = self._get(artifact_path(name, "versions", str(version), "files"), query)
+        return Page([_file(f) for f in data.get("files") or []], data.get("next_token"))
+
+    def iter_files(
+        self, name: str, version: int | str = LATEST, *, prefix: str | None = None, page_size: int | None = None
+    ) -> Iterator[TreeFile]:
+        """Every file of a tree version (under `prefix`), in path order, a page at a time."""
+        path = artifact_path(name, "versions", str(version), "files")
+        return self._pages(path, "files", _file, {"prefix": prefix, "limit": page_size})
+
+    def resolve_file(
+        self, name: str, ref: int | str, path: str, *, routing_key: str | None = None, at: datetime | str | None = None
+    ) -> dict[str, Any]:
+        """One file of the tree `ref` resolves to: its path, sha256, size, content type and a download URL."""
+        if isinstance(at, datetime):
+            at = iso(at)
+        data: dict[str, Any] = self._get(file_path(name, str(ref), path), {"routing_key": routing_key, "at": at})
+        return data
+
+    def publish_directory(
+        self,
+        name: str,
+        directory: str | os.PathLike[str],
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        follow_symlinks: bool = False,
+        metadata: Mapping[str, str] | None = None,
+        force: bool = False,
+        parallel: int = transfer.DEFAULT_PARALLEL,
+        cache: HashCache | None = None,
+        progress: TreeProgress | None = None,
+    ) -> PublishedTree:
+        """Publish a directory as a tree: walk and hash it (with the hash cache), upload each content the artifact
+        lacks (`parallel` at a time; a content already held is not sent), then publish `{files}`, or `{tree}` with
+        its manifest uploaded first when the list would not fit one request. TreeError for a directory that is no
+        tree (empty, a symlink without `follow_symlinks`, a bad path)."""
+        hashing = (lambda done, total: progress("hash", done, total)) if progress else None
+        owned = cache is None
+        cache = HashCache.default() if cache is None else cache
+        try:
+            files = walk(
+                directory, include=include, exclude=exclude, follow_symlinks=follow_symlinks, cache=cache,
+                progress=hashing,
+            )  # fmt: skip
+        finally:
+            if owned:
+                cache.close()
+        if not files:
+            raise TreeError(f"{os.fspath(directory)} holds no file to publish", code="EmptyTree")
+        plan = plan_upload(files)
+        sent = self._upload_contents(name, plan.uploads, plan.bytes_to_send, parallel, progress)
+        form = publish_form(files, metadata=dict(metadata) if metadata else None, force=force)
+        if form.manifest is not None:
+            self._upload_bytes(name, form.manifest)
+        data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
+        published = Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=bool(sent))
+        return PublishedTree(published, len(files), len(sent), sum(u.size for u in sent), form.by_reference)
+
+    def _upload_contents(
+        self, name: str, uploads: Sequence[Any], total: int, parallel: int, progress: TreeProgress | None
+    ) -> list[Any]:
+        """Upload each content (single PUT or in parts, as `publish` does); the ones whose bytes were sent."""
+        done = [0]
+
+        def one(upload: Any) -> bool:
+            before = [0]
+
+            def moved(_: str, sent: int, __: int) -> None:
+                done[0] += sent - before[0]
+                before[0] = sent
+                if progress:
+                    progress("upload", done[0], total)
+
+            _, uploaded, _ = self._send(name, upload.source, None, 1, moved)
+            return uploaded
+
+        with ThreadPoolExecutor(max(1, parallel)) as pool:
+            results = list(pool.map(one, uploads))
+        return [u for u, uploaded in zip(uploads, results, strict=True) if uploaded]
+
+    def _upload_bytes(self, name: str, data: bytes) -> None:
+        stream = io.BytesIO(data)
+        self._send(name, stream, 0, 1, None)
+
+    def download(
+        self,
+        name: str,
+        ref: int | str = LATEST,
+        dest: str | os.PathLike[str] | IO[bytes] | None = None,
+        *,
+        routing_key: str | None = None,
+        progress: ProgressFn | None = None,
+        overwrite: bool = True,
+        parallel: int = transfer.DEFAULT_PARALLEL,
+        verify: bool = False,
+        only: str | None = None,
+    ) -> Downloaded:
+        """`TransferCalls.download`, and for a tree version its files into the directory `dest` (default: the
+        name's last segment), as `download_tree` does (`only`: one path); `transfer` is then a DownloadedTree."""
+        if isinstance(dest, str | os.PathLike) and only is None:
+            check_destination(dest)
+        resolution = self.resolve(name, ref, routing_key=routing_key)
+        if verify:
+            self.verify_resolution(resolution)
+        if resolution.files is None or not (dest is None or isinstance(dest, str | os.PathLike)):
+            if only is not None:
+                raise _not_a_tree(name, ref, resolution.version)
+            return self.download_resolved(resolution, dest, progress=progress, overwrite=overwrite, parallel=parallel)
+        directory = Path(dest if dest is not None else name.rsplit("/", 1)[-1])
+        done = self._download_tree(name, resolution, directory, only, parallel, None, progress)
+        return Downloaded(resolution, str(directory), done)
+
+    def download_tree(
+        self,
+        name: str,
+        ref: int | str,
+        directory: str | os.PathLike[str],
+        *,
+        routing_key: str | None = None,
+        only: str | None = None,
+        parallel: int = transfer.DEFAULT_PARALLEL,
+        cache: HashCache | None = None,
+        verify: bool = False,
+        progress: TreeProgress | None = None,
+    ) -> DownloadedTree:
+        """Download the tree `ref` resolves to into `directory`: its manifest first (checked against the version's
+        sha256, and with `verify` the version's signature checked first), then every file not already there with
+        the right bytes, each checked against the manifest as it arrives (a wrong file is never kept). `only`
+        downloads one path. ConflictError for a version that is one blob."""
+        resolution = self.resolve(name, ref, routing_key=routing_key)
+        if verify:
+            self.verify_resolution(resolution)
+        if resolution.files is None:
+            raise _not_a_tree(name, ref, resolution.version)
+        return self._download_tree(name, resolution, Path(directory), only, parallel, cache, progress)
+
+    def _download_tree(
+        self,
+        name: str,
+        resolution: Resolution,
+        directory: Path,
+        only: str | None,
+        parallel: int,
+        cache: HashCache | None,
+        progress: TreeProgress | None,
+    ) -> DownloadedTree:
+        manifest = self._bytes(resolution.download_url)
+        entries = parse_manifest(manifest, sha256=resolution.sha256)
+        if only is not None:
+            entries = [e for e in entries if e.path == only]
+            if not entries:
+                raise TreeError(
+                    f"{name} version {resolution.version} has no file {only!r}",
+                    code="NoSuchFile",
+                    details={"path": only},
+                )
+        owned = cache is None
+        cache = HashCache.default() if cache is None else cache
+        try:
+            plan = plan_download(entries, directory, cache=cache)
+        finally:
+            if owned:
+                cache.close()
+        pinned = str(resolution.version)  # every file from the version resolved first, even if the alias moves
+        total = plan.bytes_to_fetch
+        done = [0]
+
+        def fetch(placement: Any) -> None:
+            answer = self.resolve_file(name, pinned, placement.entry.path)
+            response = self.transport.send("GET", answer["download_url"], sign=False, stream=True)
+
+            def chunks() -> Iterator[bytes]:
+                for chunk in response.iter_content(CHUNK):
+                    done[0] += len(chunk)
+                    if progress:
+                        progress("download", done[0], total)
+                    yield chunk
+
+            try:
+                with response:
+                    receive(placement, chunks())
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, requests.Timeout) as lost:
+                raise TransportError(
+                    f"download of {placement.entry.path} broke off: {lost}", code="ConnectionError"
+                ) from lost
+
+        with ThreadPoolExecutor(max(1, parallel)) as pool:
+            list(pool.map(fetch, plan.missing))
+        return DownloadedTree(
+            name, resolution.version, resolution.sha256, directory, len(entries), len(plan.missing), total
+        )
+
+    def _bytes(self, url: str) -> bytes:
+        response = self.transport.send("GET", url, sign=False)
+        if response.status_code != 200:
+            raise ArcaError(f"the tree manifest could not be read (HTTP {response.status_code})", code="BadResponse")
+        return bytes(response.content)
+
+
+def _not_a_tree(name: str, ref: int | str, version: int | str) -> ConflictError:
+    return ConflictError(
+        f"{name}@{ref} is one blob (version {version}), not a tree of files", code="NotATree", field="ref"
+    )
+
+
+def _file(data: dict[str, Any]) -> TreeFile:
+    return TreeFile(data["path"], data["sha256"], int(data["size"]), data.get("content_type") or "")
+
+
+__all__ = ["DownloadedTree", "LocalFile", "PublishedTree", "TreeCalls", "TreeEntry", "TreeFile", "file_path"]

@@ -1,0 +1,123 @@
+"""Trees of files through the SDK against a local Arca over HTTP: publish a directory, list its files, download it
+back (every file checked), and publish it again sending nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arca_client import Client
+from arca_client.cli import main
+from arca_client.errors import ConflictError
+from arca_client.trees import HashCache
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+FILES = {
+    "config.json": b'{"hidden": 64}\n',
+    "tokenizer/vocab.txt": b"a\nb\nc\n",
+    "weights/model.bin": bytes(range(256)) * 64,
+    "empty.txt": b"",
+}
+
+
+def _tree(root: Path, files: dict[str, bytes]) -> Path:
+    for path, data in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return root
+
+
+def test_a_directory_published_lists_its_files_and_downloads_back_byte_identical(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given a directory
+    source = _tree(tmp_path / "model", FILES)
+    with Client(arca_url) as client:
+        # When it is published, listed and downloaded
+        published = client.publish_directory(unique, source, cache=HashCache.disabled())
+        listed = [f.path for f in client.iter_files(unique, 1, page_size=2)]
+        weights = client.list_files(unique, 1, prefix="weights/")
+        done = client.download_tree(unique, "1", tmp_path / "out", cache=HashCache.disabled())
+        # Then
+        assert published.published.version.version == 1
+        assert published.files == 4 and published.files_uploaded == 4
+        assert listed == sorted(FILES)
+        assert [f.path for f in weights.items] == ["weights/model.bin"]
+        assert done.files == 4 and done.files_fetched == 4
+        for path, data in FILES.items():
+            assert (tmp_path / "out" / path).read_bytes() == data
+        # And a second publish of the same directory sends nothing and makes no version
+        again = client.publish_directory(unique, source, cache=HashCache.disabled())
+        assert again.published.deduplicated is True
+        assert again.files_uploaded == 0
+
+
+def test_a_tree_published_by_reference_is_the_same_version(arca_url: str, unique: str, tmp_path: Path) -> None:
+    # Given a directory published by its manifest (the inline bound set to nothing)
+    source = _tree(tmp_path / "site", FILES)
+    with Client(arca_url) as client:
+        import arca_client.calls.trees as trees
+
+        original = trees.publish_form
+        try:
+            trees.publish_form = lambda entries, **kw: original(entries, **kw, inline_event_bytes=0)  # type: ignore[assignment]
+            by_reference = client.publish_directory(unique, source, cache=HashCache.disabled())
+        finally:
+            trees.publish_form = original
+        inline = client.publish_directory(unique, source, cache=HashCache.disabled())
+        # Then
+        assert by_reference.by_reference is True
+        assert inline.published.deduplicated is True
+        assert inline.published.version.sha256 == by_reference.published.version.sha256
+
+
+def test_one_file_is_downloaded_alone_and_a_blob_is_no_tree(arca_url: str, unique: str, tmp_path: Path) -> None:
+    # Given a tree and a blob
+    source = _tree(tmp_path / "model", FILES)
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"one blob")
+    with Client(arca_url) as client:
+        client.publish_directory(unique, source, cache=HashCache.disabled())
+        client.publish(unique, blob)
+        # When one file of version 1 is downloaded, and the blob version asked for its files
+        done = client.download_tree(unique, 1, tmp_path / "one", only="config.json", cache=HashCache.disabled())
+        with pytest.raises(ConflictError):
+            client.list_files(unique, 2)
+    # Then
+    assert done.files_fetched == 1
+    assert [p.name for p in (tmp_path / "one").rglob("*") if p.is_file()] == ["config.json"]
+
+
+def test_the_cli_publishes_a_directory_lists_it_and_downloads_it(
+    arca_url: str, unique: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a directory, and no hash cache of the user's
+    monkeypatch.setenv("ARCA_CACHE_DIR", str(tmp_path / "cache"))
+    source = _tree(tmp_path / "model", FILES)
+
+    def arca(*argv: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["--endpoint", arca_url, *argv])
+        out = "".join(line for line in capsys.readouterr().out.splitlines(True) if not line.startswith('{"_aws":'))
+        return code, out
+
+    # When it is published, its files listed, and it is downloaded whole and one file alone
+    published = arca("publish", unique, str(source), "--exclude", "empty.txt", "--json")
+    listed = arca("files", f"{unique}@1", "--json")
+    table = arca("files", f"{unique}@1", "--prefix", "tok")
+    whole = arca("download", f"{unique}@1", "-o", str(tmp_path / "out"), "--json")
+    one = arca("download", f"{unique}@1", "-o", str(tmp_path / "one"), "--file", "weights/model.bin")
+    # Then
+    assert published[0] == 0, published
+    assert json.loads(published[1])["files"] == 3
+    assert [f["path"] for f in json.loads(listed[1])] == ["config.json", "tokenizer/vocab.txt", "weights/model.bin"]
+    assert "tokenizer/vocab.txt" in table[1] and "config.json" not in table[1]
+    assert whole[0] == 0, whole
+    for path in ("config.json", "tokenizer/vocab.txt", "weights/model.bin"):
+        assert (tmp_path / "out" / path).read_bytes() == FILES[path]
+    assert one[0] == 0 and (tmp_path / "one" / "weights/model.bin").read_bytes() == FILES["weights/model.bin"]
+    assert not (tmp_path / "one" / "config.json").exists()
