@@ -182,6 +182,8 @@ class Promotion(BaseModel):
 
 
 class PromotionList(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     promotions: list[Promotion]
     next_token: str | None = None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,8 +19,10 @@ from arca.domain.entities import (
     Version,
     VersionRef,
 )
-from arca.domain.guards import Serving
 from arca.domain.signing import Signed
+
+if TYPE_CHECKING:  # the write side's: a resolve's cold start does not import the guards' models
+    from arca.domain.guards import Serving
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256", "files")
 TARGET_FIELDS = ("sha256", "size", "content_type")
@@ -194,6 +196,8 @@ class _AliasStateRecord(BaseModel):
 
     def serving(self) -> Serving | None:
         """What this state serves (None: a deletion), as a policy judges it."""
+        from arca.domain.guards import Serving
+
         if self.deleted or self.version is None:
             return None
         weight = self.secondary_version_weight or 0
