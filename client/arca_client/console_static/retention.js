@@ -1,6 +1,8 @@
 // The retention card of an artifact's page: its policy and the preview of what applying it now would do,
-// with every reason a version stays.
+// with every reason a version stays and the consumers on each version (a live lease keeps its version, so one on a
+// version it would delete or expire was taken after the preview was read).
 import { artifactPath, optional } from "./api.js";
+import { idList, leasesByVersion, stillOn } from "./consumers.js";
 import { chip, fields, h, muted, section, table, versionLink } from "./ui.js";
 
 const ACTION_CLASS = { keep: "ok", delete: "warn", expire: "danger" };
@@ -27,8 +29,13 @@ export async function retentionSection(name) {
     );
   }
   const isPreview = (data) => Array.isArray(data?.versions);
-  const preview = await optional(artifactPath(name, "retention", "preview"), isPreview, { limit: 100 });
+  const [preview, leases] = await Promise.all([
+    optional(artifactPath(name, "retention", "preview"), isPreview, { limit: 100 }),
+    leasesByVersion(name),
+  ]);
   const rows = preview?.versions ?? [];
+  const on = (version) => leases?.get(version) ?? [];
+  const leaving = rows.filter((row) => row.action !== "keep" && on(row.version).length);
   const count = (action) => rows.filter((row) => row.action === action).length;
   const rules = fields([
     ["keep newest", String(policy.keep_last)],
@@ -43,6 +50,7 @@ export async function retentionSection(name) {
     `Applying it now: ${count("delete")} to delete, ${count("expire")} to expire, ${count("keep")} kept`,
     preview?.next_token ? muted(" (the newest 100 versions shown)") : null,
   );
+  const warnings = leaving.map((row) => stillOn(row.version, on(row.version), false, ` (it would ${row.action})`));
   const body = h(
     "tbody",
     {},
@@ -53,8 +61,10 @@ export async function retentionSection(name) {
         h("td", {}, versionLink(name, row.version), row.deleted ? chip("deleted", "warn") : null),
         h("td", {}, chip(row.action, ACTION_CLASS[row.action] ?? "")),
         h("td", {}, row.reasons.length ? row.reasons.map((reason) => chip(reason)) : muted("–")),
+        leases ? h("td", {}, on(row.version).length ? idList(on(row.version)) : muted("–")) : null,
       ),
     ),
   );
-  return section("Retention", rules, summary, table("retention", ["Version", "Action", "Why it stays"], body));
+  const headers = ["Version", "Action", "Why it stays", ...(leases ? ["Consumers"] : [])];
+  return section("Retention", rules, summary, warnings, table("retention", headers, body));
 }

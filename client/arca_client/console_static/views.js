@@ -6,6 +6,7 @@ import { diffTable, versionDiff } from "./diff.js";
 import { protectionSection, readProtection, requestPromotion } from "./guards.js";
 import { provenanceSections } from "./signing.js";
 import { retentionSection } from "./retention.js";
+import { consumersSection, leasesOnEach, stillOn } from "./consumers.js";
 import {
   ago,
   aliasChip,
@@ -136,7 +137,7 @@ export async function treeView({ prefix }) {
 
 export async function artifactView({ name }) {
   const aliasRead = get(artifactPath(name, "aliases"));
-  const [summary, aliasList, versions, events, retention] = await Promise.all([
+  const [summary, aliasList, versions, events, retention, consumers] = await Promise.all([
     get(artifactPath(name)),
     aliasRead,
     aliasRead.then((list) => versionsSection(name, list.aliases ?? [])),
@@ -144,6 +145,7 @@ export async function artifactView({ name }) {
       first ? newestEvents(name, first) : null,
     ),
     retentionSection(name),
+    consumersSection(name),
   ]);
   const { latest = {}, counts = {} } = summary;
   const aliases = aliasList.aliases ?? [];
@@ -189,6 +191,7 @@ export async function artifactView({ name }) {
       summary.description ? h("p", { class: "lede" }, summary.description) : null,
       h("div", { class: "grid" }, section("Summary", facts), section("Aliases", cards)),
       versions,
+      consumers,
       retention,
       events ? eventsSection(name, events) : null,
     ],
@@ -464,7 +467,11 @@ export async function versionView({ name, version }) {
     ],
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
-  const provenance = await provenanceSections(name, v);
+  const leased = typeof v.version === "number" && !v.deleted;
+  const [provenance, consumers] = await Promise.all([
+    provenanceSections(name, v),
+    leased ? consumersSection(name, v.version) : null,
+  ]);
   return {
     title: `${name} ${vlabel(v.version)}`,
     crumbs: nameCrumbs(name, [vlabel(v.version), href.version(name, v.version)]),
@@ -489,6 +496,7 @@ export async function versionView({ name, version }) {
         ),
       ),
       ...provenance,
+      consumers,
       v.deleted ? null : downloadSection(name, v.version, Boolean(v.part_count)),
       section(
         "Compare",
@@ -522,7 +530,8 @@ function lifecycle(name, v) {
         body: h(
           "p",
           {},
-          "A soft delete: the content stays, and Restore brings the version back. Refused while an alias points at it.",
+          "A soft delete: the content stays, and Restore brings the version back. Refused while an alias points " +
+            "at it or a consumer holds a live lease on it.",
         ),
         confirmLabel: "Delete",
         danger: true,
@@ -586,7 +595,9 @@ export async function aliasView({ name, alias: aliasName }) {
     optional(`${path}/rollout`, (data) => typeof data?.state === "string"),
     readProtection(name, aliasName),
   ]);
-  const preview = alias ? await changesPreview(name, alias, history.history ?? []) : null;
+  // The consumers on the versions it serves (named under Now, and in the preview as those a change would leave).
+  const leases = alias ? await leasesOnEach(name, [alias.version, alias.secondary_version]) : null;
+  const preview = alias ? await changesPreview(name, alias, history.history ?? [], leases) : null;
   // Under a policy that asks for approvals, only an approved promotion moves the alias: its actions ask for one.
   const approvals = guard.policy?.approvals ?? 0;
   return {
@@ -601,7 +612,7 @@ export async function aliasView({ name, alias: aliasName }) {
         guard.policy ? chip("protected", "guard") : null,
       ),
       alias
-        ? currentAlias(name, alias, history.history ?? [], approvals)
+        ? currentAlias(name, alias, history.history ?? [], approvals, leases)
         : section("Now", h("p", {}, "This alias is deleted; its history remains.")),
       // What guards the alias comes before anything a person might try on it.
       protectionSection(name, aliasName, guard),
@@ -614,7 +625,13 @@ export async function aliasView({ name, alias: aliasName }) {
   };
 }
 
-function currentAlias(name, alias, revisions, approvals) {
+/** The "N consumers still on vX" line of each version in `versions` that `leases` (leasesOnEach's) has read. */
+function stillOnLines(versions, leases, context = "") {
+  const read = [...new Set(versions)].filter((v) => leases?.has(v));
+  return read.map((v) => stillOn(v, leases.get(v).ids, leases.get(v).more, context));
+}
+
+function currentAlias(name, alias, revisions, approvals, leases) {
   const canary = alias.secondary_version !== null && alias.secondary_version !== undefined;
   const actions = [];
   if (canary && approvals) {
@@ -647,13 +664,15 @@ function currentAlias(name, alias, revisions, approvals) {
       ["moved", [when(alias.updated_at), " by ", who(alias.updated_by)]],
       ["reason", alias.reason],
     ]),
+    leases ? h("div", { class: "consumers-on" }, stillOnLines([alias.version, alias.secondary_version], leases)) : null,
     actions.length ? h("div", { class: "actions" }, actions) : null,
   );
 }
 
 // What the two buttons would change, shown before either is pressed: a diff of the version served now (the
 // primary) against the one a rollback (the previous revision's primary) or a promotion (the canary) would serve.
-async function changesPreview(name, alias, revisions) {
+// Under each, the consumers still on the versions the change would leave (served now, not after).
+async function changesPreview(name, alias, revisions, leases) {
   const previous = revisions.find((r) => r.revision < alias.revision && !r.deleted);
   const canary = alias.secondary_version ?? null;
   const wanted = [alias.version, previous?.version, canary].filter((v) => v !== null && v !== undefined);
@@ -666,22 +685,36 @@ async function changesPreview(name, alias, revisions) {
   );
   const now = versions.get(String(alias.version));
   const parts = [];
-  const one = (title, target) => {
+  const served = (target) => [target.version, target.secondary_version].filter((v) => v !== null && v !== undefined);
+  const left = (after) => served(alias).filter((v) => !served(after).includes(v));
+  const leaving = (after) => {
+    const lines = stillOnLines(left(after), leases, " (it would leave)");
+    return lines.length ? h("div", { class: "consumers-on" }, lines) : null;
+  };
+  const one = (title, target, after) => {
     const then = versions.get(String(target));
     if (!now || !then) return;
     parts.push(
       h("h3", {}, title),
       diffTable(versionDiff(now, then), `now: ${vlabel(alias.version)}`, `after: ${vlabel(target)}`),
       h("p", { class: "small" }, h("a", { href: href.compare(name, alias.version, target) }, "open the full comparison")),
+      leaving(after),
     );
   };
-  if (canary !== null) one(`Promoting the canary: ${vlabel(alias.version)} → ${vlabel(canary)}`, canary);
+  if (canary !== null) {
+    one(`Promoting the canary: ${vlabel(alias.version)} → ${vlabel(canary)}`, canary, { version: canary });
+  }
   if (previous && previous.version !== alias.version) {
-    one(`Rolling back to revision ${previous.revision}: ${vlabel(alias.version)} → ${vlabel(previous.version)}`, previous.version);
+    one(
+      `Rolling back to revision ${previous.revision}: ${vlabel(alias.version)} → ${vlabel(previous.version)}`,
+      previous.version,
+      previous,
+    );
   } else if (previous && targetText(previous) !== targetText(alias)) {
     parts.push(
       h("h3", {}, `Rolling back to revision ${previous.revision}: ${targetText(alias)} → ${targetText(previous)}`),
       h("p", { class: "muted" }, `The primary stays ${vlabel(alias.version)}: only the split changes.`),
+      leaving(previous),
     );
   }
   return parts.length ? section("What would change", ...parts) : null;
