@@ -1,6 +1,6 @@
 """Artifacts: the registry's names and one artifact's summary (resolve function); purging one (publish function)."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
@@ -42,9 +42,27 @@ def get_artifact(name: Name, reading: ReadingService) -> Summary:
     return reading.summary_through(name)
 
 
-@writes.delete(
-    "/artifacts/<name>", status_code=204, responses=answers(202, 204, 400, 404, 409, 503), tags=["publishing"]
-)
+# The answer of the purge request that removed live consumer leases (a forced purge's) names them.
+RELEASED_HEADERS = {
+    "Arca-Released-Leases": {
+        "description": "how many live consumer leases this request released (absent when none)",
+        "schema": {"type": "integer"},
+    },
+    "Arca-Released-Consumers": {
+        "description": "the first 20 of their consumers, sorted, comma-separated",
+        "schema": {"type": "string"},
+    },
+}
+
+
+def _purge_answers() -> dict[int, Any]:
+    documented = answers(202, 204, 400, 404, 409, 503)
+    for status in (202, 204):
+        documented[status]["headers"] = RELEASED_HEADERS
+    return documented
+
+
+@writes.delete("/artifacts/<name>", status_code=204, responses=_purge_answers(), tags=["publishing"])
 def purge(
     name: Name,
     publishing: PublishingService,
