@@ -39,10 +39,12 @@ from arca_client.models import (
     Promotion,
     PruneResult,
     Published,
+    Purged,
     Resolution,
     Rollout,
     UploadTarget,
     Version,
+    VersionConsumers,
     VersionHit,
 )
 from arca_client.refs import parse_ref, split_ref
@@ -75,6 +77,7 @@ __all__ = [
     "Promotion",
     "PruneResult",
     "Published",
+    "Purged",
     "Resolution",
     "Resolved",
     "Resolver",
@@ -86,6 +89,7 @@ __all__ = [
     "UploadTarget",
     "ValidationError",
     "Version",
+    "VersionConsumers",
     "VersionHit",
     "__version__",
     "guess_content_type",

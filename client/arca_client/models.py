@@ -264,6 +264,33 @@ class PruneResult(Decoded):
 
 
 @dataclass(frozen=True)
+class VersionConsumers(Decoded):
+    """The consumers whose live leases name `version`: `count` of them, `consumers` the first ones (sorted; the
+    API names at most 20, `count` says how many there are)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("VersionConsumers",)
+    version: int
+    count: int
+    consumers: list[str] = field(default_factory=list)
+
+    @property
+    def more(self) -> int:
+        """How many consumers on the version are counted but not named."""
+        return max(self.count - len(self.consumers), 0)
+
+
+@dataclass(frozen=True)
+class Purged:
+    """What a purge did beyond removing the artifact: the live consumer leases it released (a forced purge's),
+    counted, and the first consumers named (sorted)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ()  # made by the client from the purge answers' headers
+    name: str
+    released_count: int = 0
+    released_consumers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Rollout(Decoded):
     """A progressive rollout of `version` on an alias. `state` is running, completed, rolled_back, aborted or
     superseded; `step` counts the rollout's writes to the alias, `weight` is the canary's share after the last."""
@@ -287,6 +314,8 @@ class Rollout(Decoded):
     reason: str | None = None
     alarm: str | None = None
     alias_revision: int | None = None
+    # The status's alone: the consumers still on `from_version` and on `version` (live leases).
+    consumers: list[VersionConsumers] | None = None
     # What the start's answer warned of (its `Warning` header): an alarm that does not exist.
     warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

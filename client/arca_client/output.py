@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from arca_client.models import Alias, AliasRevision
+from arca_client.models import Alias, AliasRevision, VersionConsumers
 from arca_client.progress import human_size
 
 EXIT_OK = 0
@@ -162,3 +162,16 @@ def tags_text(tags: dict[str, str]) -> str:
 
 def indent(text: str) -> str:
     return "\n".join(f"  {row}" for row in text.splitlines())
+
+
+def consumers_text(count: int, consumers: Sequence[str], where: str = "") -> str:
+    """`3 consumers (a, b, c)`, `3 consumers still on v7 (a, b, c)` with `where`; `25 consumers (a, …, t and 5
+    more)` when fewer are named than counted."""
+    more = count - len(consumers)
+    named = ", ".join(consumers) + (f" and {more} more" if more > 0 else "")
+    return f"{count} consumer{'' if count == 1 else 's'}{where}" + (f" ({named})" if consumers else "")
+
+
+def still_on(name: str, found: Iterable[VersionConsumers]) -> list[str]:
+    """`team/app: 3 consumers still on v7 (a, b, c)` for each version some consumer is still on."""
+    return [f"{name}: {consumers_text(on.count, on.consumers, f' still on v{on.version}')}" for on in found if on.count]

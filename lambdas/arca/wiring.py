@@ -257,6 +257,7 @@ class Services:
             self.stores.aliases,
             self.reading,
             self.policy,
+            consumers=self.stores.consumers,
             aliases=lambda: self.aliases,
             alarms=CloudWatchAlarms(lambda: client("cloudwatch")),
             driver=driver,

@@ -30,12 +30,14 @@ from arca_client import (
     Promotion,
     PruneResult,
     Published,
+    Purged,
     Resolution,
     ServerError,
     ThrottledError,
     TransportError,
     ValidationError,
     Version,
+    VersionConsumers,
 )
 from arca_client.calls.artifacts import ArtifactCalls
 from arca_client.cli import EXIT_CODES, EXIT_TABLE, exit_code, main, parse_args, table
@@ -73,7 +75,12 @@ class FakeClient:
         assert not unknown, f"Client has no method {unknown}"
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.error = error
-        self.answers = answers
+        # What the commands read on the way by default: no consumer on any version, a purge that released none.
+        self.answers = {
+            "version_consumers": lambda name, version, **_: VersionConsumers(version=version, count=0),
+            "purge": lambda name, **_: Purged(name),
+            **answers,
+        }
         self.closed = False
 
     def __getattr__(self, method: str) -> Any:

@@ -103,3 +103,45 @@ def test_cli_consume_once_resolves_and_leases_through_the_resolver(cli: Cli, uni
     assert (answer.json()["version"], answer.json()["stale"], answer.json()["lease"]["version"]) == (1, False, 1)
     listed = cli("consumers", name, "--json").json()
     assert [(c["consumer"], c["version"]) for c in listed] == [("ecs:prod.worker", 1)]
+
+
+def test_the_cli_names_the_consumers_still_on_each_version_and_what_a_forced_purge_released(
+    cli: Cli, unique: str, tmp_path: Path
+) -> None:
+    # Given prod on version 1 (then 2, so that a rollback goes back to 1), two consumers on 1 and one on 2
+    name = f"{unique}/orders"
+    publish(cli, tmp_path, name, b"one", "--alias", "prod")
+    publish(cli, tmp_path, name, b"two")
+    assert cli("alias", "set", name, "prod", "2").code == 0
+    for consumer, version in (("ecs:prod.b", 1), ("ecs:prod.a", 1), ("lambda:edge", 2)):
+        assert cli("lease", f"{name}@{version}", consumer).code == 0
+    # When the rollback is planned and the two versions compared
+    plan = cli("alias", "rollback", name, "prod", "--dry-run")
+    diff = cli("diff", f"{name}@1", "@2")
+    # Then both name the consumers on each version
+    assert plan.code == 0, plan.err
+    assert f"{name}: 1 consumer still on v2 (lambda:edge)" in plan.out
+    assert f"{name}: 2 consumers still on v1 (ecs:prod.a, ecs:prod.b)" in plan.out
+    assert diff.code == 0, diff.err
+    assert diff.out.splitlines()[-2:] == [
+        f"{name}: 2 consumers still on v1 (ecs:prod.a, ecs:prod.b)",
+        f"{name}: 1 consumer still on v2 (lambda:edge)",
+    ]
+    # When version 1 is rolled out again, and its status read
+    assert cli("alias", "rollback", name, "prod", "--yes").code == 0
+    assert cli("rollout", "start", name, "prod", "2", "--steps", "10", "--interval", "3600").code == 0
+    status = cli("rollout", "status", name, "prod")
+    # Then the status names the consumers on the version rolled out from and on the one rolled out
+    assert status.code == 0, status.err
+    assert status.out.splitlines()[1:] == [
+        f"{name}: 2 consumers still on v1 (ecs:prod.a, ecs:prod.b)",
+        f"{name}: 1 consumer still on v2 (lambda:edge)",
+    ]
+    assert [c["count"] for c in cli("rollout", "status", name, "prod", "--json").json()["consumers"]] == [2, 1]
+    # When the artifact is purged with force
+    purged = cli("purge", name, "--yes", "--force")
+    # Then the CLI says which leases the purge released
+    assert purged.code == 0, purged.err
+    assert purged.out == (
+        f"{name}: purged\n{name}: released the leases of 3 consumers (ecs:prod.a, ecs:prod.b, lambda:edge)\n"
+    )

@@ -316,3 +316,69 @@ def test_a_plain_purge_is_refused_while_leases_are_live_and_a_forced_one_removes
         ExpressionAttributeValues={":pk": {"S": keys.consumers_pk(NAME)}},
     )["Items"]
     assert items == []
+
+
+def test_a_forced_purge_says_which_leases_it_released(app: HandlerApi, clock: Clock) -> None:
+    # Given two live leases and one that lapsed
+    assert lease(app, "ecs:prod.api", version=2).status == 200
+    assert lease(app, "ecs:prod.worker", version=1).status == 200
+    assert lease(app, "lambda:old", version=1, ttl_seconds=60).status == 200
+    clock.advance(seconds=120)
+    # When the artifact is purged with force
+    purged = app.call("DELETE", f"/artifacts/{NAME}", query={"force": "true"})
+    # Then the answer counts and names the live leases it removed (the lapsed one protected nothing)
+    assert purged.status == 204, purged.body
+    assert purged.headers["Arca-Released-Leases"] == "2"
+    assert purged.headers["Arca-Released-Consumers"] == "ecs:prod.api,ecs:prod.worker"
+
+
+def test_a_purge_that_released_no_lease_says_nothing_of_leases(app: HandlerApi) -> None:
+    purged = app.call("DELETE", f"/artifacts/{NAME}", query={"force": "true"})
+    assert purged.status == 204, purged.body
+    assert "Arca-Released-Leases" not in purged.headers
+    assert "Arca-Released-Consumers" not in purged.headers
+
+
+def test_a_forced_purge_names_at_most_twenty_consumers_and_counts_them_all(app: HandlerApi) -> None:
+    for i in range(23):
+        assert lease(app, f"c{i:02d}", version=1).status == 200
+    purged = app.call("DELETE", f"/artifacts/{NAME}", query={"force": "true"})
+    assert purged.status == 204, purged.body
+    assert purged.headers["Arca-Released-Leases"] == "23"
+    assert purged.headers["Arca-Released-Consumers"].split(",") == [f"c{i:02d}" for i in range(20)]
+
+
+def test_rollout_status_names_the_consumers_still_on_each_version(app: HandlerApi, clock: Clock) -> None:
+    # Given prod on version 1, a rollout of version 2, two consumers on 1, one on 2 and a lapsed one on 2
+    assert app.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 1}).status == 201
+    started = app.call(
+        "PUT", f"/artifacts/{NAME}/aliases/prod/rollout", {"version": 2, "steps": [10], "interval_seconds": 60}
+    )
+    assert started.status == 201, started.body
+    assert "consumers" not in started.body
+    for consumer, version in (("ecs:b", 1), ("ecs:a", 1), ("ecs:c", 2)):
+        assert lease(app, consumer, version=version).status == 200
+    assert lease(app, "ecs:gone", version=2, ttl_seconds=60).status == 200
+    clock.advance(seconds=120)
+    # When the status is read
+    with counted() as calls:
+        status = app.call("GET", f"/artifacts/{NAME}/aliases/prod/rollout")
+    # Then it names the live consumers on the version rolled out from and on the one rolled out, in one Query
+    assert status.status == 200, status.body
+    assert status.body["consumers"] == [
+        {"version": 1, "count": 2, "consumers": ["ecs:a", "ecs:b"]},
+        {"version": 2, "count": 1, "consumers": ["ecs:c"]},
+    ]
+    assert calls == ["GetItem", "Query", "Query"]  # the rollout, the alias, the leases
+
+
+def test_rollout_status_counts_every_consumer_and_names_the_first_twenty(app: HandlerApi) -> None:
+    assert app.call("PUT", f"/artifacts/{NAME}/aliases/prod", {"version": 1}).status == 201
+    body = {"version": 2, "steps": [10], "interval_seconds": 60}
+    assert app.call("PUT", f"/artifacts/{NAME}/aliases/prod/rollout", body).status == 201
+    for i in range(22):
+        assert lease(app, f"c{i:02d}", version=1).status == 200
+    status = app.call("GET", f"/artifacts/{NAME}/aliases/prod/rollout")
+    assert status.status == 200, status.body
+    assert status.body["consumers"][0] == {"version": 1, "count": 22, "consumers": [f"c{i:02d}" for i in range(20)]}
+    assert status.body["consumers"][1] == {"version": 2, "count": 0, "consumers": []}

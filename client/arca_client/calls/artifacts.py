@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from arca_client.calls.http import HttpCalls, artifact_path, paged
-from arca_client.models import ArtifactSummary, Link, ListEntry, Page
+from arca_client.models import ArtifactSummary, Link, ListEntry, Page, Purged
 
 
 class _Unset:
@@ -41,16 +41,21 @@ class ArtifactCalls(HttpCalls):
         for data in paged("GET /artifacts", lambda token: self._get("/artifacts", {**query, "next_token": token})):
             yield from _entries(data)
 
-    def purge(self, name: str, *, force: bool = False) -> None:
-        """Delete the artifact, its versions, aliases and content. ConflictError while aliases exist unless `force`.
+    def purge(self, name: str, *, force: bool = False) -> Purged:
+        """Delete the artifact, its versions, aliases and content. ConflictError while aliases or live consumer
+        leases exist unless `force`, which releases the leases: the answer counts and names them.
 
         A large artifact may take several requests: the API answers 202 while work remains, and the same
         DELETE continues it, so this repeats it until the purge is done.
         """
+        count = 0
+        released: list[str] = []
         while True:
-            data, _ = self._call("DELETE", artifact_path(name), query={"force": True} if force else None)
+            data, headers = self._call("DELETE", artifact_path(name), query={"force": True} if force else None)
+            count += int(headers.get("Arca-Released-Leases") or 0)
+            released.extend(c for c in (headers.get("Arca-Released-Consumers") or "").split(",") if c)
             if not (isinstance(data, dict) and data.get("status") == "purging"):
-                return
+                return Purged(name, released_count=count, released_consumers=sorted(set(released)))
 
     def update_artifact(
         self, name: str, *, tags: Mapping[str, str | None] | None = None, description: str | _Unset | None = UNSET

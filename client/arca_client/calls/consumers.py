@@ -6,7 +6,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from arca_client.calls.http import HttpCalls, artifact_path
-from arca_client.models import Lease, Page
+from arca_client.models import Lease, Page, VersionConsumers
+
+# Consumers named for a version (as the API's rollout status names them); the rest are counted.
+SHOWN = 20
 
 
 class ConsumerCalls(HttpCalls):
@@ -46,3 +49,9 @@ class ConsumerCalls(HttpCalls):
         return self._pages(
             artifact_path(name, "consumers"), "consumers", Lease.from_dict, {"version": version, "limit": page_size}
         )
+
+    def version_consumers(self, name: str, version: int, *, shown: int = SHOWN) -> VersionConsumers:
+        """The consumers still on `version` of `name` (live leases): all of them counted, the first `shown` named
+        (the listing read to its end: a version holds at most 250 leases)."""
+        ids = sorted(lease.consumer for lease in self.iter_consumers(name, version=version))
+        return VersionConsumers(version=version, count=len(ids), consumers=ids[:shown])

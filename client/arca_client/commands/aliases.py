@@ -13,6 +13,7 @@ from arca_client.commands.base import (
     UsageError,
     alias_table,
     ask,
+    consumers_on,
     count_arg,
     limit_arg,
     limited,
@@ -20,8 +21,8 @@ from arca_client.commands.base import (
 )
 from arca_client.commands.guards import policy_lines
 from arca_client.errors import AccessDeniedError, ConflictError, NotFoundError
-from arca_client.models import Alias, AliasRevision
-from arca_client.output import MODE, Result, canary, fields, stamp, table, target, when
+from arca_client.models import Alias, AliasRevision, VersionConsumers
+from arca_client.output import MODE, Result, canary, fields, stamp, still_on, table, target, when
 from arca_client.sdk import Client
 
 
@@ -90,11 +91,13 @@ def _split(version: int | str | None, secondary: int | str | None, weight: int |
     return f"{target(version)}, canary {secondary} at {weight or 0}%"
 
 
-def _rollback_plan(client: Client, args: argparse.Namespace) -> tuple[Alias, AliasRevision | None, list[str]]:
+def _rollback_plan(
+    client: Client, args: argparse.Namespace
+) -> tuple[Alias, AliasRevision | None, list[str], list[VersionConsumers]]:
     """The alias now, the revision a rollback takes the target of (as the API chooses it: `--to-revision`, else the
-    newest earlier revision that is not a deletion; None when there is none, which the API refuses), and the plan
+    newest earlier revision that is not a deletion; None when there is none, which the API refuses), the plan
     in words, warning when the target keeps the version rolled back from as a canary (and naming a revision
-    without it)."""
+    without it), and the consumers still on the versions it leaves and on its target."""
     alias = client.get_alias(args.name, args.alias)
     current = alias.revision or 0
     earlier = [
@@ -103,7 +106,7 @@ def _rollback_plan(client: Client, args: argparse.Namespace) -> tuple[Alias, Ali
     wanted = (lambda r: r.revision == args.to_revision) if args.to_revision is not None else (lambda r: True)
     chosen = next((r for r in earlier if wanted(r)), None)
     if chosen is None:
-        return alias, None, []
+        return alias, None, [], []
     now = _split(alias.version, alias.secondary_version, alias.secondary_version_weight)
     after = _split(chosen.version, chosen.secondary_version, chosen.secondary_version_weight)
     lines = [
@@ -121,13 +124,16 @@ def _rollback_plan(client: Client, args: argparse.Namespace) -> tuple[Alias, Ali
         if clean is not None:
             shown = _split(clean.version, clean.secondary_version, clean.secondary_version_weight)
             lines.append(f"{args.name}: --to-revision {clean.revision} routes {shown}")
-    return alias, chosen, lines
+    left = [v for v in (alias.version, alias.secondary_version) if v in rolled_back]
+    on = consumers_on(client, args.name, [*left, chosen.version])
+    lines.extend(still_on(args.name, on))
+    return alias, chosen, lines, on
 
 
 def cmd_alias_rollback(args: argparse.Namespace, client: Client) -> Result | int:
     """Print what the rollback will route, ask on a terminal (unless --yes), then roll back to exactly that
     revision; --dry-run stops after printing."""
-    alias, chosen, plan = _rollback_plan(client, args)
+    alias, chosen, plan, on = _rollback_plan(client, args)
     if chosen is None:
         # No revision to go back to: the API says why, in its words and with its status (as it always did).
         if args.dry_run:
@@ -149,6 +155,7 @@ def cmd_alias_rollback(args: argparse.Namespace, client: Client) -> Result | int
                 "secondary_version": chosen.secondary_version,
                 "secondary_version_weight": chosen.secondary_version_weight,
             },
+            "consumers": [{"version": c.version, "count": c.count, "consumers": c.consumers} for c in on],
         }
         return Result(data, "\n".join(plan))
     if not MODE.quiet:

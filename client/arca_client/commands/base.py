@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from arca_client.errors import NotFoundError
-from arca_client.models import LATEST, Alias
+from arca_client.errors import AccessDeniedError, NotFoundError
+from arca_client.models import LATEST, Alias, VersionConsumers
 from arca_client.output import Result, note, table, target, when
 from arca_client.progress import ProgressBar
 from arca_client.refs import GRAMMAR, SHA256_PREFIX
@@ -293,3 +293,13 @@ def alias_table(aliases: Iterable[Alias]) -> str:
         for a in aliases
     ]
     return table(["ALIAS", "VERSION", "CANARY", "WEIGHT", "REVISION", "UPDATED (UTC)", "DESCRIPTION"], rows)
+
+
+def consumers_on(client: Client, name: str, versions: Iterable[int | str | None]) -> list[VersionConsumers]:
+    """The consumers still on each of `versions` of `name` (each number once, in order; `LATEST` and None
+    skipped), from the consumers listing; none when the caller may not read it (the lines are then left out)."""
+    wanted = [v for v in dict.fromkeys(versions) if isinstance(v, int)]
+    try:
+        return [client.version_consumers(name, v) for v in wanted]
+    except AccessDeniedError:
+        return []

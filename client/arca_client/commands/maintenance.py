@@ -7,7 +7,7 @@ import sys
 
 from arca_client.commands.base import Commands, UsageError, count_arg
 from arca_client.errors import ConflictError
-from arca_client.output import Result
+from arca_client.output import Result, consumers_text
 from arca_client.sdk import Client
 
 
@@ -30,8 +30,18 @@ def cmd_prune(args: argparse.Namespace, client: Client) -> Result:
 def cmd_purge(args: argparse.Namespace, client: Client) -> Result:
     if not args.yes:
         _confirm(args, client)
-    client.purge(args.name, force=args.force)
-    return Result({"name": args.name, "purged": True}, f"{args.name}: purged")
+    purged = client.purge(args.name, force=args.force)
+    data = {
+        "name": args.name,
+        "purged": True,
+        "released_leases": purged.released_count,
+        "released_consumers": purged.released_consumers,
+    }
+    lines = [f"{args.name}: purged"]
+    if purged.released_count:
+        released = consumers_text(purged.released_count, purged.released_consumers)
+        lines.append(f"{args.name}: released the leases of {released}")
+    return Result(data, "\n".join(lines))
 
 
 def _confirm(args: argparse.Namespace, client: Client) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from arca_client.commands.base import Commands, count_arg, version_arg
 from arca_client.models import Rollout
-from arca_client.output import EXIT_NOT_COMPLETED, EXIT_OK, MODE, Result, note, out, target, when
+from arca_client.output import EXIT_NOT_COMPLETED, EXIT_OK, MODE, Result, note, out, still_on, target, when
 from arca_client.sdk import Client
 
 
@@ -33,6 +33,11 @@ def _line(args: argparse.Namespace, rollout: Rollout) -> str:
     )
 
 
+def _consumer_lines(args: argparse.Namespace, rollout: Rollout) -> list[str]:
+    """`3 consumers still on v7 (a, b, c)` for the version rolled out from and the one rolled out."""
+    return still_on(args.name, rollout.consumers or [])
+
+
 def cmd_rollout_start(args: argparse.Namespace, client: Client) -> Result:
     rollout = client.start_rollout(
         args.name,
@@ -51,11 +56,11 @@ def cmd_rollout_start(args: argparse.Namespace, client: Client) -> Result:
 def cmd_rollout_status(args: argparse.Namespace, client: Client) -> Result | None:
     if not args.watch:
         rollout = client.get_rollout(args.name, args.alias)
-        return Result(rollout.raw, _line(args, rollout))
+        return Result(rollout.raw, "\n".join([_line(args, rollout), *_consumer_lines(args, rollout)]))
 
     def changed(rollout: Rollout) -> None:
         if not MODE.json:  # with --json, only the final state is printed
-            print(_line(args, rollout), file=out())
+            print("\n".join([_line(args, rollout), *_consumer_lines(args, rollout)]), file=out())
 
     try:
         final = client.watch_rollout(args.name, args.alias, poll_seconds=args.poll, on_change=changed)

@@ -13,6 +13,7 @@ from arca_client.commands.base import (
     alias_mark,
     alias_table,
     canaries,
+    consumers_on,
     full_ref,
     full_sha256,
     limit_arg,
@@ -26,7 +27,21 @@ from arca_client.commands.base import (
 )
 from arca_client.diff import version_diff
 from arca_client.models import Alias, Version
-from arca_client.output import MODE, Result, canary, fields, indent, short, size, stamp, table, tags_text, target, when
+from arca_client.output import (
+    MODE,
+    Result,
+    canary,
+    fields,
+    indent,
+    short,
+    size,
+    stamp,
+    still_on,
+    table,
+    tags_text,
+    target,
+    when,
+)
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
 
@@ -88,6 +103,8 @@ def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
     after, _ = read_version(client, name_b, ref_b)
     changes = version_diff(before.raw, after.raw)
     left, right = f"{name_a}@{ref_a}", f"{name_b}@{ref_b}"
+    sides = [(name_a, before.version), (name_b, after.version)]
+    on = [(n, c) for n, v in dict.fromkeys(sides) for c in consumers_on(client, n, [v])]
 
     def shown(field: str, value: Any) -> str:
         if value is None:
@@ -104,14 +121,21 @@ def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
 
     def report() -> str | None:
         lines = [] if MODE.text else [f"{left} (version {before.version}) -> {right} (version {after.version})"]
+        consumers = [] if MODE.text else [line for n, c in on for line in still_on(n, [c])]
         if not changes:
             if not MODE.text:
                 lines.append("no differences in size, sha256, content type, metadata, tags or attestations")
-            return "\n".join(lines) or None
+            return "\n".join([*lines, *consumers]) or None
         rows = [[c["field"], shown(c["field"], c["from"]), shown(c["field"], c["to"])] for c in changes]
-        return "\n".join([*lines, table(["FIELD", left, right], rows)])
+        return "\n".join([*lines, table(["FIELD", left, right], rows), *consumers])
 
-    return Result({"from": before.raw, "to": after.raw, "changes": changes}, report)
+    data = {
+        "from": before.raw,
+        "to": after.raw,
+        "changes": changes,
+        "consumers": [{"name": n, "version": c.version, "count": c.count, "consumers": c.consumers} for n, c in on],
+    }
+    return Result(data, report)
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> Result:

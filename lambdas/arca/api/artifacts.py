@@ -1,6 +1,6 @@
 """Artifacts: the registry's names and one artifact's summary (resolve function); purging one (publish function)."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from arca.api.dependencies import PublishingService, ReadingService, SearchingService
 from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
 from arca.api.routing import Router
+from arca.domain.consumers import SHOWN_CONSUMERS
 from arca.domain.entities import ArtifactPage, PurgeProgress, Summary
 from arca.domain.errors import ValidationError
 from arca.services.retry import Budget
@@ -41,22 +42,56 @@ def get_artifact(name: Name, reading: ReadingService) -> Summary:
     return reading.summary_through(name)
 
 
-@writes.delete(
-    "/artifacts/<name>", status_code=204, responses=answers(202, 204, 400, 404, 409, 503), tags=["publishing"]
-)
+# The answer of the purge request that removed live consumer leases (a forced purge's) names them.
+RELEASED_HEADERS = {
+    "Arca-Released-Leases": {
+        "description": "how many live consumer leases this request released (absent when none)",
+        "schema": {"type": "integer"},
+    },
+    "Arca-Released-Consumers": {
+        "description": "the first 20 of their consumers, sorted, comma-separated",
+        "schema": {"type": "string"},
+    },
+}
+
+
+def _purge_answers() -> dict[int, Any]:
+    documented = answers(202, 204, 400, 404, 409, 503)
+    for status in (202, 204):
+        documented[status]["headers"] = RELEASED_HEADERS
+    return documented
+
+
+@writes.delete("/artifacts/<name>", status_code=204, responses=_purge_answers(), tags=["publishing"])
 def purge(
     name: Name,
     publishing: PublishingService,
-    force: Annotated[bool, Query(description="purge even while aliases exist")] = False,
+    force: Annotated[bool, Query(description="purge even while aliases, links or live consumer leases exist")] = False,
 ) -> Response[PurgeProgress | None]:
     """Purge the artifact: every item and every object. Version numbers are never reused.
 
     204 when done, and again for a repeat after it finished (404 only for a name that never existed). 202
     when the work did not fit in one request (a batch-call budget, and 20 s kept in reserve of the
-    function's time): send the same DELETE again to continue; it is idempotent.
+    function's time): send the same DELETE again to continue; it is idempotent. The answer that removed live
+    consumer leases (a forced purge's) says so: `Arca-Released-Leases` counts them and `Arca-Released-Consumers`
+    names the first 20 consumers, comma-separated.
     """
     context = writes.lambda_context
     budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
-    if publishing.purge(name, force=force, budget=budget):
-        return Response(204, None, None)
-    return Response(202, JSON, PurgeProgress(name=name))
+    released: list[str] = []
+    done = publishing.purge(name, force=force, budget=budget, released=released)
+    headers = released_headers(released)
+    if done:
+        return Response(204, None, None, headers=headers)
+    return Response(202, JSON, PurgeProgress(name=name), headers=headers)
+
+
+def released_headers(released: list[str]) -> dict[str, str] | None:
+    """The headers naming the consumers whose leases a purge removed (None when it removed none)."""
+    if not released:
+        return None
+    shown = sorted(set(released))
+    return {
+        "Arca-Released-Leases": str(len(shown)),
+        "Arca-Released-Consumers": ",".join(shown[:SHOWN_CONSUMERS]),
+    }

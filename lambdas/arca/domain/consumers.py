@@ -26,6 +26,8 @@ _LABEL_KEY = re.compile(TAG_KEY_PATTERN)
 # Live leases an artifact may hold, and a version of it.
 MAX_LEASES = 1000
 MAX_LEASES_PER_VERSION = 250
+# Consumer ids an answer names for a version (rollout status, a forced purge), with the count of all of them.
+SHOWN_CONSUMERS = 20
 # A renewal in one write keeps a lease that has at least this long left; one closer to lapsing (or lapsed) is
 # taken again under the version's condition, so clocks a few seconds apart never extend a lease that a soft
 # delete already judged lapsed.

@@ -362,6 +362,15 @@ class HistoryPage(_Entity):
 RolloutState = Literal["running", "completed", "rolled_back", "aborted", "superseded"]
 
 
+class VersionConsumers(_Entity):
+    """The consumers whose live leases name `version`: `count` of them, the first `consumers` (sorted, at most
+    20: `count` says how many more there are)."""
+
+    version: int
+    count: int
+    consumers: list[str] = Field(description="the first 20 consumer ids, sorted")
+
+
 class Rollout(_Entity):
     """A progressive rollout of `version` on an alias (one item per alias: the latest rollout).
 
@@ -390,6 +399,12 @@ class Rollout(_Entity):
         None, description="the alarm found in ALARM (rolled_back)", exclude_if=lambda value: value is None
     )
     alias_revision: int = Field(description="the alias revision the rollout wrote last")
+    consumers: list[VersionConsumers] | None = Field(
+        None,
+        description="the rollout's status only: the consumers still on `from_version` and on `version` (live "
+        "leases), one entry each",
+        exclude_if=lambda value: value is None,
+    )
     via: str | None = via_field()
 
     @property

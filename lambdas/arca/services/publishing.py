@@ -520,7 +520,7 @@ class Publishing:
             deleted.append(number)
         return False
 
-    def purge(self, name: str, *, force: bool, budget: Budget | None = None) -> bool:
+    def purge(self, name: str, *, force: bool, budget: Budget | None = None, released: list[str] | None = None) -> bool:
         """Remove every item and object of the artifact; LATEST stays as a tombstone keeping the counter.
 
         Refused (409) while aliases or live consumer leases exist unless `force` (which removes the leases with the
@@ -529,6 +529,7 @@ class Publishing:
         finishes only while it still owns the mark. Returns True when purged, False when the budget ran
         out (or another purge took the mark over) first: the same call again continues; every step is
         idempotent; so is a purge repeated after it finished (True again, until the name is re-created).
+        The consumers whose live leases this call removed (a forced purge's) are appended to `released`.
         """
         latest = self.artifacts.latest(name)
         if latest is None:
@@ -555,7 +556,7 @@ class Publishing:
         # keeps new links out.
         if force and not self.links.remove_links(name, spend=spend):
             return False
-        if not self.purging.delete_rows(name, spend=spend):
+        if not self.purging.delete_rows(name, spend=spend, released=released, now=self.policy.now()):
             return False
         if not self.blobs.delete_prefix(keys.blob_prefix(name), spend=spend):
             return False

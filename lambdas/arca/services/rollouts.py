@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.domain.driver import DriverEvent
@@ -63,6 +64,7 @@ class Rollouts:
         reading: Reading,
         policy: Policy,
         *,
+        consumers: ConsumerStore,
         aliases: Callable[[], Aliases],
         alarms: Alarms,
         driver: Driver,
@@ -70,6 +72,7 @@ class Rollouts:
     ) -> None:
         self.store = store
         self.alias_store = alias_store
+        self.consumers = consumers
         self.reading = reading
         self.policy = policy
         self._aliases = aliases
@@ -162,8 +165,15 @@ class Rollouts:
         return self.policy.compare_and_set(attempt) if retry else attempt()
 
     def status(self, name: str, alias: str) -> Rollout:
-        """The alias's latest rollout. A running one whose alias someone else wrote since is shown as
+        """The alias's latest rollout, with the consumers still on the version it rolls out from and on the one it
+        rolls out (one Query of the leases). A running one whose alias someone else wrote since is shown as
         superseded (the driver records that at its next step)."""
+        found = self._status(name, alias)
+        versions = [v for v in (found.from_version, found.version) if isinstance(v, int)]
+        on = self.consumers.on_versions(name, list(dict.fromkeys(versions)), now=self.policy.now())
+        return found.model_copy(update={"consumers": on})
+
+    def _status(self, name: str, alias: str) -> Rollout:
         seen = self._rollout(name, alias)
         if seen.state != "running":
             return seen

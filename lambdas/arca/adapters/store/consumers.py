@@ -23,7 +23,8 @@ from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancel
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
-from arca.domain.entities import Lease
+from arca.domain.consumers import SHOWN_CONSUMERS
+from arca.domain.entities import Lease, VersionConsumers
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError
 from arca.domain.events import Change, ConsumerReleased, ConsumerUpdated
 
@@ -94,6 +95,18 @@ class ConsumerStore:
         leases an artifact may hold."""
         found = (lease_record(i) for i in self.table.query_all(keys.consumers_pk(name), consistent=True))
         return [r for r in found if r.live(now) and (version is None or r.version == version)]
+
+    def on_versions(self, name: str, versions: list[int], *, now: str) -> list[VersionConsumers]:
+        """The live consumers on each of `versions` (in that order, each once): one consistent Query of the
+        leases, the first SHOWN_CONSUMERS ids of each version and their count."""
+        by_version: dict[int, list[str]] = {v: [] for v in versions}
+        for lease in self.live_leases(name, now=now):
+            if lease.version in by_version:
+                by_version[lease.version].append(lease.consumer)
+        return [
+            VersionConsumers(version=v, count=len(ids), consumers=sorted(ids)[:SHOWN_CONSUMERS])
+            for v, ids in by_version.items()
+        ]
 
     def leases_page(
         self, name: str, *, now: str, version: int | None, limit: int, token: str | None

@@ -81,11 +81,20 @@ class PurgeStore:
                 values={":one": 1},
             )
 
-    def delete_rows(self, name: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
+    def delete_rows(
+        self,
+        name: str,
+        *,
+        spend: Callable[[], bool] = lambda: True,
+        released: list[str] | None = None,
+        now: str = "",
+    ) -> bool:
         """Delete the artifact's leases, events, history, alias and version items page by page (idempotent).
 
         Reads are strongly consistent, so every row committed before the mark is seen. `spend` is asked
-        before each page's BatchWriteItem call; False stops early and this returns False (call again).
+        before each page's BatchWriteItem call; False stops early and this returns False (call again). The
+        consumers of the live leases (`expires_at` after `now`) deleted are appended to `released`, read from the
+        pages the deletion reads anyway.
         """
         # History before aliases before versions: a purge stopped midway leaves no history without its
         # alias and no alias on a missing version. Tag rows go first: none outlives its version.
@@ -104,11 +113,13 @@ class PurgeStore:
         for pk, bounds in (*partitions, (name, VERSIONS)):
             start = None
             aliases = pk == keys.alias_pk(name)
+            leases = pk == keys.consumers_pk(name)
+            projection = "pk, sk, revision" if aliases else "pk, sk, expires_at" if leases else "pk, sk"
             while True:
                 page = self.table.query(
                     pk,
                     sk_between=bounds,
-                    projection="pk, sk, revision" if aliases else "pk, sk",
+                    projection=projection,
                     consistent=True,
                     limit=PURGE_PAGE,
                     start=start,
@@ -119,6 +130,8 @@ class PurgeStore:
                     if aliases:
                         self._raise_revision_base(name, max(int(i["revision"]) for i in page.items))
                     self.table.batch_delete([{"pk": i["pk"], "sk": i["sk"]} for i in page.items])
+                    if leases and released is not None:
+                        released.extend(i["sk"] for i in page.items if str(i.get("expires_at", "")) > now)
                 if page.last_key is None:
                     break
                 start = page.last_key
