@@ -23,6 +23,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
+from arca.domain.consumers import CONSUMER_PATTERN
 from arca.domain.names import NAME_PATTERN, RESERVED_SEGMENTS
 
 Grant = list[tuple[str, str]]  # (method, path without the leading `/`)
@@ -101,14 +102,17 @@ def link_manager_paths(prefix: str) -> Grant:
     return [*_under(prefix, "PUT", ("/link",)), *_under(prefix, "DELETE", ("/link",))]
 
 
-def consumer_paths(prefix: str) -> Grant:
+def consumer_paths(prefix: str, *, consumer: str | None = None) -> Grant:
     """What a consumer (a deployment that runs versions of artifacts under `prefix`) needs and nothing more: resolve
     (and its content), list the leases, take, renew and release leases. Its lease writes name the consumer id in the
-    path, so a grant on one id (`consumer`) keeps a consumer from releasing another's lease."""
+    path, so a grant on one id (`consumer`) keeps a consumer from taking or releasing another's lease."""
+    if consumer is not None and not re.fullmatch(CONSUMER_PATTERN, consumer):
+        raise ValueError(f"consumer {consumer!r} is not a consumer id ({CONSUMER_PATTERN})")
+    leases = (f"/consumers/{consumer or '*'}",)
     return [
         *_under(prefix, "GET", ("/resolve/*", "/consumers")),
-        *_under(prefix, "PUT", ("/consumers/*",)),
-        *_under(prefix, "DELETE", ("/consumers/*",)),
+        *_under(prefix, "PUT", leases),
+        *_under(prefix, "DELETE", leases),
     ]
 
 
@@ -158,5 +162,6 @@ class ApiAccess:
     def grant_link_management(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
         return self._grant(grantee, link_manager_paths(prefix))
 
-    def grant_consume(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
-        return self._grant(grantee, consumer_paths(prefix))
+    def grant_consume(self, grantee: iam.IGrantable, prefix: str, *, consumer: str | None = None) -> iam.Grant:
+        """Resolve and lease under `prefix`; with `consumer`, take and release only that consumer's leases."""
+        return self._grant(grantee, consumer_paths(prefix, consumer=consumer))

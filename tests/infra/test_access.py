@@ -172,6 +172,22 @@ def test_a_consumer_may_lease_and_resolve_and_nothing_else(method: str, path: st
     assert not _allows(consumer_paths("team-a"), method, path)
 
 
+def test_a_grant_on_one_consumer_id_cannot_take_or_release_another_consumers_lease() -> None:
+    grant = consumer_paths("team-a", consumer="ecs:prod.api")
+    for method in ("PUT", "DELETE"):
+        assert _allows(grant, method, "artifacts/team-a/api/consumers/ecs:prod.api")
+        assert _allows(grant, method, "artifacts/team-a/consumers/ecs:prod.api")
+        assert not _allows(grant, method, "artifacts/team-a/api/consumers/ecs:prod.web")
+    assert _allows(grant, "GET", "artifacts/team-a/api/consumers")
+    assert _allows(grant, "GET", "artifacts/team-a/api/resolve/prod")
+
+
+@pytest.mark.parametrize("consumer", ["", "Ecs:prod", "a*", "a/b", "-x"])
+def test_a_consumer_grant_names_a_consumer_id(consumer: str) -> None:
+    with pytest.raises(ValueError, match="consumer"):
+        consumer_paths("team-a", consumer=consumer)
+
+
 def test_readers_cannot_lease_or_release() -> None:
     for method in ("PUT", "DELETE"):
         assert not _allows(reader_paths("team-a"), method, "artifacts/team-a/api/consumers/ecs:prod.api")
