@@ -74,6 +74,9 @@ class Route:
     summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
     stub: bool = field(default=False, compare=False)  # a placeholder of a later feature: 501, undocumented
     family: Family | None = field(default=None, compare=False)
+    # Whether the OpenAPI document lists it: not a placeholder, nor another protocol's API (the Hub's, served
+    # with the Hub's own answers).
+    documented: bool = field(default=True, compare=False)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -120,6 +123,7 @@ class Declared(NamedTuple):
     operation: str
     summary: str
     stub: bool
+    documented: bool = True
 
 
 class Router(APIGatewayRouter):
@@ -127,15 +131,19 @@ class Router(APIGatewayRouter):
 
     The records become the route table (arca.api.functions): the CDK API, the local server and direct invocation
     read them, so a route exists exactly where it is declared. `stub=True` declares a placeholder of a later
-    feature: it is routed and deployed, but left out of the OpenAPI document.
+    feature: it is routed and deployed, but left out of the OpenAPI document; `foreign=True` a route of another
+    protocol's API (the Hugging Face Hub's), served but left out of the document too: its answers are that
+    protocol's, not Arca's.
     """
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.declared: list[Declared] = []
 
-    def route(self, rule: str, method: Any, *args: Any, stub: bool = False, **kwargs: Any) -> Callable[[F], F]:
-        if stub:
+    def route(
+        self, rule: str, method: Any, *args: Any, stub: bool = False, foreign: bool = False, **kwargs: Any
+    ) -> Callable[[F], F]:
+        if stub or foreign:
             kwargs["include_in_schema"] = False
         register = super().route(rule, method, *args, **kwargs)
         path = re.sub(r"<(\w+)>", r"{\1}", rule)
@@ -143,7 +151,8 @@ class Router(APIGatewayRouter):
         def record(func: F) -> F:
             for verb in (method,) if isinstance(method, str) else method:
                 summary = (func.__doc__ or "").strip().split("\n")[0]
-                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub))
+                documented = not (stub or foreign)
+                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub, documented))
             return register(func)
 
         return record
@@ -156,7 +165,7 @@ def bind(function: str, routers: Iterable[Router], families: Iterable[Family]) -
     for router in routers:
         for d in router.declared:
             family = next((f for f in families if f.holds(d.path.strip("/").split("/"))), None)
-            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family))
+            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family, d.documented))
     return tuple(routes)
 
 
