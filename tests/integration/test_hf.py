@@ -1,0 +1,152 @@
+"""The Hugging Face Hub's read side through the real resolve handler under moto: the AWS calls each Hub request makes,
+commit ids that hold a version, LATEST and links, one-blob versions, and the misses the client reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import requests
+
+from arca.protocols.hf import commits
+from tests.helpers import HandlerApi, hooked, sha256
+
+FILES = {"config.json": b'{"a": 1}', "weights/model.bin": b"\x00" * 100, "README.md": b"# model\n"}
+
+
+def _publish(api: HandlerApi, name: str, files: dict[str, bytes]) -> int:
+    for data in files.values():
+        api.upload(name, data)
+    entries = [{"path": path, "sha256": sha256(data), "size": len(data)} for path, data in files.items()]
+    reply = api.call("POST", f"/artifacts/{name}/versions", {"files": entries})
+    assert reply.status in (200, 201), reply.body
+    return int(reply.body["version"])
+
+
+def _alias(api: HandlerApi, name: str, alias: str, version: int) -> None:
+    reply = api.call("PUT", f"/artifacts/{name}/aliases/{alias}", {"version": version})
+    assert reply.status in (200, 201), reply.body
+
+
+@pytest.fixture
+def model(api: HandlerApi) -> str:
+    """`team/model`: version 1, a second version 2, `prod` on 1."""
+    _publish(api, "team/model", FILES)
+    _publish(api, "team/model", {**FILES, "config.json": b'{"a": 2}'})
+    _alias(api, "team/model", "prod", 1)
+    return "team/model"
+
+
+def _aws_calls(api: HandlerApi, method: str, path: str, **kwargs: Any) -> tuple[Any, list[str]]:
+    calls: list[str] = []
+    with hooked("before-call.*.*", lambda model, **_: calls.append(model.name)):
+        reply = api.call(method, path, **kwargs)
+    return reply, calls
+
+
+def test_a_snapshot_reads_one_item_per_request_and_each_tree_manifest_once(api: HandlerApi, model: str) -> None:
+    # When the client's snapshot is replayed: model info by alias, the tree at its commit, a HEAD per file
+    info, info_calls = _aws_calls(api, "GET", f"/hf/api/models/{model}/revision/prod")
+    commit = info.body["sha"]
+    tree, tree_calls = _aws_calls(api, "GET", f"/hf/api/models/{model}/tree/{commit}", query={"recursive": "true"})
+    head, head_calls = _aws_calls(api, "HEAD", f"/hf/{model}/resolve/{commit}/weights/model.bin")
+    # Then the alias is one read, the manifest is read once (then kept), and a file is one read of its version and
+    # one HeadObject to find its object (presigning makes no call)
+    assert info.status == 200 and commit.startswith("00000001")
+    assert info_calls == ["Query", "GetObject"]
+    assert tree.status == 200 and tree_calls == ["Query"]
+    assert sorted(e["path"] for e in tree.body if e["type"] == "file") == sorted(FILES)
+    assert head.status == 302 and head_calls == ["Query", "HeadObject"]
+    assert head.headers["X-Repo-Commit"] == commit
+    assert head.headers["X-Linked-Etag"] == f'"{sha256(FILES["weights/model.bin"])}"'
+    assert requests.get(head.headers["Location"], timeout=10).content == FILES["weights/model.bin"]
+
+
+def test_a_commit_id_holds_its_version_whatever_the_alias_does(api: HandlerApi, model: str) -> None:
+    # Given the commit `prod` resolved to
+    commit = api.call("GET", f"/hf/api/models/{model}/revision/prod").body["sha"]
+    # When the alias moves
+    _alias(api, model, "prod", 2)
+    # Then the commit still reads version 1, and `prod` now another commit
+    info = api.call("GET", f"/hf/api/models/{model}/revision/{commit}")
+    assert info.body["sha"] == commit
+    config = api.call("HEAD", f"/hf/{model}/resolve/{commit}/config.json")
+    assert requests.get(config.headers["Location"], timeout=10).content == b'{"a": 1}'
+    assert api.call("GET", f"/hf/api/models/{model}/revision/prod").body["sha"].startswith("00000002")
+
+
+def test_main_is_latest_as_its_newest_version_and_a_made_up_commit_is_not_found(api: HandlerApi, model: str) -> None:
+    # When `main` is asked for with no alias of that name, and commits no version answered
+    main = api.call("GET", f"/hf/api/models/{model}")
+    other = commits.commit_id("team/other", 1, "0" * 64)
+    made_up = api.call("GET", f"/hf/api/models/{model}/revision/{'00000001' + other[8:]}")
+    # Then main is LATEST, answered as version 2 (it holds its content), and the others are not found
+    assert main.status == 200 and main.body["sha"].startswith("00000002")
+    assert made_up.status == 404 and made_up.headers["X-Error-Code"] == "RevisionNotFound"
+
+
+def test_a_deleted_version_is_a_missing_revision(api: HandlerApi, model: str) -> None:
+    # Given the commit of version 2, then version 2 deleted
+    commit = api.call("GET", f"/hf/api/models/{model}/revision/2").body["sha"]
+    assert api.call("DELETE", f"/artifacts/{model}/versions/2").status == 200
+    # When it is asked for by number and by commit
+    for revision in ("2", commit):
+        reply = api.call("GET", f"/hf/api/models/{model}/revision/{revision}")
+        # Then it is a missing revision (not a missing repo)
+        assert reply.status == 404 and reply.headers["X-Error-Code"] == "RevisionNotFound", revision
+
+
+def test_a_link_reads_its_targets_files(api: HandlerApi, model: str) -> None:
+    # Given the link `model` -> `team/model`
+    assert api.call("PUT", "/artifacts/model/link", {"target": model}).status in (200, 201)
+    # When a file is resolved through it
+    head = api.call("HEAD", "/hf/model/resolve/prod/README.md")
+    # Then it is the target's file
+    assert head.status == 302, head.body
+    assert requests.get(head.headers["Location"], timeout=10).content == FILES["README.md"]
+
+
+def test_a_one_blob_version_is_one_file_named_as_published(api: HandlerApi) -> None:
+    # Given a version of one blob published from `model.gguf`
+    data = b"GGUF" + bytes(50)
+    api.upload("gguf", data)
+    reply = api.call(
+        "POST",
+        "/artifacts/gguf/versions",
+        {"sha256": sha256(data), "size": len(data), "metadata": {"filename": "model.gguf"}},
+    )
+    assert reply.status == 201, reply.body
+    # When it is listed and its file resolved
+    tree = api.call("GET", "/hf/api/models/gguf/tree/1")
+    head = api.call("HEAD", "/hf/gguf/resolve/1/model.gguf")
+    other = api.call("HEAD", "/hf/gguf/resolve/1/other.bin")
+    # Then
+    assert [(e["path"], e["size"]) for e in tree.body] == [("model.gguf", len(data))]
+    assert head.status == 302 and requests.get(head.headers["Location"], timeout=10).content == data
+    assert other.status == 404 and other.headers["X-Error-Code"] == "EntryNotFound"
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "status", "code"),
+    [
+        ("/hf/api/models/absent/revision/main", None, 404, "RepoNotFound"),
+        ("/hf/api/models/a/b/c/revision/main", None, 404, None),  # three segments: no route of the Hub's
+        ("/hf/api/models/Team/Model/revision/main", None, 404, "RepoNotFound"),
+        ("/hf/api/models/team/model/revision/v1.0", None, 404, "RevisionNotFound"),
+        ("/hf/api/models/team/model/revision/staging", None, 404, "RevisionNotFound"),
+        ("/hf/api/models/team/model/tree/1/absent", None, 404, "EntryNotFound"),
+        ("/hf/api/models/team/model/tree/1", {"cursor": "not-a-cursor"}, 400, None),
+        ("/hf/team/model/resolve/1/a/../config.json", None, 404, "EntryNotFound"),
+    ],
+)
+def test_a_miss_or_bad_input_is_the_hubs_answer(
+    api: HandlerApi, model: str, path: str, query: dict[str, str] | None, status: int, code: str | None
+) -> None:
+    # When
+    reply = api.call("GET", path, query=query)
+    # Then
+    assert reply.status == status, reply.body
+    assert reply.headers.get("X-Error-Code") == code
+    if code is not None:
+        assert isinstance(reply.body["error"], str) and json.dumps(reply.body)
