@@ -112,6 +112,10 @@ def test_a_missing_repo_revision_or_file_is_the_clients_own_error(arca_url: str,
         snapshot_download(repo, revision="staging", endpoint=endpoint, cache_dir=tmp_path, token=False)
     with pytest.raises(RevisionNotFoundError):
         snapshot_download(repo, revision="9", endpoint=endpoint, cache_dir=tmp_path, token=False)
+    with pytest.raises(RevisionNotFoundError):  # sent as refs%2Fpr%2F1, decoded on the way
+        snapshot_download(repo, revision="refs/pr/1", endpoint=endpoint, cache_dir=tmp_path, token=False)
+    with pytest.raises(RevisionNotFoundError):
+        hf_hub_download(repo, "config.json", revision="refs/pr/1", endpoint=endpoint, cache_dir=tmp_path, token=False)
     with pytest.raises(EntryNotFoundError):
         hf_hub_download(repo, "absent.bin", revision="prod", endpoint=endpoint, cache_dir=tmp_path, token=False)
 

@@ -68,15 +68,15 @@ def hf_model_info(repo: str, revision: str, request: Request, reading: ReadingSe
     return serve(request, reading)
 
 
-@router.route("/hf/api/models/<repo>/tree/<revision>", "GET", foreign=True)
-def hf_tree_root(repo: str, revision: str, request: Request, reading: ReadingService) -> Response[str]:
-    """The files at a revision (`?recursive=true`: every file)."""
-    return serve(request, reading)
-
-
 @router.route("/hf/api/models/<repo>/tree/<revision>/<path>", "GET", foreign=True)
 def hf_tree(repo: str, revision: str, path: str, request: Request, reading: ReadingService) -> Response[str]:
     """The files under a path at a revision."""
+    return serve(request, reading)
+
+
+@router.route("/hf/api/models/<repo>/tree/<revision>", "GET", foreign=True)
+def hf_tree_root(repo: str, revision: str, request: Request, reading: ReadingService) -> Response[str]:
+    """The files at a revision (`?recursive=true`: every file)."""
     return serve(request, reading)
 
 

@@ -45,7 +45,8 @@ class Family:
     """Every path below `prefix`, served by one greedy resource (`<prefix>/{proxy+}`) and routed in the function.
 
     `spans` are the path parameters of the family's routes that take several segments, with their bounds (None:
-    no upper bound); below `/artifacts/{name}/…` the name is read by its reserved words instead.
+    no upper bound, and then as few as the path allows); below `/artifacts/{name}/…` the name is read by its
+    reserved words instead.
     """
 
     prefix: str
@@ -108,7 +109,9 @@ class Route:
                 parts.append(re.escape(segment))
             elif found.group(1) in spans:
                 low, high = spans[found.group(1)]
-                more = f"{{{low - 1},{'' if high is None else high - 1}}}"
+                # An unbounded span reads as few segments as the path allows: a revision of several segments
+                # (`refs/pr/1`, decoded) before a file's path leaves the path every segment after its first.
+                more = f"{{{low - 1},}}?" if high is None else f"{{{low - 1},{high - 1}}}"
                 parts.append(f"(?P<{found.group(1)}>[^/]+(?:/[^/]+){more})")
             else:
                 parts.append(f"(?P<{found.group(1)}>[^/]+)")
@@ -222,9 +225,10 @@ def split_name(path: str) -> tuple[str | None, list[str]]:
 
 
 def _spanning(routes: Iterable[Route]) -> list[Route]:
-    """The routes read by shape, the most literal first (`/hf/api/models/…` before `/hf/{repo}/…`)."""
+    """The routes read by shape, the most literal first (`/hf/api/models/…` before `/hf/{repo}/…`), then the one of
+    more parameters (`…/tree/{revision}/{path}` before `…/tree/{revision}`, whose revision could take the path)."""
     found = [r for r in routes if r.reading is not None]
-    return sorted(found, key=lambda r: -sum(1 for s in r.segments if not _PARAM.match(s)))
+    return sorted(found, key=lambda r: (-sum(1 for s in r.segments if not _PARAM.match(s)), -len(r.segments)))
 
 
 def _read(route: Route, path: str) -> dict[str, str] | None:
