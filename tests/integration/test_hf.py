@@ -86,6 +86,17 @@ def test_main_is_latest_as_its_newest_version_and_a_made_up_commit_is_not_found(
     assert made_up.status == 404 and made_up.headers["X-Error-Code"] == "RevisionNotFound"
 
 
+def test_main_after_its_newest_version_is_deleted_is_latests_content(api: HandlerApi, model: str) -> None:
+    # Given version 2 deleted while LATEST still holds its content
+    assert api.call("DELETE", f"/artifacts/{model}/versions/2").status == 200
+    # When `main` is resolved, and a file read at the commit it answered
+    main = api.call("GET", f"/hf/api/models/{model}")
+    head = api.call("HEAD", f"/hf/{model}/resolve/{main.body['sha']}/config.json")
+    # Then it is LATEST's content as no version's (commit 0…), and it reads
+    assert main.status == 200 and main.body["sha"].startswith("00000000"), main.body
+    assert head.status == 302 and requests.get(head.headers["Location"], timeout=10).content == b'{"a": 2}'
+
+
 def test_a_deleted_version_is_a_missing_revision(api: HandlerApi, model: str) -> None:
     # Given the commit of version 2, then version 2 deleted
     commit = api.call("GET", f"/hf/api/models/{model}/revision/2").body["sha"]

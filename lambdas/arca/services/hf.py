@@ -72,14 +72,14 @@ class HubReads:
         tree = self._tree(held)
         start = bisect.bisect_left(tree.files, prefix, key=lambda entry: entry.path)
         if token is not None:
-            if not token.isdigit() or not start <= int(token) <= tree.count:
+            if not (token.isascii() and token.isdigit()) or not start <= int(token) <= tree.count:
                 raise BadCursor("cursor: not a cursor of this listing")
             start = int(token)
         found: list[FileEntry] = []
         index = start
         while index < tree.count and tree.files[index].path.startswith(prefix):
             if len(found) == limit:
-                return found, str(index)
+                return found, str(index)  # a file under the prefix is left: the next page starts at it
             entry = tree.files[index]
             found.append(FileEntry(entry.path, entry.sha256, entry.size))
             index += 1
@@ -114,9 +114,7 @@ class HubReads:
             latest = self._artifact(name)
             if latest.sha256 is None:
                 raise RevisionNotFound(f"{name} has no content yet")
-            # LATEST holding its newest version's content answers that version: `main` then has a stable commit.
-            newest = latest.newest_version if latest.newest_sha256 == latest.sha256 else None
-            return _Held(name, newest, target_of(latest))
+            return _Held(name, self._newest_holding(latest), target_of(latest))
         try:
             version, content, _, _ = self.reading.locate(name, str(ref), routing_key=routing_key)
         except NotFoundError:
@@ -124,6 +122,14 @@ class HubReads:
             raise RevisionNotFound(f"{name} has no revision {ref}") from None
         # An alias on LATEST answers LATEST's content as no version's (its commit then holds while LATEST does).
         return _Held(name, version if isinstance(version, int) else None, content)
+
+    def _newest_holding(self, latest: LatestRecord) -> int | None:
+        """The newest version when LATEST holds its content and it is live (one more read), else None: LATEST then
+        answers that version, so `main` has the version's stable commit id, which a later call resolves by number."""
+        if not latest.newest_version or latest.newest_sha256 != latest.sha256:
+            return None
+        found = self.reading.versions.version(latest.name, latest.newest_version)
+        return latest.newest_version if found is not None and not found.deleted else None
 
     def _artifact(self, name: str) -> LatestRecord:
         try:
