@@ -84,6 +84,12 @@ class Route:
         return tuple(self.path.strip("/").split("/"))
 
     @property
+    def foreign(self) -> bool:
+        """A route of another protocol's API (the Hugging Face Hub's): served over HTTP with that protocol's answers,
+        not Arca's, so neither documented nor an operation of direct invocation."""
+        return not self.documented and not self.stub
+
+    @property
     def params(self) -> tuple[str, ...]:
         return tuple(m.group(1) for s in self.segments if (m := _PARAM.match(s)))
 
