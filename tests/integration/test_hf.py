@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from arca.protocols.hf import commits
 from tests.helpers import HandlerApi, hooked, sha256
@@ -161,3 +163,37 @@ def test_a_miss_or_bad_input_is_the_hubs_answer(
     assert reply.headers.get("X-Error-Code") == code
     if code is not None:
         assert isinstance(reply.body["error"], str) and json.dumps(reply.body)
+
+
+_ODD = ["..", ".", "", "a%2Fb", "%00", "a" * 300, "ü", "a b", "resolve", "tree", "revision", "api"]
+_REPO = st.sampled_from(["team/model", "team/model", "model", "Team/Model", "a/b/c", "datasets", *_ODD])
+_REVISION = st.sampled_from(
+    ["prod", "1", "2", "0", "main", "LATEST", "refs/pr/1", "v1.0", "sha256:00", "00000001" + "0" * 32, *_ODD]
+)
+_PATH = st.sampled_from(["config.json", "weights/model.bin", "weights", "README.md", "x/../config.json", *_ODD])
+_SHAPES = [
+    "api/models/{0}",
+    "api/models/{0}/revision/{1}",
+    "api/models/{0}/tree/{1}",
+    "api/models/{0}/tree/{1}/{2}",
+    "{0}/resolve/{1}/{2}",
+    "{0}/{1}/{2}",
+    "api/{0}/{1}",
+]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    shape=st.sampled_from(_SHAPES),
+    words=st.tuples(_REPO, _REVISION, _PATH),
+    method=st.sampled_from(["GET", "HEAD"]),
+    cursor=st.one_of(st.none(), st.text(max_size=40)),
+)
+def test_no_path_under_hf_is_a_server_error(
+    api: HandlerApi, model: str, shape: str, words: tuple[str, str, str], method: str, cursor: str | None
+) -> None:
+    # When any path of the Hub's shapes and words is asked for (with a cursor of any text)
+    query = {"recursive": "true", **({"cursor": cursor} if cursor is not None else {})}
+    reply = api.call(method, "/hf/" + shape.format(*words), query=query)
+    # Then it is an answer, a redirect or a client error, never a 5xx
+    assert reply.status in (200, 302, 400, 404, 405), (shape, words, reply.status, reply.body)
