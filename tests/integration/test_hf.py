@@ -78,6 +78,30 @@ def test_a_commit_id_holds_its_version_whatever_the_alias_does(api: HandlerApi, 
     assert api.call("GET", f"/hf/api/models/{model}/revision/prod").body["sha"].startswith("00000002")
 
 
+def test_a_canary_splits_callers_and_each_snapshot_is_one_side_whole(api: HandlerApi, model: str) -> None:
+    # Given `prod` on 1 with a canary of 2 at 50%
+    reply = api.call(
+        "PUT",
+        f"/artifacts/{model}/aliases/prod",
+        {"version": 1, "secondary_version": 2, "secondary_version_weight": 50},
+    )
+    assert reply.status in (200, 201), reply.body
+    sides = set()
+    for caller in range(12):
+        # When each caller resolves `prod` (model info), then reads a file at the commit and by `prod` again
+        api.identity = f"arn:aws:iam::000000000000:user/caller-{caller}"
+        commit = api.call("GET", f"/hf/api/models/{model}/revision/prod").body["sha"]
+        at_commit = api.call("HEAD", f"/hf/{model}/resolve/{commit}/config.json")
+        by_alias = api.call("HEAD", f"/hf/{model}/resolve/prod/config.json")
+        # Then the file is the commit's version's, and the caller's side is sticky
+        version = int(commit[:8], 16)
+        assert requests.get(at_commit.headers["Location"], timeout=10).content == b'{"a": %d}' % version
+        assert by_alias.headers["X-Repo-Commit"] == commit
+        sides.add(version)
+    # And the callers are split between both sides
+    assert sides == {1, 2}
+
+
 def test_main_is_latest_as_its_newest_version_and_a_made_up_commit_is_not_found(api: HandlerApi, model: str) -> None:
     # When `main` is asked for with no alias of that name, and commits no version answered
     main = api.call("GET", f"/hf/api/models/{model}")
