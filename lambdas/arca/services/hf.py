@@ -128,8 +128,11 @@ class HubReads:
         answers that version, so `main` has the version's stable commit id, which a later call resolves by number."""
         if not latest.newest_version or latest.newest_sha256 != latest.sha256:
             return None
-        found = self.reading.versions.version(latest.name, latest.newest_version)
-        return latest.newest_version if found is not None and not found.deleted else None
+        try:
+            found = self.reading.version(latest.name, latest.newest_version)
+        except NotFoundError:
+            return None
+        return None if found.deleted else latest.newest_version
 
     def _artifact(self, name: str) -> LatestRecord:
         try:
