@@ -144,6 +144,9 @@ def request_event(
         method, unquote(url.path), body=body, headers=multi, query=query, identity=identity, request_id=request_id
     )
     context = event["requestContext"]
+    # The path as the client called it: local mode serves the API at the root, as a custom domain with no base
+    # path does (on the stage's own URL it starts with the stage), so an absolute link a function builds is here.
+    context["path"] = unquote(url.path)
     context["extendedRequestId"] = request_id
     context["requestTime"] = now.strftime("%d/%b/%Y:%H:%M:%S +0000")
     context["domainName"] = _header(multi, "Host") or HOST

@@ -92,7 +92,8 @@ def test_request_becomes_the_rest_proxy_event_of_its_resource(url: str, stub: St
     assert (event["body"], event["isBase64Encoded"], event["stageVariables"]) == (None, False, None)
     request_context = event["requestContext"]
     assert request_context["stage"] == "local"
-    assert request_context["path"] == "/local/artifacts/team/app/server/versions/3"
+    # The path as called: local mode serves at the root, as a custom domain with no base path does
+    assert request_context["path"] == "/artifacts/team/app/server/versions/3"
     assert request_context["resourcePath"] == event["resource"]
     assert request_context["requestId"] == response.getheader("x-amzn-RequestId")
     assert request_context["identity"]["userArn"] == CALLER_ARN

@@ -46,6 +46,15 @@ def test_direct_invocation_validates_like_http_and_raises_by_code(api: HandlerAp
         invoke(publish, operation="publish", name="nothing")
 
 
+def test_the_hubs_routes_are_no_operation_of_direct_invocation(api: HandlerApi) -> None:
+    # When a Hugging Face route is named (its answers are the Hub's, not Arca's errors)
+    with pytest.raises(ValidationError) as refused:
+        invoke(resolve, operation="hf_model_info", repo="app", revision="main")
+    # Then it is no operation of the function
+    assert refused.value.field == "operation"
+    assert "hf_model_info" not in refused.value.message
+
+
 def test_alias_and_resolve_functions_by_direct_invocation(api: HandlerApi) -> None:
     # Given
     api.publish("app", b"one")

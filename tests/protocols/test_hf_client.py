@@ -1,6 +1,6 @@
 """The real `huggingface_hub` (from PyPI) against the `/hf/…` dispatcher served over HTTP, the bytes on another
-origin, as S3 serves them from a presigned URL. The backend is in memory (tests/protocols/hf_fakes.py): Arca's own
-backend joins when its trees of files exist, and these tests then run against local mode as well."""
+origin, as S3 serves them from a presigned URL. The backend is in memory (tests/protocols/hf_fakes.py); Arca's own
+backend (arca.services.hf) is driven by the same client against local mode in tests/e2e/test_hf_e2e.py."""
 
 from __future__ import annotations
 

@@ -257,6 +257,15 @@ def test_a_route_below_a_family_is_served_by_its_greedy_resource_at_every_name_d
         ),
         ("GET", "/hf/api/models/org/model/revision/main", "hf_model_info", {"repo": "org/model", "revision": "main"}),
         ("GET", "/hf/api/models/m/tree/main/a/b", "hf_tree", {"repo": "m", "revision": "main", "path": "a/b"}),
+        ("GET", "/hf/api/models/m/tree/main", "hf_tree_root", {"repo": "m", "revision": "main"}),
+        # A revision whose %2F was decoded on the way still reaches the function (which then does not find it)
+        ("GET", "/hf/api/models/a/b/revision/refs/pr/1", "hf_model_info", {"repo": "a/b", "revision": "refs/pr/1"}),
+        (
+            "HEAD",
+            "/hf/a/resolve/refs/pr/1/f.bin",
+            "hf_head_file",
+            {"repo": "a", "revision": "refs", "filename": "pr/1/f.bin"},
+        ),
         ("PUT", "/artifacts/a/b/consumers/ecs:prod.api", "put_consumer", {"name": "a/b", "consumer": "ecs:prod.api"}),
     ],
 )

@@ -16,7 +16,8 @@ ALLOWED = {
     # Protocol packages (OCI, …) are pure: parsing and rendering over the domain, never a service or a store.
     "protocols": {"domain"},
     "adapters": {"domain"},
-    "services": {"domain", "adapters"},
+    # A service may implement a protocol's backend (services/hf.py), so it names that protocol's types.
+    "services": {"domain", "adapters", "protocols"},
     "api": {"domain", "protocols", "services", "wiring", "observability", "settings"},
     "handlers": {"api", "observability", "snapstart"},
 }

@@ -228,7 +228,7 @@ def invoke(
 
 def _direct_route(function: str, routes: tuple[Route, ...], event: Mapping[str, Any]) -> Route:
     """The route a direct invocation names, once the event has its path parameters and no identity of its own."""
-    named = {r.operation: r for r in routes}
+    named = {r.operation: r for r in routes if not r.foreign}  # another protocol's answers are not Arca's errors
     route = named.get(str(event["operation"]))
     if route is None:
         count_request("invalid_operation")

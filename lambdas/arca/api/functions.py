@@ -72,8 +72,9 @@ FAMILIES: tuple[Family, ...] = (
     Family(f"{_NAME}/consumers"),
     # OCI Distribution: a repository (an artifact name) is one to eight segments, read against the route's shape.
     Family("/v2", spans=(("name", 1, 8),)),
-    # Hugging Face: a repo is one or two segments; a file's path has any number.
-    Family("/hf", spans=(("repo", 1, 2), ("path", 1, None), ("filename", 1, None))),
+    # Hugging Face: a repo is one or two segments; a file's path has any number, and so has a revision whose `%2F`
+    # was decoded on the way (`refs/pr/1`): the route only picks the function, the protocol reads the path again.
+    Family("/hf", spans=(("repo", 1, 2), ("revision", 1, None), ("path", 1, None), ("filename", 1, None))),
 )
 
 

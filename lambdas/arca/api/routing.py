@@ -45,7 +45,8 @@ class Family:
     """Every path below `prefix`, served by one greedy resource (`<prefix>/{proxy+}`) and routed in the function.
 
     `spans` are the path parameters of the family's routes that take several segments, with their bounds (None:
-    no upper bound); below `/artifacts/{name}/…` the name is read by its reserved words instead.
+    no upper bound, and then as few as the path allows); below `/artifacts/{name}/…` the name is read by its
+    reserved words instead.
     """
 
     prefix: str
@@ -74,10 +75,19 @@ class Route:
     summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
     stub: bool = field(default=False, compare=False)  # a placeholder of a later feature: 501, undocumented
     family: Family | None = field(default=None, compare=False)
+    # Whether the OpenAPI document lists it: not a placeholder, nor another protocol's API (the Hub's, served
+    # with the Hub's own answers).
+    documented: bool = field(default=True, compare=False)
 
     @property
     def segments(self) -> tuple[str, ...]:
         return tuple(self.path.strip("/").split("/"))
+
+    @property
+    def foreign(self) -> bool:
+        """A route of another protocol's API (the Hugging Face Hub's): served over HTTP with that protocol's answers,
+        not Arca's, so neither documented nor an operation of direct invocation."""
+        return not self.documented and not self.stub
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -105,7 +115,9 @@ class Route:
                 parts.append(re.escape(segment))
             elif found.group(1) in spans:
                 low, high = spans[found.group(1)]
-                more = f"{{{low - 1},{'' if high is None else high - 1}}}"
+                # An unbounded span reads as few segments as the path allows: a revision of several segments
+                # (`refs/pr/1`, decoded) before a file's path leaves the path every segment after its first.
+                more = f"{{{low - 1},}}?" if high is None else f"{{{low - 1},{high - 1}}}"
                 parts.append(f"(?P<{found.group(1)}>[^/]+(?:/[^/]+){more})")
             else:
                 parts.append(f"(?P<{found.group(1)}>[^/]+)")
@@ -120,6 +132,7 @@ class Declared(NamedTuple):
     operation: str
     summary: str
     stub: bool
+    documented: bool = True
 
 
 class Router(APIGatewayRouter):
@@ -127,15 +140,19 @@ class Router(APIGatewayRouter):
 
     The records become the route table (arca.api.functions): the CDK API, the local server and direct invocation
     read them, so a route exists exactly where it is declared. `stub=True` declares a placeholder of a later
-    feature: it is routed and deployed, but left out of the OpenAPI document.
+    feature: it is routed and deployed, but left out of the OpenAPI document; `foreign=True` a route of another
+    protocol's API (the Hugging Face Hub's), served but left out of the document too: its answers are that
+    protocol's, not Arca's.
     """
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.declared: list[Declared] = []
 
-    def route(self, rule: str, method: Any, *args: Any, stub: bool = False, **kwargs: Any) -> Callable[[F], F]:
-        if stub:
+    def route(
+        self, rule: str, method: Any, *args: Any, stub: bool = False, foreign: bool = False, **kwargs: Any
+    ) -> Callable[[F], F]:
+        if stub or foreign:
             kwargs["include_in_schema"] = False
         register = super().route(rule, method, *args, **kwargs)
         path = re.sub(r"<(\w+)>", r"{\1}", rule)
@@ -143,7 +160,8 @@ class Router(APIGatewayRouter):
         def record(func: F) -> F:
             for verb in (method,) if isinstance(method, str) else method:
                 summary = (func.__doc__ or "").strip().split("\n")[0]
-                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub))
+                documented = not (stub or foreign)
+                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub, documented))
             return register(func)
 
         return record
@@ -156,7 +174,7 @@ def bind(function: str, routers: Iterable[Router], families: Iterable[Family]) -
     for router in routers:
         for d in router.declared:
             family = next((f for f in families if f.holds(d.path.strip("/").split("/"))), None)
-            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family))
+            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family, d.documented))
     return tuple(routes)
 
 
@@ -213,9 +231,10 @@ def split_name(path: str) -> tuple[str | None, list[str]]:
 
 
 def _spanning(routes: Iterable[Route]) -> list[Route]:
-    """The routes read by shape, the most literal first (`/hf/api/models/…` before `/hf/{repo}/…`)."""
+    """The routes read by shape, the most literal first (`/hf/api/models/…` before `/hf/{repo}/…`), then the one of
+    more parameters (`…/tree/{revision}/{path}` before `…/tree/{revision}`, whose revision could take the path)."""
     found = [r for r in routes if r.reading is not None]
-    return sorted(found, key=lambda r: -sum(1 for s in r.segments if not _PARAM.match(s)))
+    return sorted(found, key=lambda r: (-sum(1 for s in r.segments if not _PARAM.match(s)), -len(r.segments)))
 
 
 def _read(route: Route, path: str) -> dict[str, str] | None:

@@ -212,15 +212,22 @@ class Reading:
     def resolve(self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None) -> Resolution:
         """Turn a version number, LATEST, a content reference or an alias (optionally as it stood `at`) into a
         download."""
+        return self._resolved(name, ref, *self.locate(name, ref, routing_key=routing_key, at=at))
+
+    def locate(
+        self, name: str, ref: str, *, routing_key: str | None = None, at: datetime | None = None
+    ) -> tuple[int | str, Target, str, int | None]:
+        """What `resolve` resolves `ref` to, with no download URL: (version, its content, the route taken, the
+        alias revision or None). The same reads as `resolve`."""
         if ref.startswith(CONTENT_REF):
             found = self.content_version(name, ref.removeprefix(CONTENT_REF))
-            return self._resolved(name, ref, found.version, target_of(found), PRIMARY, None)
+            return found.version, target_of(found), PRIMARY, None
         if ref == LATEST or ref.isdigit():
             target = parse_target(ref, field="ref")
             source = self.version_or_latest(name, target)
             if isinstance(source, VersionRecord) and source.deleted:
                 raise NotFoundError(f"artifact {name!r} has no live version {target}")
-            return self._resolved(name, ref, target, target_of(source), PRIMARY, None)
+            return target, target_of(source), PRIMARY, None
         validate_alias(ref, field="ref")
         record: AliasRecord | RevisionRecord = (
             self._as_of(name, ref, at) if at is not None else self.live_alias(name, ref)
@@ -237,7 +244,7 @@ class Reading:
             # have been deleted since. One GetItem: a deleted version is never served, by any path.
             self._live_version(name, version, ref)
         assert version is not None
-        return self._resolved(name, ref, version, content, route, record.revision)
+        return version, content, route, record.revision
 
     def tree_files(
         self, name: str, version: int | str, *, prefix: str, limit: int, token: str | None, page_bytes: int = PAGE_BYTES
@@ -279,7 +286,7 @@ class Reading:
                 f"{ref!r} of {name!r} resolves to one blob (version {resolution.version}), not a tree of files",
                 field="ref",
             )
-        tree = self._tree(name, resolution.sha256)
+        tree = self.tree(name, resolution.sha256)
         index = _index_of(tree, path)
         if index >= tree.count or tree.files[index].path != path:
             raise NotFoundError(
@@ -289,7 +296,7 @@ class Reading:
             )
         entry = tree.files[index]
         url, expires_at = self.blobs.presign_download(
-            self._file_key(name, entry), content_type=entry.served_as(), filename=path.rsplit("/", 1)[-1]
+            self.file_key(name, entry), content_type=entry.served_as(), filename=path.rsplit("/", 1)[-1]
         )
         return FileResolution(
             name=name,
@@ -303,7 +310,7 @@ class Reading:
             alias_revision=resolution.alias_revision,
         )
 
-    def _file_key(self, name: str, entry: FileEntry) -> str:
+    def file_key(self, name: str, entry: FileEntry) -> str:
         """Where a file's content is: its single PUT, else its newest verified multipart layout (a publish checked
         one of them)."""
         key = keys.blob_key(name, entry.sha256)
@@ -317,9 +324,9 @@ class Reading:
     def _tree_of(self, name: str, source: VersionRecord | LatestRecord, what: str) -> Tree:
         if source.files is None or source.sha256 is None:
             raise ConflictError(f"{what} of {name!r} is one blob, not a tree of files", field="version")
-        return self._tree(name, source.sha256)
+        return self.tree(name, source.sha256)
 
-    def _tree(self, name: str, sha256: str) -> Tree:
+    def tree(self, name: str, sha256: str) -> Tree:
         """The tree whose canonical manifest is the content `sha256` of `name` (read from S3 once, then kept)."""
         with self._trees_lock:
             kept = self._trees.get((name, sha256))

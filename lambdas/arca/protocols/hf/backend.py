@@ -7,8 +7,8 @@ and the protocol turns each into the 404 and `X-Error-Code` that makes `huggingf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 LATEST = "LATEST"
 
@@ -27,6 +27,9 @@ class Target:
     size: int
     created_at: str | None = None
     updated_at: str | None = None
+    # The backend's own record of what it resolved, handed back to its `files` and `file`; the protocol never
+    # reads it (nor compares it).
+    source: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
