@@ -3,9 +3,9 @@
 A browser cannot sign requests with the user's AWS credentials, and the API keeps IAM authorization. So a
 small HTTP server bound to 127.0.0.1 serves the console's static files (the package data in
 `console_static/`) and forwards every other request (`/artifacts…`, `/health`, `/openapi.json`, …) to the
-API, SigV4-signed by the SDK's own `Signer` (service execute-api, the standard credential chain). The
-endpoint, `--sign`, `--region` and `--profile` mean what they mean for every other command: local endpoints
-go out unsigned.
+API, SigV4-signed by the SDK's own `Signer` (service execute-api, the standard credential chain), sent by
+`arca_client.forwarding` as `arca proxy` sends every request. The endpoint, `--sign`, `--region` and `--profile`
+mean what they mean for every other command: local endpoints go out unsigned.
 
 Only this machine can connect, and only the console's own pages can use the proxy: a request must name the
 proxy in its Host header (so a DNS-rebound name is refused), an Origin header, when a browser sends one,
@@ -18,29 +18,25 @@ request-target must be a path), and no answer may be framed by another page.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
-import signal
-import sys
-import threading
-import uuid
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from types import FrameType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 
-from arca_client import loopback
+from arca_client import forwarding, loopback
 from arca_client._version import __version__
-from arca_client.errors import ArcaError, CredentialsError
+from arca_client.forwarding import Refused as _Refusal
+from arca_client.forwarding import serving
 from arca_client.transport import Signer
 
 if TYPE_CHECKING:
     from arca_client.sdk import Client
+
+__all__ = ["ConsoleProxy", "add_arguments", "cmd_console", "serving", "static_file"]
 
 HOST = loopback.HOST
 DEFAULT_PORT = 8700
@@ -75,12 +71,6 @@ def static_file(path: str) -> tuple[bytes, str] | None:
     return file.read_bytes(), CONTENT_TYPES[suffix]
 
 
-def canonical_query(query: str) -> str:
-    """The query as SigV4 signs it (RFC 3986, `+` read as a space as API Gateway reads it), order kept."""
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode(pairs, quote_via=quote, safe="-_.~")
-
-
 class ConsoleProxy(ThreadingHTTPServer):
     """Serves the console and forwards API calls to `endpoint`, signed when `signer` is given.
 
@@ -101,7 +91,7 @@ class ConsoleProxy(ThreadingHTTPServer):
         self.endpoint = endpoint.rstrip("/")
         self.signer = signer
         self.upstream_timeout = timeout
-        self._sessions = threading.local()
+        self._sessions = forwarding.Sessions()
 
     @property
     def port(self) -> int:
@@ -113,10 +103,7 @@ class ConsoleProxy(ThreadingHTTPServer):
 
     def session(self) -> requests.Session:
         """One session per thread (requests' sessions are not thread-safe); each keeps its connections."""
-        session: requests.Session | None = getattr(self._sessions, "session", None)
-        if session is None:
-            session = self._sessions.session = requests.Session()
-        return session
+        return self._sessions.get()
 
 
 class _ProxyHandler(BaseHTTPRequestHandler):
@@ -166,36 +153,20 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         if self.command not in ("GET", "HEAD") and self.headers.get(CONSOLE_HEADER) is None:
             raise _Refusal(403, "ForbiddenError", f"writes through the console proxy carry the {CONSOLE_HEADER} header")
-        if not self.path.startswith("/") or self.path.startswith("//"):
-            # `@other.host/…` would read as a user and another host once appended to the endpoint, and `//host/…`
-            # as another host: the request and its signature must go to the endpoint's host, nowhere else.
-            raise _Refusal(400, "ValidationError", "the request target must be a path starting with one /")
         body = self._read_body()
-        target = urlsplit(self.path)
-        url = self.server.endpoint + target.path
-        if target.query:
-            url += "?" + canonical_query(target.query)
-        if urlsplit(url)[:2] != urlsplit(self.server.endpoint)[:2]:
-            raise _Refusal(400, "ValidationError", f"{self.path} does not lead to {self.server.endpoint}")
+        url = forwarding.upstream_url(self.server.endpoint, self.path)
         headers = {"User-Agent": f"arca-console/{__version__}"}
         headers.update({name: value for name in FORWARDED_HEADERS if (value := self.headers.get(name)) is not None})
-        try:
-            if self.server.signer is not None:
-                headers = self.server.signer.sign(self.command, url, headers, body)
-            response = self.server.session().request(
-                self.command,
-                url,
-                headers=headers,
-                data=body or None,
-                timeout=self.server.upstream_timeout,
-                allow_redirects=False,
-            )
-        except CredentialsError as error:
-            raise _Refusal(502, error.code, error.message) from None
-        except requests.RequestException as lost:
-            raise _Refusal(
-                502, "ProxyError", f"{self.server.endpoint} did not answer ({type(lost).__name__})"
-            ) from None
+        response = forwarding.send(
+            self.server.session(),
+            self.server.signer,
+            self.command,
+            url,
+            headers,
+            body,
+            endpoint=self.server.endpoint,
+            timeout=self.server.upstream_timeout,
+        )
         returned = [(name, value) for name in RETURNED_HEADERS if (value := response.headers.get(name)) is not None]
         self._send(response.status_code, returned, response.content)
 
@@ -213,8 +184,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _send_error(self, status: int, code: str, message: str, headers: dict[str, str]) -> None:
         # The API's error shape, so the console shows the proxy's refusals like any other error.
-        body = {"error": {"code": code, "message": message, "request_id": f"console-{uuid.uuid4()}"}}
-        self._send(status, [("Content-Type", "application/json"), *headers.items()], json.dumps(body).encode())
+        body = _Refusal(status, code, message).body("console")
+        self._send(status, [("Content-Type", "application/json"), *headers.items()], body)
 
     def _send(self, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
         self.send_response(status)
@@ -232,29 +203,6 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         """Quiet: the terminal shows where the console is, not every request of the page."""
 
 
-class _Refusal(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
-
-
-@contextlib.contextmanager
-def serving(proxy: ConsoleProxy) -> Iterator[ConsoleProxy]:
-    """Serve in a background thread until exit, then close the socket."""
-    thread = threading.Thread(target=proxy.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield proxy
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
-        thread.join()
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)"
@@ -264,25 +212,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_console(args: argparse.Namespace, client: Client) -> int:
     """Serve until Ctrl-C. The client's endpoint and signer (from --endpoint, --sign, --region, --profile) are used."""
     signer: Signer | None = client.transport.signer
-    if signer is not None:
-        # Resolve credentials now: missing ones should fail here, not as an error on every page.
-        signer.sign("GET", client.endpoint + "/health", {}, None)
+    forwarding.check_credentials(signer, client.endpoint)
     try:
         proxy = ConsoleProxy(client.endpoint, port=args.port, signer=signer)
     except OSError as error:
-        raise ArcaError(
-            f"cannot listen on {HOST}:{args.port}: {error.strerror or error} (choose another with --port)",
-            code="PortUnavailable",
-        ) from None
-    if threading.current_thread() is threading.main_thread():
-        # SIGINT explicitly too: a shell starts background jobs with it ignored. SIGTERM stops as quietly.
-        signal.signal(signal.SIGINT, _stop)
-        signal.signal(signal.SIGTERM, _stop)
+        raise forwarding.listen_error(HOST, args.port, error) from None
     how = "signing with your AWS credentials" if signer is not None else "unsigned"
     print(f"Arca console: {proxy.url}/console/ -> {client.endpoint} ({how}). Ctrl-C stops.", flush=True)
-    with proxy:
-        try:
-            proxy.serve_forever(poll_interval=0.5)
-        except KeyboardInterrupt:
-            print("", file=sys.stderr)
+    forwarding.serve_until_stopped(proxy)
     return 0

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import requests
@@ -138,11 +138,12 @@ class Signer:
                 )
         return self._credentials
 
-    def sign(self, method: str, url: str, headers: dict[str, str], body: bytes | None) -> dict[str, str]:
+    def sign(self, method: str, url: str, headers: dict[str, str], body: bytes | IO[bytes] | None) -> dict[str, str]:
         """The headers to send: `headers` plus Authorization, X-Amz-Date and (temporary keys) X-Amz-Security-Token.
 
-        The payload hash is of `body` exactly as sent; `url` must already be percent-encoded as it will go
-        on the wire (botocore signs its query string verbatim).
+        The payload hash is of `body` exactly as sent (a seekable file is read from where it stands, then put
+        back there); `url` must already be percent-encoded as it will go on the wire (botocore signs its query
+        string verbatim).
         """
         frozen = self._resolve_credentials().get_frozen_credentials()
         request = AWSRequest(method=method, url=url, headers=dict(headers), data=body or b"")
