@@ -33,6 +33,7 @@ from arca_client.commands import (
     links,
     listing,
     maintenance,
+    proxy,
     resolving,
     retention,
     rollouts,
@@ -85,6 +86,7 @@ GROUPS: tuple[ModuleType, ...] = (
     retention,
     rollouts,
     console,
+    proxy,
     settings,
     completion,
 )

@@ -94,15 +94,22 @@ def send(
 
 
 class Sessions:
-    """One requests session per thread (requests' sessions are not thread-safe); each keeps its connections."""
+    """One requests session per thread (requests' sessions are not thread-safe); each keeps its connections.
 
-    def __init__(self) -> None:
+    Without `default_headers`, a request carries only the headers given (no User-Agent, Accept-Encoding, … of
+    requests' own), so what a proxied client sent is what arrives.
+    """
+
+    def __init__(self, *, default_headers: bool = True) -> None:
         self._local = threading.local()
+        self._default_headers = default_headers
 
     def get(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
             session = self._local.session = requests.Session()
+            if not self._default_headers:
+                session.headers.clear()
         return session
 
 

@@ -41,6 +41,7 @@ def test_the_tree_has_every_command_flag_and_choice_of_the_parser() -> None:
     assert {"--consumer", "--ttl", "--label", "--cache", "--interval", "--once"} <= set(tree["consume"].flags)
     assert {"--consumer", "--ttl", "--cache", "--interval"} <= set(tree["consume"].valued)
     assert "--once" not in tree["consume"].valued
+    assert {"--port", "--bind"} <= set(tree["proxy"].valued)
     assert all("legacy_ref" not in flag for node in tree.values() for flag in node.flags)
 
 
@@ -110,6 +111,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "retention",
                 "rollout",
                 "console",
+                "proxy",
                 "config",
                 "completion",
             ],
@@ -127,6 +129,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
         (("arca", "resolve", "x@prod", "--w"), ["--watch"]),
         (("arca", "consume", "x@prod", "--on"), ["--once"]),
         (("arca", "download", "--ove"), ["--overwrite"]),
+        (("arca", "proxy", "--b"), ["--bind"]),
+        (("arca", "pro"), ["promote", "promotions", "proxy"]),
     ],
 )
 def test_bash_completes_commands_flags_and_choices(

@@ -16,18 +16,15 @@ from typing import Any
 
 import pytest
 import requests
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
 from playwright.sync_api import Page, expect
 
 from arca_client.console import ConsoleProxy, serving
 from arca_client.transport import Signer
+from tests import sigv4
 from tests.console.conftest import Registry, open_console
 from tests.helpers import HTTP_TIMEOUT, PATIENCE
 
-CREDENTIALS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session-token")
-REGION = "eu-west-1"
+CREDENTIALS, REGION = sigv4.CREDENTIALS, sigv4.REGION
 
 
 def test_arca_console_serves_the_console_and_forwards_to_the_api(
@@ -111,27 +108,7 @@ def proxy_for(upstream: Upstream, signer: Signer | None) -> ConsoleProxy:
 
 
 def assert_signed_as_sent(request: dict[str, Any], upstream: Upstream) -> None:
-    """Recompute the signature over what arrived: it matches only if the proxy sent exactly what it signed."""
-    authorization = request["headers"]["Authorization"]
-    found = re.fullmatch(
-        r"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/(\d{8})/eu-west-1/execute-api/aws4_request, "
-        r"SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})",
-        authorization,
-    )
-    assert found, authorization
-    signed = found.group(2).split(";")
-    origin = upstream.url.removesuffix("/prod")
-    arrived = AWSRequest(
-        method=request["method"],
-        url=origin + request["path"],
-        headers={name: request["headers"][name] for name in signed},
-        data=request["body"],
-    )
-    arrived.context["timestamp"] = request["headers"]["X-Amz-Date"]
-    auth = SigV4Auth(CREDENTIALS.get_frozen_credentials(), "execute-api", REGION)
-    expected = auth.signature(auth.string_to_sign(arrived, auth.canonical_request(arrived)), arrived)
-    assert found.group(3) == expected
-    assert request["headers"]["X-Amz-Security-Token"] == "session-token"
+    sigv4.assert_signed_as_sent(request, upstream.url.removesuffix("/prod"))
 
 
 def test_proxy_signs_each_request_with_sigv4_for_execute_api(upstream: Upstream) -> None:
