@@ -43,7 +43,7 @@ DEFAULT_PORT = 8700
 CONSOLE_HEADER = "X-Arca-Console"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's own limit; nothing the console sends comes close
 # Only what the API reads; cookies and the browser's other headers stay on this machine.
-FORWARDED_HEADERS = ("Accept", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key")
+FORWARDED_HEADERS = forwarding.SIGNED_HEADERS
 RETURNED_HEADERS = ("Content-Type", "ETag", "Location", "Retry-After", "Allow", "x-amzn-RequestId", "x-amzn-ErrorType")
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

@@ -29,6 +29,10 @@ from arca_client.transport import Signer
 Server = TypeVar("Server", bound=HTTPServer)
 
 
+# The request headers the API reads, which the SDK signs when it sends them (as well as Host and X-Amz-*).
+SIGNED_HEADERS = ("Accept", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key")
+
+
 class Refused(Exception):
     """A request the proxy answers itself: `status`, the API's error `code` and `message`, extra `headers`."""
 
@@ -74,8 +78,10 @@ def send(
     endpoint: str,
     timeout: float | tuple[float, float],
     stream: bool = False,
+    unsigned: Mapping[str, str] | None = None,
 ) -> requests.Response:
-    """Send one request to the API, signed over `headers` and `body` as sent when `signer` is given.
+    """Send one request to the API, signed over `headers` and `body` as sent when `signer` is given; `unsigned`
+    headers go with it outside the signature.
 
     A body may be a seekable file (hashed for the signature, then rewound and streamed). Redirects are not
     followed. Refused 502 when the credentials cannot be had or nothing answered.
@@ -84,6 +90,7 @@ def send(
     try:
         if signer is not None:
             sent = signer.sign(method, url, sent, body)
+        sent = {**(unsigned or {}), **sent}
         return session.request(
             method, url, headers=sent, data=body or None, timeout=timeout, allow_redirects=False, stream=stream
         )

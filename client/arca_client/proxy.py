@@ -60,6 +60,10 @@ NOT_FORWARDED = HOP_BY_HOP | {
     "x-amz-security-token",
     "x-amz-content-sha256",
 }
+# Signed as the SDK signs: Host, X-Amz-Date, the session token and the headers the API reads; every other header
+# goes along unsigned (TLS carries it intact), so an intermediary that rewrites one (a CDN in front of an
+# edge-optimized API normalizing Accept-Encoding, say) cannot break the signature.
+_SIGNED = frozenset(name.lower() for name in forwarding.SIGNED_HEADERS)
 # Answer headers that may hold a URL on the endpoint, which must name the proxy instead.
 REWRITTEN = frozenset({"location", "content-location", "link"})
 _LINK_TARGET = re.compile(r"<([^>]*)>")
@@ -134,17 +138,19 @@ class _Handler(BaseHTTPRequestHandler):
         if refused is not None:
             raise Refused(403, "ForbiddenError", refused)
         url = forwarding.upstream_url(self.server.endpoint, self.path)
+        headers = self._forwarded_headers()
         with self._body() as body:
             response = forwarding.send(
                 self.server.session(),
                 self.server.signer,
                 self.command,
                 url,
-                self._forwarded_headers(),
+                {name: value for name, value in headers.items() if name.lower() in _SIGNED},
                 body,
                 endpoint=self.server.endpoint,
                 timeout=self.server.upstream_timeout,
                 stream=True,
+                unsigned={name: value for name, value in headers.items() if name.lower() not in _SIGNED},
             )
         with contextlib.closing(response):
             self._relay(response)

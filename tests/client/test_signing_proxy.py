@@ -153,6 +153,10 @@ def test_every_request_is_signed_for_execute_api_and_the_clients_authorization_s
     assert get["path"] == "/prod/hf/api/models/team/model?expand=siblings&blobs=true"
     assert get["headers"]["X-Client"] == "hub" and get["headers"]["Accept"] == "application/json"
     assert put["body"] == patch["body"] == body
+    # signed as the SDK signs (the headers the API reads, besides Host and X-Amz-*); the rest travels unsigned
+    signed = re.findall(r"SignedHeaders=([^,]+)", get["headers"]["Authorization"])[0].split(";")
+    assert {"host", "x-amz-date", "x-amz-security-token", "accept"} <= set(signed)
+    assert "x-client" not in signed
     for request in upstream.seen:
         assert_signed_as_sent(request, upstream.origin)
         # and the client's own credentials (a token, a password, a date of its own) never left this machine
