@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -269,3 +270,13 @@ def test_a_port_in_use_is_an_error_naming_the_option(capsys: pytest.CaptureFixtu
         code = main(["proxy", "--endpoint", "http://127.0.0.1:9", "--port", str(port)])
     assert code == 4
     assert "--port" in capsys.readouterr().err
+
+
+def test_the_cli_docs_show_the_commands_help_as_it_is(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["proxy", "--help"]) == 0
+    shown = capsys.readouterr().out.split("\n\nGlobal options")[0]
+    docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    assert f"$ arca proxy --help\n{shown}\n```" in docs
