@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import re
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -327,5 +328,11 @@ def cmd_proxy(args: argparse.Namespace, client: Client) -> int:
     print(f"Arca proxy: {proxy.url} -> {client.endpoint} ({how}). Ctrl-C stops.", flush=True)
     print(f"  huggingface_hub: HF_ENDPOINT={proxy.url}/hf", flush=True)
     print(f"  OCI clients:     {proxy.url.removeprefix('http://')}", flush=True)
+    if args.bind != HOST:
+        print(
+            f"arca proxy: listening on {args.bind}: whoever reaches port {proxy.port} acts with your AWS credentials",
+            file=sys.stderr,
+            flush=True,
+        )
     forwarding.serve_until_stopped(proxy)
     return 0

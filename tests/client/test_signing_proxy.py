@@ -234,6 +234,15 @@ def test_browser_pages_other_hosts_and_non_paths_are_refused_and_nothing_is_sent
     assert upstream.seen == []
 
 
+def test_bound_to_another_address_any_host_is_served_but_no_browser_page(upstream: Upstream) -> None:
+    with serving(SigningProxy(upstream.url, port=0, bind="0.0.0.0")) as proxy:
+        named = requests.get(f"{proxy.url}/health", headers={"Host": "proxy.internal:8787"}, timeout=TIMEOUT)
+        page = requests.get(f"{proxy.url}/health", headers={"Origin": proxy.url}, timeout=TIMEOUT)
+    assert proxy.url.startswith("http://127.0.0.1:")
+    assert [named.status_code, page.status_code] == [200, 403]
+    assert len(upstream.seen) == 1
+
+
 def test_an_api_that_does_not_answer_is_a_502_in_the_apis_error_shape() -> None:
     with serving(SigningProxy("http://127.0.0.1:9/prod", port=0)) as proxy:
         answer = requests.get(f"{proxy.url}/hf/api/models/team/model", timeout=TIMEOUT)
