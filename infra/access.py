@@ -50,7 +50,18 @@ def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
     (every name) only with `list_names`."""
     grant = [("GET", f"artifacts/{check_prefix(prefix)}"), ("GET", f"artifacts/{prefix}/*")]
     grant += [("GET", "health"), ("GET", "openapi.json"), ("GET", "signing-key")]
-    return grant + ([("GET", "artifacts")] if list_names else [])
+    return grant + hf_reader_paths(prefix) + ([("GET", "artifacts")] if list_names else [])
+
+
+def hf_reader_paths(prefix: str) -> Grant:
+    """The Hugging Face read side of the names under `prefix` (a repo is a name): its model info and tree listings
+    under `hf/api/models/`, its files under `hf/<repo>/resolve/`. A prefix whose first segment is `api` gets the
+    first only: IAM's `*` spans `/`, so `hf/api/*` would reach every repo's model info."""
+    check_prefix(prefix)
+    grant: Grant = [("GET", f"hf/api/models/{prefix}"), ("GET", f"hf/api/models/{prefix}/*")]
+    if prefix.split("/")[0] != "api":
+        grant += [(method, f"hf/{prefix}/*") for method in ("GET", "HEAD")]
+    return grant
 
 
 def publisher_paths(prefix: str) -> Grant:

@@ -67,6 +67,10 @@ def test_reader_grant_is_every_get_under_the_prefix_and_no_registry_wide_route(g
             f"{API}/GET/health",
             f"{API}/GET/openapi.json",
             f"{API}/GET/signing-key",
+            f"{API}/GET/hf/api/models/team-a",
+            f"{API}/GET/hf/api/models/team-a/*",
+            f"{API}/GET/hf/team-a/*",
+            f"{API}/HEAD/hf/team-a/*",
         ]
     )
 
@@ -186,6 +190,27 @@ def test_a_grant_on_one_consumer_id_cannot_take_or_release_another_consumers_lea
 def test_a_consumer_grant_names_a_consumer_id(consumer: str) -> None:
     with pytest.raises(ValueError, match="consumer"):
         consumer_paths("team-a", consumer=consumer)
+
+
+def test_readers_read_their_repos_through_the_hugging_face_routes_and_no_other() -> None:
+    grant = reader_paths("team-a")
+    for path in (
+        "hf/api/models/team-a/revision/prod",
+        "hf/api/models/team-a/model/tree/prod",
+        "hf/team-a/model/resolve/prod/config.json",
+        "hf/team-a/resolve/3/weights/model.bin",
+    ):
+        assert _allows(grant, "GET", path), path
+    assert _allows(grant, "HEAD", "hf/team-a/model/resolve/prod/config.json")
+    for path in ("hf/api/models/team-ab/revision/prod", "hf/team-b/model/resolve/prod/a", "hf/api/models/x/y"):
+        assert not _allows(grant, "GET", path), path
+
+
+def test_a_prefix_named_api_never_reaches_other_repos_through_the_hugging_face_routes() -> None:
+    grant = reader_paths("api")
+    assert _allows(grant, "GET", "hf/api/models/api/x/revision/prod")
+    assert not _allows(grant, "GET", "hf/api/models/team-b/revision/prod")
+    assert not _allows(grant, "GET", "hf/team-b/resolve/prod/a")
 
 
 def test_readers_cannot_lease_or_release() -> None:
