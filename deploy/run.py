@@ -510,6 +510,9 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     expect(arca("resolve", f"{NAME}@prod")["version"] == 2, "prod does not resolve to 2 after the rollout")
     proved.append("rollout: prod 1 -> 2 at 50% then 100%, driven by the Step Functions state machine")
 
+    proved.append(lease_and_release(arca))
+    proved.append(hugging_face_through_the_proxy(arca, second.read_bytes()))
+
     feed = [event["type"] for event in arca("events", NAME)]
     for wanted in ("version.published", "alias.updated", "rollout.started", "rollout.completed"):
         expect(wanted in feed, f"the feed lacks {wanted}: {feed}")
@@ -538,6 +541,51 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     wait_for("the stream consumer's events on the bus", delivered, timeout=90, every=0)
     proved.append(f"stream -> events function -> bus: {len(seen)} events received by a subscribed queue")
     return proved
+
+
+def lease_and_release(arca: Arca) -> str:
+    """A consumer's lease on what prod serves, listed, protecting its version from a soft delete, released."""
+    lease = arca("lease", f"{NAME}@prod", "deploy:check", "--ttl", "3600")
+    expect(lease["version"] == 2, f"the lease names version {lease['version']}, not 2")
+    listed = [c["consumer"] for c in arca("consumers", NAME, "--version", "2")]
+    expect(listed == ["deploy:check"], f"the consumers of version 2 are {listed}")
+    arca("release", NAME, "deploy:check", json_output=False)
+    expect(arca("consumers", NAME) == [], "the lease is still listed after its release")
+    return "consumers: a lease on prod's version 2 taken, listed and released"
+
+
+def hugging_face_through_the_proxy(arca: Arca, content: bytes) -> str:
+    """The real huggingface_hub reads version 2 through `arca proxy`, which signs its calls as the API requires."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (RUN / "proxy.log").open("ab")
+    proxy = subprocess.Popen(
+        [*arca.command, "proxy", "--port", str(port)],
+        cwd=ROOT,
+        env=arca.env,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    try:
+        endpoint = f"http://127.0.0.1:{port}/hf"
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            expect(proxy.poll() is None and time.monotonic() < deadline, "arca proxy did not start (proxy.log)")
+            time.sleep(0.2)
+        (filename,) = HfApi(endpoint=endpoint).list_repo_files(NAME, revision="2")
+        fetched = hf_hub_download(NAME, filename, revision="2", endpoint=endpoint, cache_dir=RUN / "hf-cache")
+        expect(Path(fetched).read_bytes() == content, "huggingface_hub fetched other bytes than version 2's")
+    finally:
+        stop(proxy, grace=3)
+        log.close()
+    return f"hugging face: huggingface_hub downloaded version 2 ({filename}) through arca proxy, signed"
 
 
 def verify_in_background(arca: Arca, work: Path) -> str:
