@@ -478,3 +478,21 @@ INDEX_PARTITIONS: dict[str, Callable[[str, str], str]] = {
     "artifact tags": artifact_tag_search_pk,
     "retention policies": lambda *_: RETENTION_INDEX_PK,
 }
+
+
+# OCI upload sessions (decision 105): one item per session in the artifact's partition `__<name>-oci-uploads`, sort
+# key the session's id; its bytes so far are one staging object beside the artifact's blobs (an `oci-upload.` key,
+# never a sha256, so no content's collection lists it), tagged as an upload so the bucket's lifecycle removes it
+# when the session is abandoned.
+
+
+def oci_sessions_pk(name: str) -> str:
+    return f"__{name}-oci-uploads"
+
+
+def oci_session_key(name: str, session: str) -> Key:
+    return {"pk": oci_sessions_pk(name), "sk": session}
+
+
+def oci_staging_key(name: str, session: str) -> str:
+    return f"{blob_prefix(name)}oci-upload.{session}"

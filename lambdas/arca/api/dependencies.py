@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
     from arca.services.links import Links
+    from arca.services.oci import Oci
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.reading import Reading
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     GuardsService = Annotated[Guards, Depends(wiring.guards)]
     PromotionsService = Annotated[Promotions, Depends(wiring.promotions)]
     LinksService = Annotated[Links, Depends(wiring.links)]
+    OciService = Annotated[Oci, Depends(wiring.oci)]
     TaggingService = Annotated[Tagging, Depends(wiring.tagging)]
     SearchingService = Annotated[Searching, Depends(wiring.searching)]
     EventsService = Annotated[Events, Depends(wiring.events)]
@@ -57,6 +59,7 @@ else:
     GuardsService = Annotated[Any, Depends(wiring.guards)]
     PromotionsService = Annotated[Any, Depends(wiring.promotions)]
     LinksService = Annotated[Any, Depends(wiring.links)]
+    OciService = Annotated[Any, Depends(wiring.oci)]
     TaggingService = Annotated[Any, Depends(wiring.tagging)]
     SearchingService = Annotated[Any, Depends(wiring.searching)]
     EventsService = Annotated[Any, Depends(wiring.events)]
@@ -70,3 +73,5 @@ rollouts = wiring.rollouts
 verification = wiring.verification
 announcer = wiring.announcer
 retention = wiring.retention
+# A `/v2/` path no route declares is still answered by the OCI dispatcher (from the app's not-found handler).
+oci = wiring.oci

@@ -74,6 +74,8 @@ class Route:
     summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
     stub: bool = field(default=False, compare=False)  # a placeholder of a later feature: 501, undocumented
     family: Family | None = field(default=None, compare=False)
+    # Served, but specified elsewhere (OCI's `/v2/`: the OCI Distribution Specification), so not in the document.
+    external: bool = field(default=False, compare=False)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -120,6 +122,7 @@ class Declared(NamedTuple):
     operation: str
     summary: str
     stub: bool
+    external: bool = False
 
 
 class Router(APIGatewayRouter):
@@ -127,15 +130,18 @@ class Router(APIGatewayRouter):
 
     The records become the route table (arca.api.functions): the CDK API, the local server and direct invocation
     read them, so a route exists exactly where it is declared. `stub=True` declares a placeholder of a later
-    feature: it is routed and deployed, but left out of the OpenAPI document.
+    feature: it is routed and deployed, but left out of the OpenAPI document; `external=True` a route another
+    specification defines (OCI's), served and left out of the document too.
     """
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.declared: list[Declared] = []
 
-    def route(self, rule: str, method: Any, *args: Any, stub: bool = False, **kwargs: Any) -> Callable[[F], F]:
-        if stub:
+    def route(
+        self, rule: str, method: Any, *args: Any, stub: bool = False, external: bool = False, **kwargs: Any
+    ) -> Callable[[F], F]:
+        if stub or external:
             kwargs["include_in_schema"] = False
         register = super().route(rule, method, *args, **kwargs)
         path = re.sub(r"<(\w+)>", r"{\1}", rule)
@@ -143,7 +149,7 @@ class Router(APIGatewayRouter):
         def record(func: F) -> F:
             for verb in (method,) if isinstance(method, str) else method:
                 summary = (func.__doc__ or "").strip().split("\n")[0]
-                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub))
+                self.declared.append(Declared(verb.upper(), path, func.__name__, summary, stub, external))
             return register(func)
 
         return record
@@ -156,7 +162,7 @@ def bind(function: str, routers: Iterable[Router], families: Iterable[Family]) -
     for router in routers:
         for d in router.declared:
             family = next((f for f in families if f.holds(d.path.strip("/").split("/"))), None)
-            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family))
+            routes.append(Route(d.method, d.path, function, d.operation, d.summary, d.stub, family, d.external))
     return tuple(routes)
 
 

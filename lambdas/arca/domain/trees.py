@@ -425,10 +425,16 @@ class TreeContent:
     files: tuple[FileEntry, ...] | None = None
     tree: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    # An OCI manifest (stored verbatim, the version's sha256 its digest) whose files are `files` (its config and
+    # layers, or an index's manifests), and its media type, which the version is served as.
+    document: bytes | None = None
+    media_type: str | None = None
 
     @property
     def named(self) -> str:
         """The body's field that errors about the tree name."""
+        if self.document is not None:
+            return "manifest"
         return "files" if self.files is not None else "tree"
 
 
