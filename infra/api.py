@@ -61,6 +61,7 @@ _GATEWAY_ERROR_TEMPLATE = (
     '"request_id": "$context.requestId"}}'
 )
 GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
+BINARY_MEDIA_TYPES = ("application/octet-stream",)
 # The security scheme every operation names: SigV4 (IAM authorisation, `AWS_IAM` on each method).
 SIGV4 = "sigv4"
 _PARAM = re.compile(r"\{(\w+)\+?\}")  # a greedy `{proxy+}` is the parameter `proxy`
@@ -144,6 +145,10 @@ def openapi_body(routes: Iterable[Route], targets: Mapping[str, str], *, title: 
                 }
             }
         },
+        # OCI's blob bodies (uploads, session chunks) reach the functions as bytes (base64 in the event), not as text
+        # API Gateway would re-encode: oras-py and skopeo send them as application/octet-stream. No JSON route
+        # takes that type (a function answers it 415).
+        "x-amazon-apigateway-binary-media-types": list(BINARY_MEDIA_TYPES),
         # In the body rather than as AWS::ApiGateway::GatewayResponse resources: a body update may replace what the
         # API holds, and would drop responses the body does not carry.
         "x-amazon-apigateway-gateway-responses": {

@@ -636,10 +636,11 @@ def test_the_api_definition_spells_each_name_depth_only_up_to_a_family(template:
     # When it is compared with the route table: the routes outside families, each family's greedy methods
     outside = {(r.method, r.path) for r in ROUTES if r.family is None}
     greedy = {(m, f"{f.prefix}/{{proxy+}}") for f, methods in FAMILY_METHODS.items() for m in methods}
-    # Then those are exactly its operations, and the served document has every route but the placeholders
+    # Then those are exactly its operations, and the served document has every route but the placeholders and
+    # OCI's (which OCI's specification defines)
     assert folded == outside | greedy
     served = {(method.upper(), path) for path, item in openapi.document()["paths"].items() for method in item}
-    assert served == {(route.method, route.path) for route in ROUTES if not route.stub}
+    assert served == {(route.method, route.path) for route in ROUTES if not route.stub and not route.external}
 
 
 def test_each_function_grants_api_gateway_one_invoke_permission(template: dict[str, Any]) -> None:
@@ -689,6 +690,14 @@ def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[st
         assert '"code": "$context.error.responseType"' in body
         assert '"message": $context.error.messageString' in body
         assert '"request_id": "$context.requestId"' in body
+
+
+def test_oci_blob_bodies_reach_the_functions_as_bytes(template: dict[str, Any]) -> None:
+    # Given the dev service template, when its API's binary media types are read
+    binary = _body(template)["x-amazon-apigateway-binary-media-types"]
+    # Then the type oras-py and skopeo send blobs as is binary (base64 in the event), and JSON is not
+    assert "application/octet-stream" in binary
+    assert not any(t in binary for t in ("*/*", "application/json"))
 
 
 def test_outputs_name_everything_a_client_needs(storage: dict[str, Any], template: dict[str, Any]) -> None:

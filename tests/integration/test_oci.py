@@ -143,6 +143,17 @@ def test_a_manifest_whose_layer_has_another_size_is_invalid(api: HandlerApi) -> 
     assert (reply.status, _codes(reply)) == (400, ["MANIFEST_INVALID"])
 
 
+@pytest.mark.parametrize("tag", ["v1.0", "Prod", "1.0.0"])
+def test_a_tag_outside_arcas_alias_grammar_is_refused_before_anything_is_published(
+    api: HandlerApi, aws: SimpleNamespace, tag: str
+) -> None:
+    _push_blob(api, "team/app", CONFIG)
+    before = snapshot(aws)
+    reply = _push(api, "team/app", tag, _manifest({}))
+    assert (reply.status, _codes(reply)) == (400, ["TAG_INVALID"])
+    assert snapshot(aws) == before
+
+
 def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: HandlerApi) -> None:
     content = b"0123456789" * 50
     started = api.call("POST", "/v2/team/app/blobs/uploads/")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
@@ -32,6 +33,7 @@ from arca.domain.errors import (
     ValidationError,
     VersionPinnedError,
 )
+from arca.domain.names import ALIAS_PATTERN
 from arca.domain.trees import FileEntry
 from arca.protocols.oci import (
     BlobInfo,
@@ -58,6 +60,7 @@ reads = Router()
 writes = Router()
 
 T = TypeVar("T")
+ALIAS = re.compile(ALIAS_PATTERN)
 PREFIX = "/v2"
 
 
@@ -148,6 +151,12 @@ class OciBackend:
         by_path = {f.path: f for f in files}
         entries = [FileEntry(f.path, f.digest.hex, f.size, f.media_type) for f in files]
         tag = reference.tag if reference.kind is RefKind.TAG else None
+        if tag is not None and not ALIAS.fullmatch(tag):
+            raise OciError.of(
+                "TAG_INVALID",
+                f"tag {tag!r}: Arca's aliases match {ALIAS_PATTERN} (OCI's wider tag grammar is not served yet)",
+                {"tag": tag},
+            )
         if reference.kind is RefKind.DIGEST and reference.digest != manifest.digest:
             raise OciError.of(
                 "DIGEST_INVALID", f"the manifest's digest is {manifest.digest}, not {reference.digest}", str(reference)
