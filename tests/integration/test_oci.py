@@ -93,6 +93,19 @@ def test_a_pushed_manifest_is_a_version_of_its_files_and_its_tag_an_alias(api: H
     assert head.headers["Content-Length"] == str(len(pushed))
 
 
+def test_a_pushed_manifests_files_are_listed_and_resolved_as_a_trees(api: HandlerApi, pushed: bytes) -> None:
+    listed = api.call("GET", "/artifacts/team/app/versions/1/files")
+    assert listed.status == 200, listed.body
+    config = "blobs/sha256/" + hashlib.sha256(CONFIG).hexdigest()
+    assert [(f["path"], f["size"], f["content_type"]) for f in listed.body["files"]] == [
+        ("README.md", 6, LAYER),
+        (config, 2, "application/vnd.unknown.config.v1+json"),
+        ("model.bin", 700, LAYER),
+    ]
+    one = api.call("GET", "/artifacts/team/app/resolve/v1/files/model.bin")
+    assert one.status == 302 and one.headers["Location"].startswith("http")
+
+
 def test_a_blob_is_the_artifacts_content_found_by_head_and_by_arca(api: HandlerApi, pushed: bytes) -> None:
     content = b"weights" * 100
     head = api.call("HEAD", f"/v2/team/app/blobs/{_digest(content)}")
