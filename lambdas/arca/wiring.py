@@ -297,6 +297,7 @@ class Services:
             OciSessionStore(self.stores.table),
             self.blobs,
             self.policy,
+            self.attesting,
         )
 
     @cached_property

@@ -21,6 +21,8 @@ from tests.oci.harness import (
     debian_tool,
     layout_files,
     make_layout,
+    manifest_head,
+    oras_attach,
     oras_pull,
     oras_push,
     oras_tags,
@@ -41,10 +43,14 @@ def repo() -> str:
     return f"oci/e2e-{uuid.uuid4().hex[:10]}"
 
 
-def _files(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "in"
+def _files(tmp_path: Path, folder_name: str = "in", extra: bytes = b"") -> list[Path]:
+    folder = tmp_path / folder_name
     folder.mkdir()
-    contents = {"model.bin": bytes(range(256)) * 4000, "config.json": b'{"layers": 12}', "README.md": b"# hello\n"}
+    contents = {
+        "model.bin": bytes(range(256)) * 4000,
+        "config.json": b'{"layers": 12}',
+        "README.md": b"# hello\n" + extra,
+    }
     paths = []
     for name, content in contents.items():
         path = folder / name
@@ -150,3 +156,38 @@ def test_another_callers_session_is_unknown(repo: str, arca_url: str) -> None:
     assert other.status_code == 404
     assert other.json()["errors"][0]["code"] == "BLOB_UPLOAD_UNKNOWN"
     assert requests.delete(location, timeout=30).status_code == 204
+
+
+def test_oras_attach_is_an_attestation_listed_among_the_subjects_referrers(
+    registry: Registry, repo: str, tmp_path: Path, arca_url: str
+) -> None:
+    sbom_type = "application/vnd.example.sbom.v1+json"
+    oras_push(registry, f"{repo}:v1", _files(tmp_path))
+    oras_push(registry, f"{repo}:v2", _files(tmp_path, "v2", extra=b"v2"))
+    subject, _, _ = manifest_head(registry, repo, "v2")
+    # Given a policy on `prod` (at version 1) that requires an SBOM: moving it to version 2 is refused
+    requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod", json={"version": 1}, timeout=30).raise_for_status()
+    policy = {"require_attestations": [sbom_type]}
+    requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod/policy", json=policy, timeout=30).raise_for_status()
+    refused = requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod", json={"version": 2}, timeout=30)
+    assert refused.status_code == 403, refused.text
+    sbom = tmp_path / "sbom.json"
+    sbom.write_text('{"packages": []}')
+    # When oras attaches an SBOM to v2
+    attached = oras_attach(registry, repo, "v2", sbom_type, [sbom], {"org.example.format": "spdx"})
+    # Then it is recorded against the subject, listed among its referrers and fetched by its digest
+    assert attached.status_code == 201, attached.text
+    assert attached.headers["OCI-Subject"] == subject
+    digest = attached.headers["Docker-Content-Digest"]
+    listed = requests.get(f"{arca_url}/v2/{repo}/referrers/{subject}", timeout=30)
+    [referrer] = listed.json()["manifests"]
+    assert (referrer["digest"], referrer["artifactType"]) == (digest, sbom_type)
+    assert referrer["annotations"] == {"org.example.format": "spdx"}
+    fetched = requests.get(f"{arca_url}/v2/{repo}/manifests/{digest}", timeout=30)
+    assert fetched.status_code == 200 and hashlib.sha256(fetched.content).hexdigest() == digest.split(":")[1]
+    # And it is no version, but an attestation of version 2, which the policy counts
+    assert manifest_head(registry, repo, "LATEST")[0] == subject
+    attestations = requests.get(f"{arca_url}/artifacts/{repo}/versions/2/attestations", timeout=30).json()
+    assert [a["type"] for a in attestations["attestations"]] == [sbom_type]
+    moved = requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod", json={"version": 2}, timeout=30)
+    assert moved.status_code == 200, moved.text

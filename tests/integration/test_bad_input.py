@@ -218,7 +218,8 @@ ATTESTATIONS = "/artifacts/app/versions/1/attestations"
 CASES += [
     ("POST", ATTESTATIONS, {"content": {}}, None, 400, "type"),
     ("POST", ATTESTATIONS, {"type": "Upper", "content": {}}, None, 400, "type"),
-    ("POST", ATTESTATIONS, {"type": "t" * 65, "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "t" * 129, "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "a b", "content": {}}, None, 400, "type"),
     ("POST", ATTESTATIONS, {"type": "sbom", "content": "text"}, None, 400, "content"),
     ("POST", ATTESTATIONS, {"type": "sbom"}, None, 400, "body"),
     ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD}, None, 400, "body"),

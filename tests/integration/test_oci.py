@@ -261,6 +261,63 @@ def test_a_blob_version_is_no_manifest(api: HandlerApi) -> None:
     assert (reply.status, _codes(reply)) == (404, ["MANIFEST_UNKNOWN"])
 
 
+def _attachment(subject: bytes, artifact_type: str = "application/vnd.example.sig.v1+json") -> bytes:
+    return _manifest(
+        {"sig": b"signature"},
+        artifactType=artifact_type,
+        subject={"mediaType": OCI_MANIFEST, "digest": _digest(subject), "size": len(subject)},
+        annotations={"made-by": "test"},
+    )
+
+
+def test_a_manifest_with_a_subject_is_an_attestation_of_its_version(api: HandlerApi, pushed: bytes) -> None:
+    _push_blob(api, "team/app", b"signature")
+    body = _attachment(pushed)
+    reply = _push(api, "team/app", _digest(body), body)
+    assert reply.status == 201, reply.body
+    assert reply.headers["OCI-Subject"] == _digest(pushed)
+    # An attestation of version 1 (no version of its own), with a REST attestation beside it
+    [attestation] = api.call("GET", "/artifacts/team/app/versions/1/attestations").body["attestations"]
+    assert (attestation["type"], attestation["sha256"]) == ("application/vnd.example.sig.v1+json", _digest(body)[7:])
+    assert len(api.call("GET", "/artifacts/team/app/versions").body["versions"]) == 1
+    api.call("POST", "/artifacts/team/app/versions/1/attestations", {"type": "test-report", "content": {"ok": True}})
+    index = api.call("GET", f"/v2/team/app/referrers/{_digest(pushed)}").body
+    by_type = {m["artifactType"]: m for m in index["manifests"]}
+    assert by_type["application/vnd.example.sig.v1+json"] == {
+        "mediaType": OCI_MANIFEST,
+        "digest": _digest(body),
+        "size": len(body),
+        "artifactType": "application/vnd.example.sig.v1+json",
+        "annotations": {"made-by": "test"},
+    }
+    assert by_type["test-report"]["mediaType"] == "application/json"
+    # Fetched by its digest, byte for byte
+    fetched = api.call("GET", f"/v2/team/app/manifests/{_digest(body)}")
+    assert (fetched.status, json.dumps(fetched.body).encode()) == (200, body)
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ("tag", "TAG_INVALID"),
+        ("unknown subject", "MANIFEST_BLOB_UNKNOWN"),
+        ("unknown blob", "MANIFEST_BLOB_UNKNOWN"),
+        ("upper-case type", "MANIFEST_INVALID"),
+    ],
+)
+def test_an_attachment_that_cannot_be_recorded_is_refused_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace, pushed: bytes, change: str, code: str
+) -> None:
+    if change != "unknown blob":
+        _push_blob(api, "team/app", b"signature")
+    subject = b"no such manifest" if change == "unknown subject" else pushed
+    body = _attachment(subject, "application/VND.Example" if change == "upper-case type" else "a/b")
+    before = snapshot(aws)
+    reply = _push(api, "team/app", "sig" if change == "tag" else _digest(body), body)
+    assert (reply.status, _codes(reply)) == (400, [code])
+    assert snapshot(aws) == before
+
+
 def test_referrers_are_an_empty_index(api: HandlerApi, pushed: bytes) -> None:
     reply = api.call("GET", f"/v2/team/app/referrers/{_digest(pushed)}")
     assert reply.status == 200

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -61,6 +62,7 @@ writes = Router()
 
 T = TypeVar("T")
 ALIAS = re.compile(ALIAS_PATTERN)
+ATTESTATION_TYPE = re.compile(r"[a-z0-9][a-z0-9.+_/-]{0,127}")
 PREFIX = "/v2"
 
 
@@ -141,12 +143,7 @@ class OciBackend:
 
     def manifest_put(self, name: str, reference: Reference, manifest: Manifest) -> PushedManifest:
         if manifest.subject is not None:
-            raise OciError.of(
-                "UNSUPPORTED",
-                "a manifest with a subject (an attestation: oras attach, a signature) is not stored yet",
-                {"subject": str(manifest.subject.ref)},
-                status=409,
-            )
+            return self._attach(name, reference, manifest)
         files = manifest.files()
         by_path = {f.path: f for f in files}
         entries = [FileEntry(f.path, f.digest.hex, f.size, f.media_type) for f in files]
@@ -184,6 +181,51 @@ class OciBackend:
             raise oci_error(error, "MANIFEST_UNKNOWN") from None
         return PushedManifest(manifest.digest)
 
+    def _attach(self, name: str, reference: Reference, manifest: Manifest) -> PushedManifest:
+        """A manifest with a subject: an attestation of the subject's version, pushed by its digest."""
+        assert manifest.subject is not None
+        subject = manifest.subject.ref
+        if reference.kind is not RefKind.DIGEST:
+            raise OciError.of(
+                "TAG_INVALID",
+                "a manifest with a subject is an attestation of its subject's version, not a version: push it by its "
+                "digest (the subject's referrers list it)",
+                {"reference": str(reference)},
+            )
+        if reference.digest != manifest.digest:
+            raise OciError.of(
+                "DIGEST_INVALID", f"the manifest's digest is {manifest.digest}, not {reference.digest}", str(reference)
+            )
+        artifact_type = manifest.effective_artifact_type or ""
+        if not ATTESTATION_TYPE.fullmatch(artifact_type):
+            raise OciError.of(
+                "MANIFEST_INVALID",
+                f"artifactType {artifact_type!r}: an attestation's type matches {ATTESTATION_TYPE.pattern}",
+                {"field": "artifactType"},
+            )
+        blobs = [(d.ref.hex, d.size) for d in (*manifest.blobs(), *manifest.children())]
+        try:
+            self.oci.attach(
+                name,
+                manifest.body,
+                manifest.media_type,
+                subject.hex,
+                artifact_type,
+                blobs,
+                identity=self.identity,
+            )
+        except NotFoundError as error:
+            raise OciError.of("MANIFEST_BLOB_UNKNOWN", error.message, str(subject)) from None
+        except ConflictError as error:
+            missing = error.details.get("missing") if isinstance(error.details, dict) else None
+            if missing:
+                entries = [entry("MANIFEST_BLOB_UNKNOWN", f"sha256:{m} is not stored", f"sha256:{m}") for m in missing]
+                raise OciError.many(entries) from None
+            raise oci_error(error, "MANIFEST_UNKNOWN") from None
+        except RegistryError as error:
+            raise oci_error(error, "MANIFEST_INVALID") from None
+        return PushedManifest(manifest.digest, subject)
+
     def manifest_get(self, name: str, reference: Reference, *, body: bool) -> StoredManifest:
         found = _run(
             lambda: self.oci.manifest(name, _ref(reference), body=body, routing_key=self.identity), "MANIFEST_UNKNOWN"
@@ -204,7 +246,21 @@ class OciBackend:
         return TagPage(found, more)
 
     def referrers(self, name: str, digest: Digest, artifact_type: str | None) -> list[Referrer]:
-        return []  # attestations as referrers: not served yet (an empty index is a valid answer)
+        """Every attestation of the version with this digest: its media type, digest and size, its type as the
+        artifactType, and a manifest's annotations (an attestation posted through REST has none)."""
+        found = _run(lambda: self.oci.referrers(name, digest.hex), "MANIFEST_UNKNOWN")
+        referrers = []
+        for attestation, document in found:
+            annotations: dict[str, str] = {}
+            if document is not None:
+                parsed = json.loads(document)
+                annotations = dict(parsed.get("annotations") or {}) if isinstance(parsed, dict) else {}
+            referrers.append(
+                Referrer(
+                    attestation.media_type, Digest(attestation.sha256), attestation.size, attestation.type, annotations
+                )
+            )
+        return referrers
 
 
 def _ref(reference: Reference) -> str:

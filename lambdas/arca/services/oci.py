@@ -21,6 +21,7 @@ proxy` (presigned multipart uploads), which is also the only way past one reques
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,11 +31,12 @@ from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.oci_sessions import OciSession, OciSessionStore
-from arca.domain.entities import Resolution
+from arca.domain.entities import Attestation, Resolution
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
-from arca.domain.models import AliasBody
+from arca.domain.models import AliasBody, AttestationBody
 from arca.domain.trees import FileEntry, TreeContent
 from arca.services.aliases import Aliases
+from arca.services.attestations import Attesting
 from arca.services.publishing import Publishing
 from arca.services.reading import Reading, refuse_link
 from arca.services.retry import Policy
@@ -47,6 +49,8 @@ SESSION_DAYS = 7
 # How many tags one listing reads at most when the client asks for all of them (no `n`).
 MAX_TAGS = 10_000
 BLOB_CONTENT_TYPE = "application/octet-stream"
+# The largest manifest OCI's clients push (4 MiB): a larger blob is never read as one.
+MAX_ATTACHED_BYTES = 4 * 1024 * 1024
 # The manifests a version may be served as (arca.protocols.oci.manifests accepts exactly these).
 MANIFEST_MEDIA_TYPES = frozenset(
     {
@@ -86,6 +90,7 @@ class Oci:
         sessions: OciSessionStore,
         blobs: Blobs,
         policy: Policy,
+        attesting: Attesting,
     ) -> None:
         self.publishing = publishing
         self.reading = reading
@@ -94,6 +99,7 @@ class Oci:
         self.sessions = sessions
         self.blobs = blobs
         self.policy = policy
+        self.attesting = attesting
 
     # Blobs
 
@@ -218,7 +224,15 @@ class Oci:
     def manifest(self, name: str, ref: str, *, body: bool, routing_key: str | None) -> Found:
         """The manifest `ref` names: a digest (`sha256:<hex>`, the newest live version with it), a tag (resolved
         as resolve does, a canary split by `routing_key`), a version number or LATEST."""
-        resolved: Resolution = self.reading.resolve(name, ref, routing_key=routing_key)
+        try:
+            resolved: Resolution = self.reading.resolve(name, ref, routing_key=routing_key)
+        except NotFoundError:
+            attached = (
+                self._attached(name, ref.removeprefix("sha256:"), body=body) if ref.startswith("sha256:") else None
+            )
+            if attached is None:
+                raise
+            return attached
         if resolved.files is None or resolved.content_type not in MANIFEST_MEDIA_TYPES:
             raise NotFoundError(
                 f"{ref!r} of {name!r} is version {resolved.version}, which is no OCI manifest", field="reference"
@@ -231,6 +245,76 @@ class Oci:
         if stat is None:
             raise NotFoundError(f"the manifest {ref!r} of {name!r} is not stored", field="reference")
         return Found(resolved.sha256, resolved.content_type, stat.size, None)
+
+    def attach(
+        self,
+        name: str,
+        document: bytes,
+        media_type: str,
+        subject_sha256: str,
+        artifact_type: str,
+        blobs: Sequence[tuple[str, int]],
+        *,
+        identity: str | None,
+    ) -> int:
+        """Record a manifest with a subject as an attestation of the subject's version (its type the manifest's
+        artifact type); answers that version. Its blobs must be stored (ConflictError(manifest) naming the missing
+        ones, `details.missing`), and are kept (never expire as uploads); the manifest's bytes are stored as the
+        artifact's content at its digest, so it is fetched by digest. NotFoundError(subject) when no live version
+        has the subject's digest (a subject pushed first is not accepted: decision 105's neighbour, README)."""
+        subject = self.reading.versions.newest_with_content(name, subject_sha256)
+        if subject is None:
+            raise NotFoundError(f"no live version of {name!r} has the subject sha256:{subject_sha256}", field="subject")
+        missing = [sha256 for sha256, _ in blobs if self.blob_size(name, sha256) is None]
+        if missing:
+            raise ConflictError(
+                f"{len(missing)} blob(s) of the manifest are not stored", field="manifest", details={"missing": missing}
+            )
+        for sha256, size in blobs:
+            key = keys.blob_key(name, sha256)
+            self.blobs.keep(key, self.blobs.verify(key, sha256, size))
+        sha256 = hashlib.sha256(document).hexdigest()
+        key = keys.blob_key(name, sha256)
+        if self.blobs.stat(key) is None:
+            self.blobs.put(key, document, content_type=media_type)
+        body = AttestationBody(type=artifact_type, sha256=sha256, size=len(document), media_type=media_type)
+        self.attesting.attest(name, subject.version, body, identity=identity)
+        return subject.version
+
+    def referrers(self, name: str, subject_sha256: str) -> list[tuple[Attestation, bytes | None]]:
+        """The attestations of the newest live version with this digest (none when there is none), each with its
+        bytes when it is an OCI manifest (whose annotations a referrer shows)."""
+        subject = self.reading.versions.newest_with_content(name, subject_sha256)
+        if subject is None:
+            return []
+        found: list[tuple[Attestation, bytes | None]] = []
+        token: str | None = None
+        while True:
+            page = self.attesting.page(name, subject.version, kind=None, limit=100, token=token)
+            for attestation in page.attestations:
+                document = None
+                if attestation.media_type in MANIFEST_MEDIA_TYPES:
+                    document = self.blobs.read(keys.attestation_blob_key(name, subject.version, attestation.id))
+                found.append((attestation, document))
+            token = page.next_token
+            if token is None:
+                return found
+
+    def _attached(self, name: str, sha256: str, *, body: bool) -> Found | None:
+        """A manifest with a subject stored at its digest (an attestation, no version), or None."""
+        key = keys.blob_key(name, sha256)
+        stat = self.blobs.stat(key)
+        if stat is None or stat.size > MAX_ATTACHED_BYTES:
+            return None
+        document = self.blobs.read(key)
+        try:
+            parsed = json.loads(document)
+        except ValueError:
+            return None
+        media_type = parsed.get("mediaType") if isinstance(parsed, dict) else None
+        if media_type not in MANIFEST_MEDIA_TYPES or "subject" not in parsed:
+            return None
+        return Found(sha256, str(media_type), len(document), document if body else None)
 
     def untag(self, name: str, tag: str, identity: str | None) -> None:
         self.aliases.delete(name, tag, identity=identity)
