@@ -191,3 +191,27 @@ def test_oras_attach_is_an_attestation_listed_among_the_subjects_referrers(
     assert [a["type"] for a in attestations["attestations"]] == [sbom_type]
     moved = requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod", json={"version": 2}, timeout=30)
     assert moved.status_code == 200, moved.text
+
+
+def test_basic_credentials_name_the_local_user(repo: str, arca_url: str) -> None:
+    # Given a session opened by an OCI client logged in as alice (Basic credentials, which local mode never checks)
+    started = requests.post(f"{arca_url}/v2/{repo}/blobs/uploads/", auth=("alice", "anything"), timeout=30)
+    location = arca_url + started.headers["Location"]
+    # Then alice finds it, an anonymous client (the default local user) does not, nor bob
+    assert requests.get(location, auth=("alice", "other"), timeout=30).status_code == 204
+    assert requests.get(location, timeout=30).status_code == 404
+    assert requests.get(location, auth=("bob", "anything"), timeout=30).status_code == 404
+    assert requests.get(location, headers={"X-Arca-Local-User": "alice"}, timeout=30).status_code == 204
+
+
+def test_a_blob_over_one_requests_bound_is_413_in_ocis_shape_naming_the_proxy(repo: str, arca_url: str) -> None:
+    # Over what Lambda takes (the dispatcher's bound), and over what API Gateway takes (the local server's own)
+    for size in (4_669_441, 10 * 1024 * 1024 + 1):
+        content = b"x" * size
+        digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        answer = requests.post(f"{arca_url}/v2/{repo}/blobs/uploads/", params={"digest": digest}, data=content)
+        assert answer.status_code == 413
+        [error] = answer.json()["errors"]
+        assert error["code"] == "SIZE_INVALID" and "arca oci proxy" in error["message"], error
+        assert answer.headers["Docker-Distribution-API-Version"] == "registry/2.0"
+    assert requests.head(f"{arca_url}/v2/{repo}/blobs/{digest}", timeout=30).status_code == 404
