@@ -130,6 +130,16 @@ def test_the_same_manifest_pushed_again_publishes_nothing(api: HandlerApi, pushe
     assert tags.body == {"name": "team/app", "tags": ["v1", "v2"]}
 
 
+def test_pushing_a_tag_again_leaves_its_alias_and_canary_as_they_are(api: HandlerApi, pushed: bytes) -> None:
+    _push_blob(api, "team/app", b"v2 layer")
+    assert _push(api, "team/app", "v2", _manifest({"a.bin": b"v2 layer"})).status == 201
+    body = {"version": 1, "secondary_version": 2, "secondary_version_weight": 10}
+    before = api.call("PUT", "/artifacts/team/app/aliases/stable", body).body
+    assert _push(api, "team/app", "stable", pushed).status == 201
+    after = api.call("GET", "/artifacts/team/app/aliases/stable").body
+    assert (after["revision"], after["secondary_version"]) == (before["revision"], 2)
+
+
 def test_a_manifest_naming_blobs_not_stored_is_refused_once_per_blob_and_publishes_nothing(
     api: HandlerApi, aws: SimpleNamespace
 ) -> None:
@@ -365,3 +375,15 @@ def test_bad_input_under_v2_is_refused_in_ocis_shape_and_writes_nothing(
         assert _codes(reply) == [code]
         assert all(e["message"] for e in reply.body["errors"])
     assert snapshot(aws) == before
+
+
+def test_a_purge_removes_the_artifacts_upload_sessions_and_their_bytes(
+    api: HandlerApi, aws: SimpleNamespace, pushed: bytes
+) -> None:
+    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    api.call("PATCH", location, raw=b"half a blob")
+    assert api.call("DELETE", "/artifacts/team/app", query={"force": "true"}).status == 204
+    assert api.call("GET", location).status == 404
+    stored = snapshot(aws)
+    assert not [k for k in stored["objects"] if k.startswith("artifacts/team/app/")]
+    assert not [i for i in stored["items"] if i[0] == "__team/app-ocisessions"]

@@ -450,6 +450,24 @@ def sweep_key() -> Key:
 # Every partition of the base table, by what it holds: those of one artifact's name, and the others (each built
 # from something that is not a name). The partition-collision tests walk these, and a test fails for a builder
 # left out of them.
+# OCI upload sessions (decision 105): one item per session in the artifact's partition `__<name>-ocisessions`, sort
+# key the session's id; its bytes so far are one staging object beside the artifact's blobs (an `oci-upload.` key,
+# never a sha256, so no content's collection lists it), tagged as an upload so the bucket's lifecycle removes it
+# when the session is abandoned.
+
+
+def oci_sessions_pk(name: str) -> str:
+    return f"__{name}-ocisessions"  # no other suffix ends with `-ocisessions`, nor it with one
+
+
+def oci_session_key(name: str, session: str) -> Key:
+    return {"pk": oci_sessions_pk(name), "sk": session}
+
+
+def oci_staging_key(name: str, session: str) -> str:
+    return f"{blob_prefix(name)}oci-upload.{session}"
+
+
 NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "artifact": artifact_pk,
     "aliases": alias_pk,
@@ -464,6 +482,7 @@ NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "uploads": uploads_pk,
     "retention": retention_pk,
     "content counts": blobs_pk,
+    "OCI upload sessions": oci_sessions_pk,
 }
 OTHER_PARTITIONS: dict[str, Callable[[str], str]] = {
     "names": lambda _: NAMES_PK,
@@ -478,21 +497,3 @@ INDEX_PARTITIONS: dict[str, Callable[[str, str], str]] = {
     "artifact tags": artifact_tag_search_pk,
     "retention policies": lambda *_: RETENTION_INDEX_PK,
 }
-
-
-# OCI upload sessions (decision 105): one item per session in the artifact's partition `__<name>-oci-uploads`, sort
-# key the session's id; its bytes so far are one staging object beside the artifact's blobs (an `oci-upload.` key,
-# never a sha256, so no content's collection lists it), tagged as an upload so the bucket's lifecycle removes it
-# when the session is abandoned.
-
-
-def oci_sessions_pk(name: str) -> str:
-    return f"__{name}-oci-uploads"
-
-
-def oci_session_key(name: str, session: str) -> Key:
-    return {"pk": oci_sessions_pk(name), "sk": session}
-
-
-def oci_staging_key(name: str, session: str) -> str:
-    return f"{blob_prefix(name)}oci-upload.{session}"

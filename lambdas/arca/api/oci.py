@@ -280,10 +280,7 @@ def oci_error(error: RegistryError, unknown: str) -> OciError:
     details = error.details if isinstance(error.details, dict) else {}
     detail = {k: v for k, v in {"field": error.field, **details}.items() if v is not None} or None
     if isinstance(error, NotFoundError):
-        code = "BLOB_UPLOAD_UNKNOWN" if error.field == "upload" else unknown
-        if unknown == "MANIFEST_UNKNOWN" and error.field is None and "has no LATEST" not in error.message:
-            code = "MANIFEST_UNKNOWN"
-        return OciError.of(code, error.message, detail)
+        return OciError.of("BLOB_UPLOAD_UNKNOWN" if error.field == "upload" else unknown, error.message, detail)
     if isinstance(error, PolicyViolation | VersionPinnedError):
         return OciError.of("DENIED", error.message, detail, status=409)
     if isinstance(error, ContentionError | ThrottledError):

@@ -217,7 +217,8 @@ class Oci:
             pushed = Pushed(published.version, created=not published.deduplicated)
         if tag is not None:
             live = self.alias_store.alias(name, tag)
-            if live is None or live.deleted or live.version != pushed.version or live.secondary_version is not None:
+            # Already there (a client's retry, the same push again): the alias, its canary included, is left as is.
+            if live is None or live.deleted or live.version != pushed.version:
                 self.aliases.set(name, tag, AliasBody(version=pushed.version), identity=identity)
         return pushed
 

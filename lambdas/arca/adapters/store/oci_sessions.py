@@ -1,4 +1,4 @@
-"""OCI blob upload sessions: one item each (decision 105), `__<name>-oci-uploads` / `<id>`.
+"""OCI blob upload sessions: one item each (decision 105), `__<name>-ocisessions` / `<id>`.
 
 The item holds who opened the session (`caller`), how many bytes its staging object holds (`offset`), when it was
 opened and a TTL (the table removes an abandoned session; the bucket's lifecycle rule its staging object). Every

@@ -92,6 +92,7 @@ class PurgeStore:
         # Rollouts first too: once its item is gone, a running rollout's next write fails its own condition.
         partitions = (
             (keys.uploads_pk(name), None),
+            (keys.oci_sessions_pk(name), None),
             (keys.retention_pk(name), None),
             (keys.blobs_pk(name), None),
             (keys.rollout_pk(name), None),
