@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import requests
 
 from tests.helpers import HandlerApi
 from tests.integration.conftest import snapshot
@@ -387,3 +388,27 @@ def test_a_purge_removes_the_artifacts_upload_sessions_and_their_bytes(
     stored = snapshot(aws)
     assert not [k for k in stored["objects"] if k.startswith("artifacts/team/app/")]
     assert not [i for i in stored["items"] if i[0] == "__team/app-ocisessions"]
+
+
+def test_multipart_content_arca_uploaded_is_a_blob_an_oci_client_finds_and_fetches(api: HandlerApi) -> None:
+    from tests.integration.test_multipart import DATA, put_part, start
+
+    # Given content `arca publish` uploaded in parts (verified on completion), never published
+    upload = start(api, "team/big", DATA)
+    for target in upload["parts"]:
+        assert put_part(target, DATA).status_code == 200
+    assert api.call("POST", f"/artifacts/team/big/uploads/{upload['id']}/complete").status == 200
+    # When an OCI client looks for it, then fetches it
+    head = api.call("HEAD", f"/v2/team/big/blobs/{_digest(DATA)}")
+    fetched = api.call("GET", f"/v2/team/big/blobs/{_digest(DATA)}")
+    # Then it is there, and the redirect serves its bytes
+    assert (head.status, head.headers["Content-Length"]) == (200, str(len(DATA)))
+    assert fetched.status == 307
+    assert hashlib.sha256(requests.get(fetched.headers["Location"], timeout=30).content).hexdigest() == _digest(
+        DATA
+    ).removeprefix("sha256:")
+    # And a manifest naming it publishes
+    _push_blob(api, "team/big", CONFIG)
+    document = json.loads(_manifest({}))
+    document["layers"] = [_descriptor(DATA, title="weights.bin")]
+    assert _push(api, "team/big", "v1", json.dumps(document).encode()).status == 201

@@ -31,6 +31,7 @@ from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.oci_sessions import OciSession, OciSessionStore
+from arca.adapters.store.uploads import COMPLETE
 from arca.domain.entities import Attestation, Resolution
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
 from arca.domain.models import AliasBody, AttestationBody
@@ -104,18 +105,31 @@ class Oci:
     # Blobs
 
     def blob_size(self, name: str, sha256: str) -> int | None:
-        """The size of the artifact's content `sha256` (one S3 HeadObject), or None when it holds none."""
-        stat = self.blobs.stat(keys.blob_key(name, sha256))
-        return None if stat is None else stat.size
+        """The size of the artifact's content `sha256`, or None when it holds none."""
+        stored = self._stored(name, sha256)
+        return None if stored is None else stored[1]
 
     def blob_url(self, name: str, sha256: str) -> str | None:
-        """A presigned URL of the content (no call once it is known to be stored), or None."""
-        if self.blob_size(name, sha256) is None:
+        """A presigned URL of the content (signed locally), or None."""
+        stored = self._stored(name, sha256)
+        if stored is None:
             return None
-        url, _ = self.blobs.presign_download(
-            keys.blob_key(name, sha256), content_type=BLOB_CONTENT_TYPE, filename=f"sha256-{sha256}"
-        )
+        url, _ = self.blobs.presign_download(stored[0], content_type=BLOB_CONTENT_TYPE, filename=f"sha256-{sha256}")
         return url
+
+    def _stored(self, name: str, sha256: str) -> tuple[str, int] | None:
+        """Where the content is and its size: its single PUT (one S3 HeadObject), else its newest verified multipart
+        layout (`arca publish` of a large file: one Query of its layouts, one HeadObject), else None."""
+        key = keys.blob_key(name, sha256)
+        stat = self.blobs.stat(key)
+        if stat is not None:
+            return key, stat.size
+        verified = [layout for layout in self.reading.layouts.layouts(name, sha256) if layout.state == COMPLETE]
+        if not verified:
+            return None
+        key = keys.multipart_blob_key(name, sha256, verified[0].parts_sha256)
+        stat = self.blobs.stat(key)
+        return None if stat is None else (key, stat.size)
 
     def put_blob(self, name: str, sha256: str, body: bytes) -> None:
         """Store bytes (whose SHA-256 the caller checked) as the content `sha256`: nothing when they are stored
