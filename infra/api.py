@@ -61,6 +61,15 @@ _GATEWAY_ERROR_TEMPLATE = (
     '"request_id": "$context.requestId"}}'
 )
 GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
+# A body over what API Gateway takes (10 MB) is refused before any function runs, whatever its path: the answer
+# carries both shapes, Arca's `error` and OCI's `errors` (SIZE_INVALID, naming the way through), since a gateway
+# response's template cannot test the path (it is no VTL, only variable substitution).
+_TOO_LARGE_TEMPLATE = (
+    '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, '
+    '"request_id": "$context.requestId"}, "errors": [{"code": "SIZE_INVALID", "message": "the request body is over '
+    "what API Gateway takes (10 MB); push blobs through `arca oci proxy`, which sends blobs of any size to S3"
+    '"}]}'
+)
 BINARY_MEDIA_TYPES = ("application/octet-stream",)
 # The security scheme every operation names: SigV4 (IAM authorisation, `AWS_IAM` on each method).
 SIGV4 = "sigv4"
@@ -152,8 +161,11 @@ def openapi_body(routes: Iterable[Route], targets: Mapping[str, str], *, title: 
         # In the body rather than as AWS::ApiGateway::GatewayResponse resources: a body update may replace what the
         # API holds, and would drop responses the body does not carry.
         "x-amazon-apigateway-gateway-responses": {
-            response_type: {"responseTemplates": {"application/json": _GATEWAY_ERROR_TEMPLATE}}
-            for response_type in GATEWAY_RESPONSES
+            **{
+                response_type: {"responseTemplates": {"application/json": _GATEWAY_ERROR_TEMPLATE}}
+                for response_type in GATEWAY_RESPONSES
+            },
+            "REQUEST_TOO_LARGE": {"responseTemplates": {"application/json": _TOO_LARGE_TEMPLATE}},
         },
     }
 

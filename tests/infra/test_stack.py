@@ -683,8 +683,18 @@ def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[st
         response_type: response["responseTemplates"]["application/json"]
         for response_type, response in _body(template)["x-amazon-apigateway-gateway-responses"].items()
     }
-    # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}
-    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX"}
+    # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}, and a body
+    # too large for it OCI's shape as well (SIZE_INVALID naming the proxy), for OCI's clients under /v2/
+    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX", "REQUEST_TOO_LARGE"}
+    too_large = json.loads(
+        responses["REQUEST_TOO_LARGE"]
+        .replace("$context.error.responseType", "REQUEST_TOO_LARGE")
+        .replace("$context.error.messageString", '"Request Too Large"')
+        .replace("$context.requestId", "id")
+    )
+    assert too_large["error"] == {"code": "REQUEST_TOO_LARGE", "message": "Request Too Large", "request_id": "id"}
+    [oci] = too_large["errors"]
+    assert oci["code"] == "SIZE_INVALID" and "arca oci proxy" in oci["message"]
     for body in responses.values():
         assert body.startswith('{"error": {')
         assert '"code": "$context.error.responseType"' in body
