@@ -167,15 +167,17 @@ def test_a_manifest_whose_layer_has_another_size_is_invalid(api: HandlerApi) -> 
     assert (reply.status, _codes(reply)) == (400, ["MANIFEST_INVALID"])
 
 
-@pytest.mark.parametrize("tag", ["v1.0", "Prod", "1.0.0"])
-def test_a_tag_outside_arcas_alias_grammar_is_refused_before_anything_is_published(
-    api: HandlerApi, aws: SimpleNamespace, tag: str
-) -> None:
-    _push_blob(api, "team/app", CONFIG)
-    before = snapshot(aws)
-    reply = _push(api, "team/app", tag, _manifest({}))
-    assert (reply.status, _codes(reply)) == (400, ["TAG_INVALID"])
-    assert snapshot(aws) == before
+def test_any_oci_tag_is_an_alias(api: HandlerApi, pushed: bytes) -> None:
+    for tag in ("v1.0", "Prod", "1.0.0", "_x"):
+        assert _push(api, "team/app", tag, pushed).status == 201
+        assert api.call("GET", f"/artifacts/team/app/aliases/{tag}").body["version"] == 1
+        assert api.call("GET", f"/v2/team/app/manifests/{tag}").status == 200
+    # Byte order: digits, upper case, `_`, lower case
+    assert api.call("GET", "/v2/team/app/tags/list").body["tags"] == ["1.0.0", "Prod", "_x", "v1", "v1.0"]
+    # A version number and LATEST are references, never tags
+    for reference in ("7", "LATEST"):
+        reply = _push(api, "team/app", reference, pushed)
+        assert (reply.status, _codes(reply)) == (400, ["TAG_INVALID"])
 
 
 def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: HandlerApi) -> None:

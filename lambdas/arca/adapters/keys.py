@@ -186,9 +186,9 @@ def rollout_key(name: str, alias: str) -> Key:
 # Links (symbolic links between names).
 #
 # A link is stored at its own name's LATEST key (so the GetItem of LATEST that reads start with shows it), with
-# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are
-# [a-z][a-z0-9_-]*, and `~` sorts after all of those): a point read of an alias or a version is a Query
-# `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
+# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are OCI tags,
+# [A-Za-z0-9_][A-Za-z0-9._-]*, and `~` sorts after all of those): a point read of an alias or a version is a
+# Query `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
 LINK_SK = "~link"
 
 

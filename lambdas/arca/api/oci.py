@@ -34,7 +34,6 @@ from arca.domain.errors import (
     ValidationError,
     VersionPinnedError,
 )
-from arca.domain.names import ALIAS_PATTERN
 from arca.domain.trees import FileEntry
 from arca.protocols.oci import (
     BlobInfo,
@@ -61,7 +60,6 @@ reads = Router()
 writes = Router()
 
 T = TypeVar("T")
-ALIAS = re.compile(ALIAS_PATTERN)
 ATTESTATION_TYPE = re.compile(r"[a-z0-9][a-z0-9.+_/-]{0,127}")
 PREFIX = "/v2"
 
@@ -148,16 +146,6 @@ class OciBackend:
         by_path = {f.path: f for f in files}
         entries = [FileEntry(f.path, f.digest.hex, f.size, f.media_type) for f in files]
         tag = reference.tag if reference.kind is RefKind.TAG else None
-        if tag is not None and not ALIAS.fullmatch(tag):
-            raise OciError.of(
-                "TAG_INVALID",
-                f"tag {tag!r}: Arca's aliases match {ALIAS_PATTERN} (OCI's wider tag grammar is not served yet)",
-                {"tag": tag},
-            )
-        if reference.kind is RefKind.DIGEST and reference.digest != manifest.digest:
-            raise OciError.of(
-                "DIGEST_INVALID", f"the manifest's digest is {manifest.digest}, not {reference.digest}", str(reference)
-            )
         try:
             self.oci.push(name, manifest.body, manifest.media_type, entries, tag=tag, identity=self.identity)
         except ConflictError as error:
