@@ -10,6 +10,7 @@ What a prefix grant cannot narrow (IAM sees the path, not the query string) is l
 - `GET /artifacts` lists every name in the registry (names and link targets, no content): granted only with
   `list_names=True`.
 - `GET /versions` (registry-wide search) is never part of a prefix grant.
+- A tagged OCI manifest push (`PUT /v2/<name>/manifests/<tag>`) moves an alias and publishes: an alias manager's.
 - Creating a link (`PUT …/link`) lets the prefix's readers read the link's target, wherever it lies: it is a
   grant of its own (`grant_link_management`), never part of the publisher's.
 """
@@ -44,12 +45,21 @@ def _under(prefix: str, method: str, suffixes: tuple[str, ...]) -> Grant:
     return [(method, f"{name}{suffix}") for suffix in suffixes for name in (base, f"{base}/*")]
 
 
+def _oci(prefix: str, method: str, suffixes: tuple[str, ...]) -> Grant:
+    """The OCI routes `suffixes` of the repository `prefix` itself and of every name below it (`v2/<name>/…`)."""
+    check_prefix(prefix)
+    base = f"v2/{prefix}"
+    return [(method, f"{name}{suffix}") for suffix in suffixes for name in (base, f"{base}/*")]
+
+
 def reader_paths(prefix: str, *, list_names: bool = False) -> Grant:
     """Every read of the names under `prefix` (summary, versions, aliases, history, resolve, content), through
     links under it too; `/health`, `/openapi.json` and `/signing-key` (to verify what it reads); `GET /artifacts`
-    (every name) only with `list_names`."""
+    (every name) only with `list_names`. Through OCI: `GET /v2/` and every GET and HEAD of its repositories; through
+    the Hugging Face routes: its repos' reads (`hf_reader_paths`)."""
     grant = [("GET", f"artifacts/{check_prefix(prefix)}"), ("GET", f"artifacts/{prefix}/*")]
     grant += [("GET", "health"), ("GET", "openapi.json"), ("GET", "signing-key")]
+    grant += [("GET", "v2"), ("GET", f"v2/{prefix}/*"), ("HEAD", f"v2/{prefix}/*")]
     return grant + hf_reader_paths(prefix) + ([("GET", "artifacts")] if list_names else [])
 
 
@@ -94,14 +104,25 @@ def publisher_paths(prefix: str) -> Grant:
         ("PATCH", f"artifacts/{prefix}/*"),
         ("DELETE", f"artifacts/{prefix}"),
         ("DELETE", f"artifacts/{prefix}/*"),
+        # OCI: blob uploads (monolithic and sessions), a manifest pushed by its digest (a publish that moves no
+        # alias), and the deletes (a tag, a manifest, a session), as the REST deletes under the prefix.
+        *_oci(prefix, "POST", ("/blobs/uploads",)),
+        *_oci(prefix, "PATCH", ("/blobs/uploads/*",)),
+        *_oci(prefix, "PUT", ("/blobs/uploads/*", "/manifests/sha256:*")),
+        ("DELETE", f"v2/{prefix}/*"),
     ]
 
 
 def alias_manager_paths(prefix: str) -> Grant:
     """Alias writes, rollbacks, rollouts (`PUT`/`DELETE …/aliases/<alias>/rollout`), policies and promotions (their
-    requests, approvals and rejections) under `prefix`. An alias's policy narrows further who may do what."""
+    requests, approvals and rejections) under `prefix`. An alias's policy narrows further who may do what.
+
+    A manifest pushed with a tag through OCI moves an alias (and publishes the manifest, whose blobs a publisher
+    uploaded): IAM sees only the path, which does not tell a tag from a digest but by its `sha256:`, so a tagged
+    push is an alias manager's (decision 103)."""
     return [
         *_under(prefix, "PUT", ("/aliases/*",)),
+        *_oci(prefix, "PUT", ("/manifests/*",)),
         *_under(prefix, "DELETE", ("/aliases/*",)),
         *_under(prefix, "POST", ("/aliases/*/rollback", "/aliases/*/promotions", "/aliases/*/promotions/*")),
     ]

@@ -61,6 +61,17 @@ _GATEWAY_ERROR_TEMPLATE = (
     '"request_id": "$context.requestId"}}'
 )
 GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
+# A body over what API Gateway takes (10 MB) is refused before any function runs, whatever its path: the answer
+# carries both shapes, Arca's `error` and OCI's `errors` (SIZE_INVALID, naming the way through), since a gateway
+# response's template cannot test the path (it is no VTL, only variable substitution).
+_TOO_LARGE_TEMPLATE = (
+    '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, '
+    '"request_id": "$context.requestId"}, "errors": [{"code": "SIZE_INVALID", "message": "the request body is over '
+    "what API Gateway takes (10 MB); publish larger blobs with `arca publish`, which uploads to S3 in parts, then "
+    "push the manifest"
+    '"}]}'
+)
+BINARY_MEDIA_TYPES = ("application/octet-stream",)
 # The security scheme every operation names: SigV4 (IAM authorisation, `AWS_IAM` on each method).
 SIGV4 = "sigv4"
 _PARAM = re.compile(r"\{(\w+)\+?\}")  # a greedy `{proxy+}` is the parameter `proxy`
@@ -144,11 +155,18 @@ def openapi_body(routes: Iterable[Route], targets: Mapping[str, str], *, title: 
                 }
             }
         },
+        # OCI's blob bodies (uploads, session chunks) reach the functions as bytes (base64 in the event), not as text
+        # API Gateway would re-encode: oras-py and skopeo send them as application/octet-stream. No JSON route
+        # takes that type (a function answers it 415).
+        "x-amazon-apigateway-binary-media-types": list(BINARY_MEDIA_TYPES),
         # In the body rather than as AWS::ApiGateway::GatewayResponse resources: a body update may replace what the
         # API holds, and would drop responses the body does not carry.
         "x-amazon-apigateway-gateway-responses": {
-            response_type: {"responseTemplates": {"application/json": _GATEWAY_ERROR_TEMPLATE}}
-            for response_type in GATEWAY_RESPONSES
+            **{
+                response_type: {"responseTemplates": {"application/json": _GATEWAY_ERROR_TEMPLATE}}
+                for response_type in GATEWAY_RESPONSES
+            },
+            "REQUEST_TOO_LARGE": {"responseTemplates": {"application/json": _TOO_LARGE_TEMPLATE}},
         },
     }
 

@@ -35,6 +35,7 @@ from typing import Any, NoReturn, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from arca.domain.names import reserved_word
+from arca.protocols.oci.dispatch import LARGE_BLOB_HINT
 from arca_client import loopback
 from arca_client.config import DEFAULT_ENDPOINT, ENDPOINT_ENV
 from local import docs, iam
@@ -102,6 +103,22 @@ def preload_handlers(load: HandlerLoader = load_handler) -> None:
 
 def _header(headers: dict[str, list[str]], name: str) -> str | None:
     return next((values[-1] for key, values in headers.items() if key.lower() == name.lower()), None)
+
+
+# The OCI codes of the answers local mode gives before a function runs (framing, size, origin, unknown method).
+_OCI_CODES = {400: "BLOB_UPLOAD_INVALID", 403: "DENIED", 404: "NAME_UNKNOWN", 405: "UNSUPPORTED", 413: "SIZE_INVALID"}
+
+
+def basic_user(authorization: str | None) -> str | None:
+    """The user name of Basic credentials (what an OCI client sends after `login`), or None: local mode acts as that
+    user, as with X-Arca-Local-User; credentials it cannot read are anonymous (the default user)."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        return base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")[0]
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def caller_arn(user: str) -> str:
@@ -323,7 +340,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         """The caller's ARN: the IAM user named by X-Arca-Local-User (a bad name is a 400), by default `local`."""
         user = self.headers.get(LOCAL_USER_HEADER)
         if user is None:
-            return caller_arn(DEFAULT_LOCAL_USER)
+            user = basic_user(self.headers.get("Authorization"))
+            return caller_arn(user if user is not None and LOCAL_USER.fullmatch(user) else DEFAULT_LOCAL_USER)
         if not LOCAL_USER.fullmatch(user):
             self.close_connection = True  # its body is left unread
             raise _ReplyError(
@@ -382,7 +400,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _refuse_too_large(self) -> NoReturn:
         self.close_connection = True  # the unread body is still on the socket
-        raise _ReplyError(413, "PayloadTooLargeError", f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes")
+        message = f"the request body exceeds {MAX_PAYLOAD_BYTES} bytes"
+        if re.match(r"/v2(/|$)", urlsplit(self.path).path):
+            message += "; " + LARGE_BLOB_HINT
+        raise _ReplyError(413, "PayloadTooLargeError", message)
 
     def _send_proxy_response(self, response: Any, request_id: str, function: str) -> int:
         """Write a proxy response; `headers` and `multiValueHeaders` merge as in API Gateway."""
@@ -399,6 +420,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return int(response["statusCode"])
 
     def _send_error(self, reply: _ReplyError, request_id: str) -> None:
+        if re.match(r"/v2(/|$)", urlsplit(self.path).path):
+            # OCI's clients read OCI's error shape under /v2/ (a body over the bound says how to push a larger blob).
+            headers = [("Content-Type", "application/json"), ("Docker-Distribution-API-Version", "registry/2.0")]
+            body = json.dumps({"errors": [{"code": _OCI_CODES.get(reply.status, "UNKNOWN"), "message": reply.message}]})
+            self._write(reply.status, [*headers, *reply.headers.items()], body.encode(), request_id)
+            return
         error = {"code": reply.code, "message": reply.message, "request_id": request_id}
         body = {"error": {**error, **({"field": reply.field} if reply.field else {})}}
         headers = [("Content-Type", "application/json"), *reply.headers.items()]
@@ -410,8 +437,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
             if name.lower() not in ("content-length", "connection", "transfer-encoding"):
                 self.send_header(name, value)
         self.send_header("x-amzn-RequestId", request_id)
+        # A HEAD's answer keeps the length the function gave (the entity's size; skopeo reads a blob's size from it).
+        given = next((v for n, v in headers if n.lower() == "content-length"), None) if self.command == "HEAD" else None
         if status >= 200 and status != 204:
-            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Content-Length", given if given is not None else str(len(payload)))
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()

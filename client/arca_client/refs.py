@@ -13,7 +13,7 @@ LATEST = "LATEST"
 SHA256_PREFIX = "sha256:"
 MAX_VERSION = 999_999
 _NUMBER = re.compile(r"[0-9]+")
-_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_ALIAS = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")  # an OCI tag; all digits is a version number
 _HEX = re.compile(r"[0-9a-f]{64}")
 GRAMMAR = "NAME@VERSION, NAME@LATEST, NAME@ALIAS or NAME@sha256:<hex>"
 
@@ -43,7 +43,7 @@ def parse_ref(text: str) -> str:
         return SHA256_PREFIX + digest
     if not _ALIAS.fullmatch(text):
         raise ValueError(
-            f"{text!r} is not a ref: a version number, LATEST, an alias ([a-z][a-z0-9_-]*) or sha256:<hex>"
+            f"{text!r} is not a ref: a version number, LATEST, an alias ([A-Za-z0-9_][A-Za-z0-9._-]*) or sha256:<hex>"
         )
     return text
 

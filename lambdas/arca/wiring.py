@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
     from arca.services.links import Links
+    from arca.services.oci import Oci
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.retention import Retention
@@ -303,6 +304,22 @@ class Services:
         )
 
     @cached_property
+    def oci(self) -> Oci:
+        from arca.adapters.store.oci_sessions import OciSessionStore
+        from arca.services.oci import Oci
+
+        return Oci(
+            self.publishing,
+            self.reading,
+            self.aliases,
+            self.stores.aliases,
+            OciSessionStore(self.stores.table),
+            self.blobs,
+            self.policy,
+            self.attesting,
+        )
+
+    @cached_property
     def events(self) -> Events:
         from arca.services.events import Events
 
@@ -369,6 +386,10 @@ def tagging() -> Tagging:
 
 def searching() -> Searching:
     return services().searching
+
+
+def oci() -> Oci:
+    return services().oci
 
 
 def events() -> Events:

@@ -227,7 +227,7 @@ def test_every_error_path_has_its_exit_code(cli: Cli, unique: str, tmp_path: Pat
         (["show", f"{unique}/aliases/app@1"], 1, "ValidationError"),
         (["publish", f"{unique}//app", source], 1, "ValidationError"),
         (["versions", f"{unique}//app"], 1, "ValidationError"),
-        (["alias", "set", name, "Prod", "1"], 1, "ValidationError"),
+        (["alias", "set", name, "a~b", "1"], 1, "ValidationError"),
         (["alias", "set", name, "prod", "1", "--canary", "1", "--weight", "10"], 1, "ValidationError"),
         (["delete", name], 1, "UsageError"),
         (["prune", name], 1, "UsageError"),

@@ -38,8 +38,8 @@ def test_served_document_is_valid_openapi_and_the_one_generated_from_the_code(ar
 def test_every_route_is_documented_with_its_method_operation_and_answers() -> None:
     # Given
     paths = document()["paths"]
-    # Then every route of the route table is there (placeholders of later features excepted), under its operation
-    # id, with a success and its errors
+    # Then every route of the route table is there (placeholders of later features and other protocols' routes
+    # excepted), under its operation id, with a success and its errors
     served = [route for route in ROUTES if route.documented]
     for route in served:
         operation = paths[route.path][route.method.lower()]

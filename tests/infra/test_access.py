@@ -71,6 +71,9 @@ def test_reader_grant_is_every_get_under_the_prefix_and_no_registry_wide_route(g
             f"{API}/GET/hf/api/models/team-a/*",
             f"{API}/GET/hf/team-a/*",
             f"{API}/HEAD/hf/team-a/*",
+            f"{API}/GET/v2",
+            f"{API}/GET/v2/team-a/*",
+            f"{API}/HEAD/v2/team-a/*",
         ]
     )
 
@@ -90,6 +93,14 @@ def test_publisher_grant_is_the_publish_routes_and_never_a_link_or_alias_write(g
         ("PUT", "retention"),
     ):
         expected += [f"{API}/{method}/artifacts/team-a/{suffix}", f"{API}/{method}/artifacts/team-a/*/{suffix}"]
+    for method, suffix in (
+        ("POST", "blobs/uploads"),
+        ("PATCH", "blobs/uploads/*"),
+        ("PUT", "blobs/uploads/*"),
+        ("PUT", "manifests/sha256:*"),
+    ):
+        expected += [f"{API}/{method}/v2/team-a/{suffix}", f"{API}/{method}/v2/team-a/*/{suffix}"]
+    expected += [f"{API}/DELETE/v2/team-a/*"]
     assert granted["Team1"] == sorted(expected)
 
 
@@ -104,7 +115,7 @@ def test_alias_manager_and_link_manager_grants(granted: dict[str, list[str]]) ->
             ("POST", "aliases/*/promotions/*"),
         )
         for below in ("", "/*")
-    )
+    ) + sorted([f"{API}/PUT/v2/team-a/manifests/*", f"{API}/PUT/v2/team-a/*/manifests/*"])
     assert granted["Team3"] == sorted(
         f"{API}/{method}/artifacts/team-a{below}/link" for method in ("PUT", "DELETE") for below in ("", "/*")
     )
@@ -120,6 +131,8 @@ def _allows(grant: list[tuple[str, str]], method: str, path: str) -> bool:
 
 OUTSIDE = [
     ("GET", "artifacts/team-ab"),
+    ("GET", "v2/team-ab/manifests/v1"),
+    ("PUT", "v2/team-ab/manifests/sha256:ab"),
     ("GET", "artifacts/team-ab/versions"),
     ("GET", "artifacts/team-a-old/resolve/prod"),
     ("GET", "artifacts/team/a/versions"),
@@ -145,6 +158,11 @@ GRANTS = (reader_paths, publisher_paths, alias_manager_paths, link_manager_paths
 
 INSIDE = [
     (reader_paths, "GET", "artifacts/team-a"),
+    (reader_paths, "GET", "v2"),
+    (reader_paths, "HEAD", "v2/team-a/api/blobs/sha256:ab"),
+    (publisher_paths, "PATCH", "v2/team-a/blobs/uploads/0123"),
+    (publisher_paths, "PUT", "v2/team-a/api/manifests/sha256:ab"),
+    (alias_manager_paths, "PUT", "v2/team-a/api/manifests/v1"),
     (reader_paths, "GET", "artifacts/team-a/api/resolve/prod/content"),
     (publisher_paths, "POST", "artifacts/team-a/api/versions"),
     (publisher_paths, "DELETE", "artifacts/team-a/api"),
@@ -221,6 +239,11 @@ def test_readers_cannot_lease_or_release() -> None:
 @pytest.mark.parametrize(("paths", "method", "path"), INSIDE)
 def test_each_grant_reaches_its_routes_under_the_prefix(paths: Any, method: str, path: str) -> None:
     assert _allows(paths("team-a"), method, path)
+
+
+def test_a_tagged_oci_push_moves_an_alias_so_a_publisher_alone_cannot() -> None:
+    assert not _allows(publisher_paths("team-a"), "PUT", "v2/team-a/api/manifests/v1")
+    assert not _allows(reader_paths("team-a"), "PUT", "v2/team-a/api/manifests/sha256:ab")
 
 
 def test_publishers_and_alias_managers_cannot_create_links() -> None:

@@ -636,7 +636,8 @@ def test_the_api_definition_spells_each_name_depth_only_up_to_a_family(template:
     # When it is compared with the route table: the routes outside families, each family's greedy methods
     outside = {(r.method, r.path) for r in ROUTES if r.family is None}
     greedy = {(m, f"{f.prefix}/{{proxy+}}") for f, methods in FAMILY_METHODS.items() for m in methods}
-    # Then those are exactly its operations, and the served document has every route but the placeholders
+    # Then those are exactly its operations, and the served document has every route but the placeholders and
+    # OCI's (which OCI's specification defines)
     assert folded == outside | greedy
     served = {(method.upper(), path) for path, item in openapi.document()["paths"].items() for method in item}
     assert served == {(route.method, route.path) for route in ROUTES if route.documented}
@@ -682,13 +683,31 @@ def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[st
         response_type: response["responseTemplates"]["application/json"]
         for response_type, response in _body(template)["x-amazon-apigateway-gateway-responses"].items()
     }
-    # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}
-    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX"}
+    # Then 4xx and 5xx that API Gateway answers itself render {"error": {code, message, request_id}}, and a body
+    # too large for it OCI's shape as well (SIZE_INVALID naming the proxy), for OCI's clients under /v2/
+    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX", "REQUEST_TOO_LARGE"}
+    too_large = json.loads(
+        responses["REQUEST_TOO_LARGE"]
+        .replace("$context.error.responseType", "REQUEST_TOO_LARGE")
+        .replace("$context.error.messageString", '"Request Too Large"')
+        .replace("$context.requestId", "id")
+    )
+    assert too_large["error"] == {"code": "REQUEST_TOO_LARGE", "message": "Request Too Large", "request_id": "id"}
+    [oci] = too_large["errors"]
+    assert oci["code"] == "SIZE_INVALID" and "arca publish" in oci["message"]
     for body in responses.values():
         assert body.startswith('{"error": {')
         assert '"code": "$context.error.responseType"' in body
         assert '"message": $context.error.messageString' in body
         assert '"request_id": "$context.requestId"' in body
+
+
+def test_oci_blob_bodies_reach_the_functions_as_bytes(template: dict[str, Any]) -> None:
+    # Given the dev service template, when its API's binary media types are read
+    binary = _body(template)["x-amazon-apigateway-binary-media-types"]
+    # Then the type oras-py and skopeo send blobs as is binary (base64 in the event), and JSON is not
+    assert "application/octet-stream" in binary
+    assert not any(t in binary for t in ("*/*", "application/json"))
 
 
 def test_outputs_name_everything_a_client_needs(storage: dict[str, Any], template: dict[str, Any]) -> None:

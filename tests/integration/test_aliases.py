@@ -142,7 +142,7 @@ def test_bad_alias_input_names_the_field_and_writes_nothing(
     assert snapshot(aws) == before
 
 
-@pytest.mark.parametrize("alias", ["LATEST", "123", "Prod", "-x"])
+@pytest.mark.parametrize("alias", ["LATEST", "123", "a~b", "-x", ".x"])
 def test_bad_alias_names_are_refused(app: HandlerApi, alias: str) -> None:
     reply = put_alias(app, alias, version=1)
     assert reply.status == 400 and reply.error["field"] == "alias"

@@ -218,7 +218,8 @@ ATTESTATIONS = "/artifacts/app/versions/1/attestations"
 CASES += [
     ("POST", ATTESTATIONS, {"content": {}}, None, 400, "type"),
     ("POST", ATTESTATIONS, {"type": "Upper", "content": {}}, None, 400, "type"),
-    ("POST", ATTESTATIONS, {"type": "t" * 65, "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "t" * 129, "content": {}}, None, 400, "type"),
+    ("POST", ATTESTATIONS, {"type": "a b", "content": {}}, None, 400, "type"),
     ("POST", ATTESTATIONS, {"type": "sbom", "content": "text"}, None, 400, "content"),
     ("POST", ATTESTATIONS, {"type": "sbom"}, None, 400, "body"),
     ("POST", ATTESTATIONS, {"type": "sbom", "sha256": GOOD}, None, 400, "body"),
@@ -265,14 +266,14 @@ CASES += [
     (
         "PUT",
         "/artifacts/app/aliases/prod/policy",
-        {"require_soak": {"alias": "Q", "seconds": 1}},
+        {"require_soak": {"alias": "a~b", "seconds": 1}},
         None,
         400,
         "require_soak.alias",
     ),
     ("PUT", "/artifacts/app/aliases/prod/policy", {"allowed_principals": [""]}, None, 400, "allowed_principals.0"),
     ("PUT", "/artifacts/app/aliases/prod/policy", {"colour": "red"}, None, 400, "colour"),
-    ("PUT", "/artifacts/app/aliases/Prod/policy", {}, None, 400, "alias"),
+    ("PUT", "/artifacts/app/aliases/a~b/policy", {}, None, 400, "alias"),
     ("POST", "/artifacts/app/aliases/prod/promotions", {}, None, 400, "version"),
     ("POST", "/artifacts/app/aliases/prod/promotions", {"version": "1"}, None, 400, "version"),
     (
@@ -521,8 +522,8 @@ def test_bad_rollout_input_is_refused_naming_the_field_and_writes_nothing(
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("PUT", "/artifacts/app/aliases/Prod/rollout"),
-        ("GET", "/artifacts/app/aliases/1x/rollout"),
+        ("PUT", "/artifacts/app/aliases/a~b/rollout"),
+        ("GET", "/artifacts/app/aliases/-x/rollout"),
         ("DELETE", "/artifacts/app/aliases/LATEST/rollout"),
         ("PUT", "/artifacts/App/aliases/prod/rollout"),
         ("DELETE", "/artifacts/app/rollout/aliases/prod/rollout"),

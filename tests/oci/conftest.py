@@ -1,4 +1,4 @@
-"""Real OCI clients (oras-py, skopeo) against the /v2/ dispatcher and against Debian's docker-registry.
+"""Real OCI clients (oras-py, skopeo) against the /v2/ dispatcher, Arca's local server and Debian's docker-registry.
 
 The clients and the reference registry install in the test setup itself: skopeo and docker-registry from Debian
 (tests/oci/harness.py `debian_tool`; `make test` installs them first, as it does Chromium), oras from
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.oci.harness import Registry, debian_tool, docker_registry
-from tests.oci.servers import FakeRegistryServer, serving_fake_registry
+from tests.oci.servers import FakeRegistryServer, Recorder, serving_fake_registry
 
 _HERE = Path(__file__).parent
 
@@ -51,7 +51,7 @@ def reference(registry_bin: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 @pytest.fixture(scope="package")
 def fake_server() -> Iterator[FakeRegistryServer]:
-    """The /v2/ dispatcher over the dict registry, unbounded bodies (as behind `arca oci proxy`)."""
+    """The /v2/ dispatcher over the dict registry, unbounded bodies."""
     with serving_fake_registry() as server:
         yield server
 
@@ -60,6 +60,25 @@ def fake_server() -> Iterator[FakeRegistryServer]:
 def fake(fake_server: FakeRegistryServer) -> Registry:
     fake_server.recorder.take()
     return Registry(fake_server.host, fake_server.recorder, "arca-dispatcher")
+
+
+@pytest.fixture(scope="package")
+def arca_server() -> Iterator[Registry]:
+    """Arca itself: `make local`'s server (the real handlers over DynamoDB Local and local S3), with the request
+    bounds of AWS. Addressed directly: the local server refuses a Host other than its own (a recording proxy's), so
+    its exchanges are not recorded (the local server's log has them)."""
+    from urllib.parse import urlsplit
+
+    from local.server import running_arca
+
+    with running_arca(port=0) as url:
+        yield Registry(urlsplit(url).netloc, Recorder(), "arca")
+
+
+@pytest.fixture
+def arca(arca_server: Registry) -> Registry:
+    arca_server.exchanges()
+    return arca_server
 
 
 @pytest.fixture

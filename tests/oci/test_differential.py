@@ -1,5 +1,5 @@
-"""The same client operations against Debian's docker-registry (the reference) and the /v2/ dispatcher: what the
-clients see must be the same.
+"""The same client operations against Debian's docker-registry (the reference), the /v2/ dispatcher over the dict
+registry, and Arca itself (`make local`'s server): what the clients see must be the same.
 
 Where the two differ by design, the scenario leaves it out and docs say why: the reference has no referrers API
 (distribution 2.8), keeps no version numbers, deletes a tagged manifest by digest (Arca refuses), cannot delete a
@@ -35,9 +35,10 @@ OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 
 @pytest.fixture
-def both(reference: Registry, fake: Registry) -> list[Registry]:
+def both(reference: Registry, fake: Registry, arca: Registry) -> list[Registry]:
+    """The reference, the dispatcher over the dict registry, and Arca's local server: the clients see the same."""
     reference.exchanges()
-    return [reference, fake]
+    return [reference, fake, arca]
 
 
 def _digest(content: bytes) -> str:

@@ -81,10 +81,15 @@ def test_alias_partition_cannot_collide_with_an_artifact_name() -> None:
         validate_name("__x-alias")
 
 
-@pytest.mark.parametrize("bad", ["LATEST", "1", "123", "Prod", "-x", "", "x" * 65])
+@pytest.mark.parametrize("bad", ["LATEST", "1", "123", "-x", ".x", "a~b", "a#b", "a@b", "a b", "", "x" * 129])
 def test_alias_names_are_never_numbers_or_latest(bad: str) -> None:
     with pytest.raises(ValidationError):
         validate_alias(bad)
+
+
+@pytest.mark.parametrize("good", ["prod", "Prod", "v1.0", "1.0.0", "1x", "_x", "latest", "Latest", "x" * 128])
+def test_alias_names_are_ocis_tags(good: str) -> None:
+    assert validate_alias(good) == good
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", 1), ("7", 7), (42, 42), ("999999", 999_999)])

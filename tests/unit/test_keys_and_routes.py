@@ -22,7 +22,7 @@ def test_item_keys_follow_the_spec() -> None:
     assert keys.history_key("my-app", "prod", 3) == {"pk": "__my-app-history", "sk": "prod#000003"}
 
 
-ALIASES = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
+ALIASES = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,8}", fullmatch=True).filter(lambda a: not a.isdigit())
 MOMENTS = st.datetimes().map(lambda d: d.isoformat(timespec="milliseconds") + "Z")
 
 

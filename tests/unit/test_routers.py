@@ -41,22 +41,41 @@ def test_a_route_is_given_its_service_and_a_test_can_give_it_another() -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "function"),
+    ("method", "path", "function", "status", "code"),
     [
-        ("GET", "/v2", "resolve"),
-        ("GET", "/v2/team/app/manifests/v1", "resolve"),
-        ("HEAD", "/v2/a/b/c/blobs/sha256:00", "resolve"),
-        ("PUT", "/v2/team/app/manifests/v1", "publish"),
-        ("POST", "/v2/team/app/blobs/uploads/", "publish"),
+        ("GET", "/v2", "resolve", 200, None),
+        ("GET", "/v2/", "resolve", 200, None),
+        ("GET", "/v2/_catalog", "resolve", 405, "UNSUPPORTED"),
+        ("HEAD", "/v2/a/b/c/blobs/sha256:00", "resolve", 400, None),
+        ("GET", "/v2/team/app/manifests/bad:tag:x", "resolve", 400, "DIGEST_INVALID"),
+        ("DELETE", "/v2/team/app/blobs/sha256:" + "0" * 64, "publish", 405, "UNSUPPORTED"),
+        ("PUT", "/v2/team/app/manifests/LATEST", "publish", 400, "TAG_INVALID"),
+        ("POST", "/v2/Team/blobs/uploads/", "publish", 400, "NAME_INVALID"),
     ],
 )
-def test_the_placeholders_of_later_features_answer_501_in_their_function(method: str, path: str, function: str) -> None:
-    # When a route of a family still to be built is called as API Gateway sends it
-    served_by, response = _call(method, path)
-    # Then the function of its family's method answers that it is not served yet
+def test_the_oci_family_answers_in_its_function_in_ocis_shape(
+    method: str, path: str, function: str, status: int, code: str | None
+) -> None:
+    from arca import wiring
+    from arca.handlers import publish, resolve
+
+    # Given functions whose OCI service is never reached (each request is refused, or needs no backend)
+    apps = [resolve.entry.app, publish.entry.app]
+    for app in apps:
+        app.dependency_overrides[wiring.oci] = object
+    try:
+        # When a request of the /v2/ family arrives as API Gateway sends it
+        served_by, response = _call(method, path)
+    finally:
+        for app in apps:
+            app.dependency_overrides.clear()
+    # Then its family's function answers, with the registry's version header and OCI's error shape
     assert served_by == function
-    assert response["statusCode"] == 501
-    assert json.loads(response["body"])["error"]["code"] == "NotYetImplementedError"
+    assert response["statusCode"] == status
+    headers = response.get("multiValueHeaders") or {}
+    assert headers.get("Docker-Distribution-API-Version") == ["registry/2.0"]
+    if code is not None:
+        assert json.loads(response["body"])["errors"][0]["code"] == code
 
 
 def test_the_resolve_function_starts_with_its_hot_route_and_takes_in_the_others_when_asked() -> None:

@@ -544,7 +544,7 @@ function lifecycle(name, v) {
 }
 
 function pointAliasForm(name, version, aliases) {
-  const aliasName = { pattern: "[a-z][a-z0-9_\\-]{0,63}", required: true, autocomplete: "off", placeholder: "prod" };
+  const aliasName = { pattern: "[A-Za-z0-9_][A-Za-z0-9._\\-]{0,127}", required: true, autocomplete: "off", placeholder: "prod" };
   const input = h("input", { id: "point-alias", list: "alias-names", ...aliasName });
   const form = h(
     "form",

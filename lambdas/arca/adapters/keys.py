@@ -187,9 +187,9 @@ def rollout_key(name: str, alias: str) -> Key:
 # Links (symbolic links between names).
 #
 # A link is stored at its own name's LATEST key (so the GetItem of LATEST that reads start with shows it), with
-# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are
-# [a-z][a-z0-9_-]*, and `~` sorts after all of those): a point read of an alias or a version is a Query
-# `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
+# a marker in the name's alias partition whose sort key sorts after every alias name (alias names are OCI tags,
+# [A-Za-z0-9_][A-Za-z0-9._-]*, and `~` sorts after all of those): a point read of an alias or a version is a
+# Query `sk >= key` Limit 1, which in a link's partitions lands on the link record instead of missing.
 LINK_SK = "~link"
 
 
@@ -463,6 +463,24 @@ def sweep_key() -> Key:
 # Every partition of the base table, by what it holds: those of one artifact's name, and the others (each built
 # from something that is not a name). The partition-collision tests walk these, and a test fails for a builder
 # left out of them.
+# OCI upload sessions (decision 105): one item per session in the artifact's partition `__<name>-ocisessions`, sort
+# key the session's id; its bytes so far are one staging object beside the artifact's blobs (an `oci-upload.` key,
+# never a sha256, so no content's collection lists it), tagged as an upload so the bucket's lifecycle removes it
+# when the session is abandoned.
+
+
+def oci_sessions_pk(name: str) -> str:
+    return f"__{name}-ocisessions"  # no other suffix ends with `-ocisessions`, nor it with one
+
+
+def oci_session_key(name: str, session: str) -> Key:
+    return {"pk": oci_sessions_pk(name), "sk": session}
+
+
+def oci_staging_key(name: str, session: str) -> str:
+    return f"{blob_prefix(name)}oci-upload.{session}"
+
+
 NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "artifact": artifact_pk,
     "aliases": alias_pk,
@@ -478,6 +496,7 @@ NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "uploads": uploads_pk,
     "retention": retention_pk,
     "content counts": blobs_pk,
+    "OCI upload sessions": oci_sessions_pk,
 }
 OTHER_PARTITIONS: dict[str, Callable[[str], str]] = {
     "names": lambda _: NAMES_PK,

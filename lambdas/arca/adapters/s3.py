@@ -257,6 +257,22 @@ class Blobs:
         except ClientError as error:
             raise _translate(error) from error
 
+    def put_upload(self, key: str, body: bytes) -> None:
+        """Store uploaded bytes as an upload would (an OCI client's blob, a session's staging object): with their
+        SHA-256 checksum (S3 verifies it) and the upload tag, so the lifecycle rule removes them unless a publish
+        keeps them."""
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType=UPLOAD_CONTENT_TYPE,
+                ChecksumSHA256=hex_to_b64(hashlib.sha256(body).hexdigest()),
+                Tagging=UPLOAD_TAG,
+            )
+        except ClientError as error:
+            raise _translate(error) from error
+
     def copy(self, source: str, stat: BlobStat, key: str, *, content_type: str) -> None:
         """A server-side copy of the verified blob `stat` (only if still that ETag) to `key`, without the upload
         tag (the copy never expires as an upload) and with its own content type. ConflictError(sha256) when the

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -165,7 +165,8 @@ def build_app(operations: Mapping[tuple[str, str], str], routers: Iterable[Route
         return unexpected(error)
 
     def no_route(_: Exception) -> Response[Any]:
-        """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those)."""
+        """404, or 405 with `Allow` when the path exists with other methods (API Gateway never sends those). Under
+        `/v2/`, OCI's dispatcher answers (in OCI's shape: NAME_UNKNOWN, UNSUPPORTED)."""
         error, allowed = _no_route_error(app.current_event.http_method, unquote(app.current_event.path))
         if isinstance(error, ValidationError):  # a reserved word in the name: bad input
             return refused(error)
@@ -183,7 +184,7 @@ def build_app(operations: Mapping[tuple[str, str], str], routers: Iterable[Route
     app.exception_handler(UnicodeDecodeError)(undecodable)
     app.exception_handler(RecursionError)(too_deep)
     app.exception_handler(RequestUnsupportedContentType)(not_json)
-    app.not_found(no_route)
+    app.not_found(_or_oci(app, no_route))
     app.exception_handler(Exception)(unexpected)
 
     return app
@@ -201,10 +202,31 @@ def resolve_http(
     event = {**event, "path": canonical_path(str(event.get("path") or "/"), routes)}
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     declared = str(headers.get("content-type") or "").strip().lower()
-    if event.get("body") and declared and not declared.startswith(JSON):
+    if event.get("body") and declared and not declared.startswith(JSON) and not _is_oci(str(event["path"])):
         headers["content-type"] = "application/vnd.arca.not-json"
         event.update(headers=headers, multiValueHeaders={k: [v] for k, v in headers.items()})
     return app.resolve(event, context)
+
+
+def _or_oci(app: APIGatewayRestResolver, no_route: Callable[[Exception], Response[Any]]) -> Callable[..., Any]:
+    """The not-found handler: under `/v2/`, the OCI dispatcher answers a path no route declares (`/v2/_catalog`, a
+    name it refuses) in OCI's shape; elsewhere `no_route`."""
+
+    def answer(error: Exception) -> Response[Any]:
+        if not _is_oci(unquote(app.current_event.path)):
+            return no_route(error)
+        from arca.api import dependencies
+        from arca.api.oci import serve
+
+        provider = app.dependency_overrides.get(dependencies.oci, dependencies.oci)  # as a route's Depends
+        return serve(app.current_event, provider())
+
+    return answer
+
+
+def _is_oci(path: str) -> bool:
+    """A path of OCI's family: its routes read bodies of any type themselves (blobs, manifests)."""
+    return path == "/v2" or path.startswith("/v2/")
 
 
 def invoke(

@@ -23,7 +23,7 @@ AttestationId = Annotated[
     ),
 ]
 AttestationTypeFilter = Annotated[
-    str | None, Query(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$", description="only attestations of this type")
+    str | None, Query(pattern=r"^[a-z0-9][a-z0-9.+_/-]{0,127}$", description="only attestations of this type")
 ]
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from arca.services.guards import Guards
     from arca.services.idempotency import Idempotency
     from arca.services.links import Links
+    from arca.services.oci import Oci
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.reading import Reading
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     PromotionsService = Annotated[Promotions, Depends(wiring.promotions)]
     LinksService = Annotated[Links, Depends(wiring.links)]
     ConsumersService = Annotated[Consumers, Depends(wiring.consumers)]
+    OciService = Annotated[Oci, Depends(wiring.oci)]
     TaggingService = Annotated[Tagging, Depends(wiring.tagging)]
     SearchingService = Annotated[Searching, Depends(wiring.searching)]
     EventsService = Annotated[Events, Depends(wiring.events)]
@@ -60,6 +62,7 @@ else:
     PromotionsService = Annotated[Any, Depends(wiring.promotions)]
     LinksService = Annotated[Any, Depends(wiring.links)]
     ConsumersService = Annotated[Any, Depends(wiring.consumers)]
+    OciService = Annotated[Any, Depends(wiring.oci)]
     TaggingService = Annotated[Any, Depends(wiring.tagging)]
     SearchingService = Annotated[Any, Depends(wiring.searching)]
     EventsService = Annotated[Any, Depends(wiring.events)]
@@ -73,3 +76,5 @@ rollouts = wiring.rollouts
 verification = wiring.verification
 announcer = wiring.announcer
 retention = wiring.retention
+# A `/v2/` path no route declares is still answered by the OCI dispatcher (from the app's not-found handler).
+oci = wiring.oci

@@ -16,7 +16,8 @@ VERSION = "1.0.0"
 DESCRIPTION = (
     "A registry for versioned artifacts: publish immutable versions, point aliases (with canary weights) at them, "
     "resolve an alias to a version and a download URL. Every method is IAM-authorised (SigV4, service "
-    "`execute-api`). Artifact names contain `/`; write them with plain slashes in paths."
+    "`execute-api`). Artifact names contain `/`; write them with plain slashes in paths. The OCI Distribution "
+    "API under `/v2/` is specified by the OCI Distribution Specification v1.1, not by this document."
 )
 
 

@@ -67,7 +67,7 @@ Ref = Annotated[
     Path(
         description="a version number, LATEST, an alias name, or sha256:<hex> (the newest live version with that "
         "content)",
-        pattern=rf"^([1-9][0-9]{{0,5}}|LATEST|[a-z][a-z0-9_-]{{0,63}}|{CONTENT_REF_PATTERN})$",
+        pattern=rf"^([1-9][0-9]{{0,5}}|LATEST|[A-Za-z0-9_][A-Za-z0-9._-]{{0,127}}|{CONTENT_REF_PATTERN})$",
     ),
 ]
 TagFilter = Annotated[

@@ -75,8 +75,8 @@ class Route:
     summary: str = field(default="", compare=False)  # the first line of the declaration's docstring
     stub: bool = field(default=False, compare=False)  # a placeholder of a later feature: 501, undocumented
     family: Family | None = field(default=None, compare=False)
-    # Whether the OpenAPI document lists it: not a placeholder, nor another protocol's API (the Hub's, served
-    # with the Hub's own answers).
+    # Whether the OpenAPI document lists it: not a placeholder, nor another protocol's API (the Hub's, OCI's:
+    # served with that protocol's own answers, specified elsewhere).
     documented: bool = field(default=True, compare=False)
 
     @property
@@ -85,8 +85,8 @@ class Route:
 
     @property
     def foreign(self) -> bool:
-        """A route of another protocol's API (the Hugging Face Hub's): served over HTTP with that protocol's answers,
-        not Arca's, so neither documented nor an operation of direct invocation."""
+        """A route of another protocol's API (the Hugging Face Hub's, OCI Distribution's): served over HTTP with
+        that protocol's answers, not Arca's, so neither documented nor an operation of direct invocation."""
         return not self.documented and not self.stub
 
     @property
@@ -141,8 +141,8 @@ class Router(APIGatewayRouter):
     The records become the route table (arca.api.functions): the CDK API, the local server and direct invocation
     read them, so a route exists exactly where it is declared. `stub=True` declares a placeholder of a later
     feature: it is routed and deployed, but left out of the OpenAPI document; `foreign=True` a route of another
-    protocol's API (the Hugging Face Hub's), served but left out of the document too: its answers are that
-    protocol's, not Arca's.
+    protocol's API (the Hugging Face Hub's, OCI Distribution's), served but left out of the document too: its
+    answers are that protocol's, not Arca's.
     """
 
     def __init__(self) -> None:

@@ -37,7 +37,7 @@ MAX_PRINCIPALS = 20
 MAX_APPROVALS = 5
 # A pending promotion is answered as expired (and its item removed by the table's TTL) after this long.
 PROMOTION_TTL_SECONDS = 7 * 24 * 3600
-ATTESTATION_TYPE = r"^[a-z0-9][a-z0-9.-]{0,63}$"
+ATTESTATION_TYPE = r"^[a-z0-9][a-z0-9.+_/-]{0,127}$"
 # Which path a write came by: the rules it must pass depend on it (see `violations`).
 Via = Literal["direct", "rollout", "promotion", "promotion-rollout", "rollback", "delete", "abort"]
 # The ways back: judged by `allowed_principals` alone (an abort is a rollout's way back).

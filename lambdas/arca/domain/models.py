@@ -241,7 +241,10 @@ MAX_ATTESTATIONS = 100
 MAX_INLINE_ATTESTATION = 256 * 1024
 AttestationType = Annotated[
     StrictStr,
-    Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$", description="e.g. slsa-provenance, sbom-spdx, test-report"),
+    Field(
+        pattern=r"^[a-z0-9][a-z0-9.+_/-]{0,127}$",
+        description="e.g. slsa-provenance, sbom-spdx, test-report, or a media type (an OCI artifactType)",
+    ),
 ]
 
 

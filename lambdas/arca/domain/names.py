@@ -36,8 +36,10 @@ SEGMENT_PATTERN = r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?"
 _SEGMENT = re.compile(SEGMENT_PATTERN)
 # The whole grammar as one pattern, for the OpenAPI document (the reserved words are checked in code).
 NAME_PATTERN = rf"^{SEGMENT_PATTERN}(/{SEGMENT_PATTERN}){{0,{MAX_SEGMENTS - 1}}}$"
-# An alias starts with a letter, so it is never a version number, and is lower case, so never LATEST.
-ALIAS_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+# An alias is an OCI tag (SPEC: alias names widen to OCI's grammar), never all digits (a version number) and never
+# LATEST; it holds neither `#` nor `@`, which the history's keys use, and sorts below `~` (the link marker's key).
+ALIAS_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$"
+ALIAS_RULE = "[A-Za-z0-9_][A-Za-z0-9._-]{0,127}, not all digits, not LATEST"
 _ALIAS = re.compile(ALIAS_PATTERN)
 # No leading zero: one spelling per version, as the OpenAPI pattern `^[1-9][0-9]{0,5}$` says.
 _VERSION = re.compile(r"[1-9][0-9]{0,5}")
@@ -70,8 +72,8 @@ def reserved_word(segment: str, field: str = "name") -> ValidationError:
 
 
 def validate_alias(alias: object, field: str = "alias") -> str:
-    if not isinstance(alias, str) or not _ALIAS.fullmatch(alias):
-        raise ValidationError(f"{field} must match [a-z][a-z0-9_-]{{0,63}}", field=field)
+    if not isinstance(alias, str) or not _ALIAS.fullmatch(alias) or alias.isdigit() or alias == "LATEST":
+        raise ValidationError(f"{field} must match {ALIAS_RULE}", field=field)
     return alias
 
 

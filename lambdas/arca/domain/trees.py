@@ -337,6 +337,28 @@ def parse_manifest(document: bytes, field: str = "tree") -> Tree:
     return tree
 
 
+OCI_TITLE = "org.opencontainers.image.title"
+
+
+def oci_manifest_tree(document: bytes, field: str = "version") -> Tree:
+    """The files of a stored OCI manifest (an OCI tree version's document, checked when it was pushed): its config
+    then its layers (an index: its manifests), each named by its `org.opencontainers.image.title` annotation, else
+    `blobs/sha256/<hex>`, a blob listed twice named where it is first listed, served as its media type."""
+    parsed = _strict_json(document, field)
+    if not isinstance(parsed, dict):
+        raise ValidationError(f"{field}: the manifest is not an OCI manifest", field=field)
+    descriptors = [parsed["config"], *parsed["layers"]] if "config" in parsed else list(parsed.get("manifests", []))
+    entries: dict[str, FileEntry] = {}
+    for descriptor in descriptors:
+        sha256 = str(descriptor["digest"]).removeprefix("sha256:")
+        if sha256 in entries:
+            continue
+        title = (descriptor.get("annotations") or {}).get(OCI_TITLE)
+        path = title or f"blobs/sha256/{sha256}"
+        entries[sha256] = FileEntry(path, sha256, int(descriptor["size"]), descriptor.get("mediaType"))
+    return Tree(tuple(path_order(entries.values())))
+
+
 def _manifest_entries(files: object) -> tuple[FileEntry, ...]:
     for index, item in enumerate(files if isinstance(files, list) else ()):
         if isinstance(item, dict) and "content_type" in item:  # a listing's field, not a manifest's
@@ -425,10 +447,16 @@ class TreeContent:
     files: tuple[FileEntry, ...] | None = None
     tree: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    # An OCI manifest (stored verbatim, the version's sha256 its digest) whose files are `files` (its config and
+    # layers, or an index's manifests), and its media type, which the version is served as.
+    document: bytes | None = None
+    media_type: str | None = None
 
     @property
     def named(self) -> str:
         """The body's field that errors about the tree name."""
+        if self.document is not None:
+            return "manifest"
         return "files" if self.files is not None else "tree"
 
 

@@ -154,7 +154,7 @@ class HubReads:
             raise RepoNotFound(f"no repository {target}, the target of link {repo}") from None
 
     def _tree(self, held: _Held) -> Tree:
-        return self.reading.tree(held.name, held.content.sha256)
+        return self.reading.tree(held.name, held.content.sha256, held.content.content_type)
 
 
 def _held(target: Target) -> _Held:

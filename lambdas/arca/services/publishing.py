@@ -207,16 +207,20 @@ class Publishing:
                     f"{where}: {entry.path!r}: {problem.message}", field=where, details={"path": entry.path, "at": at}
                 )
         trees.append(tree)
-        key = keys.blob_key(name, tree.digest)
+        document, media_type = tree.manifest, TREE_MEDIA_TYPE
+        if request.document is not None:  # an OCI manifest: its own bytes are the version's document
+            document, media_type = request.document, request.media_type or TREE_MEDIA_TYPE
+        digest = hashlib.sha256(document).hexdigest()
+        key = keys.blob_key(name, digest)
         stat = self.blobs.stat(key)
         if stat is None:
-            self.blobs.put(key, tree.manifest, content_type=TREE_MEDIA_TYPE)
+            self.blobs.put(key, document, content_type=media_type)
         else:
-            self.blobs.keep(key, self.blobs.verify(key, tree.digest, len(tree.manifest), stat=stat))
+            self.blobs.keep(key, self.blobs.verify(key, digest, len(document), stat=stat))
         return StoredContent(
-            sha256=tree.digest,
+            sha256=digest,
             size=tree.size,
-            content_type=TREE_MEDIA_TYPE,
+            content_type=media_type,
             metadata=request.metadata,
             files=tree.count,
         )

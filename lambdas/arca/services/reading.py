@@ -286,7 +286,7 @@ class Reading:
                 f"{ref!r} of {name!r} resolves to one blob (version {resolution.version}), not a tree of files",
                 field="ref",
             )
-        tree = self.tree(name, resolution.sha256)
+        tree = self.tree(name, resolution.sha256, resolution.content_type)
         index = _index_of(tree, path)
         if index >= tree.count or tree.files[index].path != path:
             raise NotFoundError(
@@ -324,19 +324,24 @@ class Reading:
     def _tree_of(self, name: str, source: VersionRecord | LatestRecord, what: str) -> Tree:
         if source.files is None or source.sha256 is None:
             raise ConflictError(f"{what} of {name!r} is one blob, not a tree of files", field="version")
-        return self.tree(name, source.sha256)
+        return self.tree(name, source.sha256, source.content_type)
 
-    def tree(self, name: str, sha256: str) -> Tree:
-        """The tree whose canonical manifest is the content `sha256` of `name` (read from S3 once, then kept)."""
+    def tree(self, name: str, sha256: str, media_type: str | None = None) -> Tree:
+        """The tree whose manifest is the content `sha256` of `name` (read from S3 once, then kept): a canonical tree
+        manifest, or an OCI manifest (`media_type`, the version's content type) whose files are its config and
+        layers."""
         with self._trees_lock:
             kept = self._trees.get((name, sha256))
             if kept is not None:
                 self._trees.move_to_end((name, sha256))
                 return kept
-        from arca.domain.trees import parse_manifest
+        from arca.domain.trees import TREE_MEDIA_TYPE, oci_manifest_tree, parse_manifest
 
         document = self.blobs.read(keys.blob_key(name, sha256))
-        tree = parse_manifest(document, field="version")
+        if media_type is not None and media_type != TREE_MEDIA_TYPE:
+            tree = oci_manifest_tree(document, field="version")
+        else:
+            tree = parse_manifest(document, field="version")
         with self._trees_lock:
             self._trees[(name, sha256)] = tree
             while len(self._trees) > TREES_KEPT or (

@@ -102,6 +102,7 @@ class PurgeStore:
         partitions = (
             (keys.consumers_pk(name), None),
             (keys.uploads_pk(name), None),
+            (keys.oci_sessions_pk(name), None),
             (keys.retention_pk(name), None),
             (keys.blobs_pk(name), None),
             (keys.rollout_pk(name), None),

@@ -38,7 +38,10 @@ from arca.protocols.oci.routes import (
 )
 
 API_VERSION_HEADER = ("Docker-Distribution-API-Version", "registry/2.0")
-PROXY_HINT = "push it through `arca oci proxy`, which sends blobs of any size to S3"
+LARGE_BLOB_HINT = (
+    "a blob larger than one request is not pushed through /v2/ yet: publish it with `arca publish`, which uploads "
+    "to S3 in parts, then push the manifest (its blobs are found by digest)"
+)
 # What one request's body may carry through API Gateway and Lambda: Lambda takes an event of 6 MB (6,291,456
 # bytes), in which API Gateway puts a binary body as base64 (4 bytes for 3) beside the request's headers and
 # context; 64 KiB is kept for those. A larger chunk fails before Arca runs, so Arca refuses it first, in OCI's shape.
@@ -58,12 +61,12 @@ class Response:
 
 
 def handle(request: Request, backend: Backend, *, max_body: int | None = MAX_BODY_BYTES) -> Response:
-    """Answer one `/v2/` request. `max_body` bounds a blob body (None: no bound, as behind `arca oci proxy`)."""
+    """Answer one `/v2/` request. `max_body` bounds a blob body (None: no bound)."""
     head = request.method.upper() == "HEAD"
     try:
         operation = parse(request)
         if max_body is not None and len(request.body) > max_body and not isinstance(operation, ManifestPush):
-            raise too_large("request body", len(request.body), max_body, PROXY_HINT)
+            raise too_large("request body", len(request.body), max_body, LARGE_BLOB_HINT)
         response = _run(operation, backend, request.prefix)
     except OciError as error:
         response = _error(error, head)
