@@ -73,7 +73,11 @@ def measure(routes: Iterable[Route], dev: dict[str, Any], retained: dict[str, An
 
 def render(f: Figures) -> str:
     rows = [
-        ("routes in the route table", f"{f.routes}, of which {f.placeholders} are placeholders of later features"),
+        (
+            "routes in the route table",
+            f"{f.routes}"
+            + (f", of which {f.placeholders} are placeholders of later features" if f.placeholders else ""),
+        ),
         ("the API's definition", f"{f.paths} paths, {f.operations} operations"),
         (
             "API Gateway resources (the root included)",

@@ -729,8 +729,7 @@ def test_template_stays_within_cloudformation_limits(template: dict[str, Any]) -
 
 
 def test_api_gateway_keeps_room_for_forty_more_routes(template: dict[str, Any]) -> None:
-    # Given the dev service template, with the route families of later features stubbed in
-    assert any(route.stub for route in ROUTES)
+    # Given the dev service template (placeholders of later features, if any, counted as routes)
     # When API Gateway's resources for its definition are counted against the route table
     found = figures.measure(ROUTES, template, template)
     report = (
