@@ -9,9 +9,10 @@
 4. Every resource of every template in the cloud assembly must have reached CREATE_COMPLETE.
 5. The `arca` CLI drives the deployed API: publish (presigned upload, signed by the stage's KMS key), resolve,
    download (sha256 verified, then the signature with `--verify`), an attestation, an alias move, a rollout to
-   `completed` through the state machine, a multipart publish and a step of its background verification, the
-   event feed; and the events the stream consumer put on the bus reach
-   a queue subscribed to it.
+   `completed` through the state machine, a multipart publish and a step of its background verification, a
+   consumer lease taken, listed and released, the real `huggingface_hub` and oras-py through `arca proxy`
+   (which signs their calls), the event feed; and the events the stream consumer put on the bus reach a queue
+   subscribed to it.
 
 Every process started here is stopped at the end whatever happened (each command in a process group of its
 own; LocalStack with its whole process tree). Exits non-zero on the first failed check, naming it; the logs of
@@ -511,7 +512,9 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     proved.append("rollout: prod 1 -> 2 at 50% then 100%, driven by the Step Functions state machine")
 
     proved.append(lease_and_release(arca))
-    proved.append(hugging_face_through_the_proxy(arca, second.read_bytes()))
+    with signing_proxy(arca) as host:
+        proved.append(hugging_face_through_the_proxy(host, second.read_bytes()))
+        proved.append(oci_through_the_proxy(host, work))
 
     feed = [event["type"] for event in arca("events", NAME)]
     for wanted in ("version.published", "alias.updated", "rollout.started", "rollout.completed"):
@@ -554,10 +557,9 @@ def lease_and_release(arca: Arca) -> str:
     return "consumers: a lease on prod's version 2 taken, listed and released"
 
 
-def hugging_face_through_the_proxy(arca: Arca, content: bytes) -> str:
-    """The real huggingface_hub reads version 2 through `arca proxy`, which signs its calls as the API requires."""
-    from huggingface_hub import HfApi, hf_hub_download
-
+@contextmanager
+def signing_proxy(arca: Arca) -> Iterator[str]:
+    """`arca proxy` on a free port of 127.0.0.1, signing every call to the deployed API; yields its host:port."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -571,7 +573,6 @@ def hugging_face_through_the_proxy(arca: Arca, content: bytes) -> str:
         start_new_session=True,
     )
     try:
-        endpoint = f"http://127.0.0.1:{port}/hf"
         deadline = time.monotonic() + 30
         while True:
             with socket.socket() as probe:
@@ -579,13 +580,41 @@ def hugging_face_through_the_proxy(arca: Arca, content: bytes) -> str:
                     break
             expect(proxy.poll() is None and time.monotonic() < deadline, "arca proxy did not start (proxy.log)")
             time.sleep(0.2)
-        (filename,) = HfApi(endpoint=endpoint).list_repo_files(NAME, revision="2")
-        fetched = hf_hub_download(NAME, filename, revision="2", endpoint=endpoint, cache_dir=RUN / "hf-cache")
-        expect(Path(fetched).read_bytes() == content, "huggingface_hub fetched other bytes than version 2's")
+        yield f"127.0.0.1:{port}"
     finally:
         stop(proxy, grace=3)
         log.close()
+
+
+def hugging_face_through_the_proxy(host: str, content: bytes) -> str:
+    """The real huggingface_hub reads version 2 through `arca proxy`, which signs its calls as the API requires."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    endpoint = f"http://{host}/hf"
+    (filename,) = HfApi(endpoint=endpoint).list_repo_files(NAME, revision="2")
+    fetched = hf_hub_download(NAME, filename, revision="2", endpoint=endpoint, cache_dir=RUN / "hf-cache")
+    expect(Path(fetched).read_bytes() == content, "huggingface_hub fetched other bytes than version 2's")
     return f"hugging face: huggingface_hub downloaded version 2 ({filename}) through arca proxy, signed"
+
+
+def oci_through_the_proxy(host: str, work: Path) -> str:
+    """oras-py pushes two files as a tagged manifest through `arca proxy` and pulls them back byte-identical."""
+    import oras.client
+
+    files = [work / "oci" / "model.bin", work / "oci" / "config.json"]
+    files[0].parent.mkdir()
+    files[0].write_bytes(os.urandom(150_000))
+    files[1].write_bytes(b'{"layers": 2}')
+    client = oras.client.OrasClient(hostname=host, insecure=True)
+    target = f"{host}/{NAME}-oci:v1"
+    pushed = client.push(target=target, files=[str(f) for f in files], disable_path_validation=True)
+    expect(pushed.status_code == 201, f"the manifest push answered {pushed.status_code}: {pushed.text[:300]}")
+    pulled = client.pull(target=target, outdir=str(work / "oci-pulled"))
+    got = {Path(p).name: Path(p).read_bytes() for p in pulled}
+    expect(got == {f.name: f.read_bytes() for f in files}, f"oras pulled other files: {sorted(got)}")
+    tags = list(client.get_tags(f"{host}/{NAME}-oci"))
+    expect(tags == ["v1"], f"the tags of {NAME}-oci are {tags}")
+    return "oci: oras-py pushed 2 files as a tagged manifest through arca proxy and pulled them back byte-identical"
 
 
 def verify_in_background(arca: Arca, work: Path) -> str:
