@@ -112,7 +112,7 @@ def test_the_resolver_serves_the_last_good_answer_through_an_outage_and_a_restar
 
         served = wait_for(stale, timeout=WAIT, what="the answer turning stale")
         assert served.version == 1
-        assert served.error and "refused" in served.error
+        assert served.error and served.error.startswith("ConnectionError")  # refused, or aborted mid-request
         # (the last answer fetched before the stop: the background refresh may have fetched one after `first`)
         assert first.fetched_at <= served.fetched_at <= stopped_at
         warned = [r.getMessage() for r in caplog.records if r.name == "arca.resolver"]
