@@ -50,6 +50,7 @@ class Row:
     requests: list[int] = field(default_factory=list)
     presigned: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
+    steps: list[tuple[str, Counter[Call], float]] = field(default_factory=list)
 
     def cells(self) -> list[str]:
         m = Measurement(self.seconds, self.calls)
@@ -71,13 +72,19 @@ class _Client:
         self.arca = w.arca
         self.requests = 0
         self.presigned = 0
+        self.counted: Counter[Call] | None = None  # the operation's calls so far, while it is measured
+        self.steps: list[tuple[str, Counter[Call], float]] = []  # each request: (step, its calls, seconds)
 
-    def call(self, method: str, path: str, *, expect: int | tuple[int, ...], **kwargs: Any) -> Any:
+    def call(self, method: str, path: str, *, expect: int | tuple[int, ...], step: str = "", **kwargs: Any) -> Any:
         self.requests += 1
         url = urlsplit(path)
         if url.query:
             kwargs["query"] = {**dict(parse_qsl(url.query)), **kwargs.get("query", {})}
+        before = Counter(self.counted or {})
+        started = time.perf_counter()
         reply = self.arca.api.call(method, url.path, **kwargs)
+        if self.counted is not None:
+            self.steps.append((step or f"{method} {path}", self.counted - before, time.perf_counter() - started))
         if reply.status not in (expect if isinstance(expect, tuple) else (expect,)):
             raise BenchFailure(f"Arca {method} {path} answered {reply.status} (expected {expect}): {reply.body}")
         return reply
@@ -95,6 +102,7 @@ def _measure(w: World, row: Row, operation: Callable[[_Client, int], None], iter
     for i in range(iterations + 1):
         client = _Client(w)
         with w.arca.counter.counting() as calls:
+            client.counted = calls
             started = time.perf_counter()
             operation(client, i)
             seconds = time.perf_counter() - started
@@ -103,7 +111,22 @@ def _measure(w: World, row: Row, operation: Callable[[_Client, int], None], iter
             row.requests.append(client.requests)
             row.presigned.append(client.presigned)
             row.seconds.append(seconds)
+            row.steps += client.steps
     return row
+
+
+def _steps(row: Row) -> list[list[str]]:
+    """A row's requests by step, in the order first sent: each request's AWS calls and time."""
+    by_step: dict[str, tuple[list[float], list[Counter[Call]]]] = {}
+    for step, calls, seconds in row.steps:
+        times, counts = by_step.setdefault(step, ([], []))
+        times.append(seconds)
+        counts.append(calls)
+    cells = []
+    for step, (times, counts) in by_step.items():
+        m = Measurement(times, counts)
+        cells.append([step, m.describe_calls(), ms(m.median_ms), str(m.n)])
+    return cells
 
 
 def _oci_files(index: int) -> dict[str, bytes]:
@@ -136,13 +159,15 @@ def _oci_push(c: _Client, index: int) -> None:
     files = _oci_files(index)
     for content in (CONFIG, *files.values()):
         digest = _digest(content)
-        if c.call("HEAD", f"/v2/{OCI_NAME}/blobs/{digest}", expect=(200, 404)).status == 200:
+        stored = "HEAD …/blobs/{digest}, stored (the config)" if content == CONFIG else "HEAD …/blobs/{digest}, missing"
+        if c.call("HEAD", f"/v2/{OCI_NAME}/blobs/{digest}", expect=(200, 404), step=stored).status == 200:
             continue
-        started = c.call("POST", f"/v2/{OCI_NAME}/blobs/uploads/", expect=202)
+        started = c.call("POST", f"/v2/{OCI_NAME}/blobs/uploads/", expect=202, step="POST …/blobs/uploads/")
         c.call(
             "PUT",
             started.headers["Location"],
             expect=201,
+            step="PUT …/blobs/uploads/{id}?digest= (the bytes)",
             raw=content,
             headers={"Content-Type": "application/octet-stream"},
             query={"digest": digest},
@@ -151,6 +176,7 @@ def _oci_push(c: _Client, index: int) -> None:
         "PUT",
         f"/v2/{OCI_NAME}/manifests/v{index}",
         expect=201,
+        step="PUT …/manifests/{tag}",
         raw=_oci_manifest(files),
         headers={"Content-Type": OCI_MANIFEST},
     )
@@ -160,17 +186,23 @@ def _oci_pull(tag: str, files: dict[str, bytes]) -> Callable[[_Client, int], Non
     """oras-py's pull: the manifest by tag, then each layer's blob (a 307) and its presigned GET."""
 
     def pull(c: _Client, _: int) -> None:
-        manifest = c.call("GET", f"/v2/{OCI_NAME}/manifests/{tag}", expect=200, headers={"Accept": OCI_MANIFEST})
+        manifest = c.call(
+            "GET",
+            f"/v2/{OCI_NAME}/manifests/{tag}",
+            expect=200,
+            step="GET …/manifests/{tag}",
+            headers={"Accept": OCI_MANIFEST},
+        )
         by_digest = {_digest(content): content for content in files.values()}
         for layer in manifest.body["layers"]:
-            reply = c.call("GET", f"/v2/{OCI_NAME}/blobs/{layer['digest']}", expect=307)
+            reply = c.call("GET", f"/v2/{OCI_NAME}/blobs/{layer['digest']}", expect=307, step="GET …/blobs/{digest}")
             c.fetch(reply.headers["Location"], by_digest[layer["digest"]])
 
     return pull
 
 
 def _oci_tags(c: _Client, _: int) -> None:
-    c.call("GET", f"/v2/{OCI_NAME}/tags/list", expect=200)
+    c.call("GET", f"/v2/{OCI_NAME}/tags/list", expect=200, step="GET …/tags/list")
 
 
 def _hf_blobs() -> dict[str, Blob]:
@@ -182,13 +214,24 @@ def _hf_snapshot(files: dict[str, bytes]) -> Callable[[_Client, int], None]:
     it answered, then per file a HEAD at the commit (a 302) and the presigned GET."""
 
     def snapshot(c: _Client, _: int) -> None:
-        commit = c.call("GET", f"/hf/api/models/{HF_NAME}/revision/prod", expect=200).body["sha"]
-        tree = c.call("GET", f"/hf/api/models/{HF_NAME}/tree/{commit}", expect=200, query={"recursive": "true"})
+        info = c.call(
+            "GET", f"/hf/api/models/{HF_NAME}/revision/prod", expect=200, step="GET /hf/api/models/…/revision/{alias}"
+        )
+        commit = info.body["sha"]
+        tree = c.call(
+            "GET",
+            f"/hf/api/models/{HF_NAME}/tree/{commit}",
+            expect=200,
+            step="GET /hf/api/models/…/tree/{commit}",
+            query={"recursive": "true"},
+        )
         paths = sorted(e["path"] for e in tree.body if e["type"] == "file")
         if paths != sorted(files):
             raise BenchFailure(f"the Hub tree listed {paths}, expected {sorted(files)}")
         for path in paths:
-            head = c.call("HEAD", f"/hf/{HF_NAME}/resolve/{commit}/{path}", expect=302)
+            head = c.call(
+                "HEAD", f"/hf/{HF_NAME}/resolve/{commit}/{path}", expect=302, step="HEAD /hf/…/resolve/{commit}/{file}"
+            )
             c.fetch(head.headers["Location"], files[path])
 
     return snapshot
@@ -198,7 +241,9 @@ def _hf_download(path: str, content: bytes) -> Callable[[_Client, int], None]:
     """huggingface_hub's `hf_hub_download` of one file at an alias: a HEAD (a 302), then the presigned GET."""
 
     def download(c: _Client, _: int) -> None:
-        head = c.call("HEAD", f"/hf/{HF_NAME}/resolve/prod/{path}", expect=302)
+        head = c.call(
+            "HEAD", f"/hf/{HF_NAME}/resolve/prod/{path}", expect=302, step="HEAD /hf/…/resolve/{alias}/{file}"
+        )
         c.fetch(head.headers["Location"], content)
 
     return download
@@ -231,12 +276,15 @@ def section(w: World, iterations: int) -> str:
 
     headers = ["operation", "HTTP requests to Arca", "presigned GETs", "AWS calls", "median ms", "n"]
     rows = [r.cells() for r in (push, pull, tags, snapshot, download)]
+    steps = [[row.label.split(" (")[0], *cells] for row in (push, pull, snapshot, download) for cells in _steps(row)]
+    by_request = table(["operation", "request", "AWS calls", "median ms", "n"], steps)
     note = (
         "Each row replays a real client's requests through the handlers (API Gateway events, in process under moto), "
         f"{FILE_SIZE} B files; AWS calls counted at the botocore level; the presigned GETs (the client's, to S3) "
-        "are not among them. A push's empty config is stored by the first push and found by HEAD afterwards."
+        "are not among them. A push's empty config is stored by the first push and found by HEAD afterwards. The "
+        "second table gives each request's calls (n: the requests of that step over the row's operations)."
     )
-    return "\n".join(["## Protocols", "", table(headers, rows), "", note])
+    return "\n".join(["## Protocols", "", table(headers, rows), "", by_request, "", note])
 
 
 def main() -> None:
