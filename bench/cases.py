@@ -66,6 +66,7 @@ class Config:
     retention_revisions: int = 100  # revisions of its alias (written directly)
     consumer_iterations: int = 10  # leases taken, renewed and moved, listings (0: skip the consumers section)
     resolver_resolves: int = 100_000  # Resolver.resolve() calls answered from its cache, timed one by one
+    protocol_iterations: int = 10  # OCI and Hugging Face client operations per row (0: skip the protocols section)
 
     @property
     def small_label(self) -> str:

@@ -34,6 +34,7 @@ TINY = Config(
     retention_revisions=12,
     consumer_iterations=2,
     resolver_resolves=200,
+    protocol_iterations=1,
 )
 
 
@@ -54,6 +55,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Events",
         "Retention",
         "Consumers",
+        "Protocols",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
@@ -75,6 +77,9 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
     assert direct.count("DynamoDB", "Query") == (1, 1)
     assert linked.count("DynamoDB", "Query") == (2, 2)
     assert "resolve alias through a link" in outcome.text
+    # the protocols' rows: an OCI push, pull and tags list, a Hub snapshot and one download
+    for row in ("OCI push, 2 files", "OCI pull by tag", "OCI tags list", "HF snapshot_download", "HF hf_hub_download"):
+        assert f"| {row}" in outcome.text
 
 
 def test_publish_check_names_what_a_publish_must_not_do() -> None:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
+from tests.e2e.test_cli import Cli, cli
 from tests.oci.harness import (
     Registry,
     debian_tool,
@@ -31,6 +32,7 @@ from tests.oci.harness import (
 from tests.oci.servers import Recorder
 
 pytestmark = pytest.mark.xdist_group("oci")
+__all__ = ["cli"]  # the CLI tests' fixture
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +90,22 @@ def test_oras_pushes_files_and_pulls_them_back_byte_identical(
     head = requests.head(f"{arca_url}/v2/{repo}/manifests/v1", timeout=30)
     assert head.headers["Content-Length"] == str(len(served[0].content))
     assert head.headers["Docker-Content-Digest"] == digest
+
+
+def test_arca_download_of_a_pushed_tag_writes_its_files_each_checked(
+    registry: Registry, repo: str, tmp_path: Path, cli: Cli
+) -> None:
+    # Given files pushed by oras-py as `v1`
+    files = _files(tmp_path)
+    assert oras_push(registry, f"{repo}:v1", files).status_code == 201
+    # When `arca download` fetches the tag into a directory
+    ran = cli("download", f"{repo}@v1", "-o", str(tmp_path / "out"), "--json")
+    # Then every file of the manifest is there byte for byte (the layers by title, the config by digest)
+    assert ran.code == 0, ran.err
+    assert ran.json()["files"] == 4
+    for f in files:
+        assert (tmp_path / "out" / f.name).read_bytes() == f.read_bytes()
+    assert (tmp_path / "out" / "blobs" / "sha256" / hashlib.sha256(b"{}").hexdigest()).read_bytes() == b"{}"
 
 
 def test_a_second_push_of_the_same_files_publishes_nothing_and_tags_list_in_order(

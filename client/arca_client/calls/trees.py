@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,9 +19,10 @@ import requests
 from arca_client import transfer
 from arca_client.calls.http import artifact_path, iso
 from arca_client.calls.transfers import CHUNK, ProgressFn, TransferCalls, check_destination
-from arca_client.errors import ArcaError, ConflictError, TransportError
+from arca_client.errors import ArcaError, ChecksumMismatchError, ConflictError, TransportError
 from arca_client.models import LATEST, Downloaded, Page, Published, Resolution, Version
 from arca_client.trees import (
+    TREE_MEDIA_TYPE,
     HashCache,
     LocalFile,
     TreeEntry,
@@ -223,7 +226,8 @@ class TreeCalls(TransferCalls):
         """Download the tree `ref` resolves to into `directory`: its manifest first (checked against the version's
         sha256, and with `verify` the version's signature checked first), then every file not already there with
         the right bytes, each checked against the manifest as it arrives (a wrong file is never kept). `only`
-        downloads one path. ConflictError for a version that is one blob."""
+        downloads one path. A version pushed through OCI (its document an OCI image manifest) is listed by the files
+        route, each listed sha256 one its manifest names. ConflictError for a version that is one blob."""
         resolution = self.resolve(name, ref, routing_key=routing_key)
         if verify:
             self.verify_resolution(resolution)
@@ -242,7 +246,10 @@ class TreeCalls(TransferCalls):
         progress: TreeProgress | None,
     ) -> DownloadedTree:
         manifest = self._bytes(resolution.download_url)
-        entries = parse_manifest(manifest, sha256=resolution.sha256)
+        if resolution.content_type and resolution.content_type != TREE_MEDIA_TYPE:
+            entries = self._listed_entries(name, resolution, manifest)
+        else:
+            entries = parse_manifest(manifest, sha256=resolution.sha256)
         if only is not None:
             entries = [e for e in entries if e.path == only]
             if not entries:
@@ -287,6 +294,28 @@ class TreeCalls(TransferCalls):
             name, resolution.version, resolution.sha256, directory, len(entries), len(plan.missing), total
         )
 
+    def _listed_entries(self, name: str, resolution: Resolution, document: bytes) -> list[TreeEntry]:
+        """The files of a version whose document is no Arca tree manifest (an OCI manifest pushed under /v2/), as
+        the API lists them; each listed sha256 checked to be one the document (checked against the version's sha256)
+        names, and every one it names listed."""
+        if hashlib.sha256(document).hexdigest() != resolution.sha256:
+            raise ChecksumMismatchError(
+                f"{name} version {resolution.version}: its manifest's sha256 is not the version's {resolution.sha256}",
+                code="ChecksumMismatch",
+            )
+        named = _oci_digests(document)
+        entries = [
+            TreeEntry(f.path, f.sha256, f.size, f.content_type or None)
+            for f in self.iter_files(name, resolution.version)
+        ]
+        if named is None or {e.sha256 for e in entries} != named:
+            raise TreeError(
+                f"{name} version {resolution.version}: its files as listed are not those its manifest "
+                f"({resolution.content_type}) names",
+                code="InvalidTree",
+            )
+        return entries
+
     def _bytes(self, url: str) -> bytes:
         response = self.transport.send("GET", url, sign=False)
         if response.status_code != 200:
@@ -298,6 +327,20 @@ def _not_a_tree(name: str, ref: int | str, version: int | str) -> ConflictError:
     return ConflictError(
         f"{name}@{ref} is one blob (version {version}), not a tree of files", code="NotATree", field="ref"
     )
+
+
+def _oci_digests(document: bytes) -> set[str] | None:
+    """The sha256 of each blob an OCI manifest names (its config and layers; an index: its manifests), None if the
+    document is no such manifest."""
+    try:
+        parsed = json.loads(document)
+        descriptors = [parsed["config"], *parsed["layers"]] if "config" in parsed else list(parsed["manifests"])
+        digests = {str(d["digest"]) for d in descriptors}
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not all(d.startswith("sha256:") for d in digests):
+        return None
+    return {d.removeprefix("sha256:") for d in digests}
 
 
 def _file(data: dict[str, Any]) -> TreeFile:
