@@ -2,9 +2,9 @@
 MLflow's own FileStore registry: the same answers and the same error codes, except where the mapping documents a
 difference. Each difference is written here as the rule that expects it, so that none passes unnoticed:
 
-1. Versions come into being differently until the API serves trees of files and artifacts with no version: MLflow's
+1. Versions come into being differently until the API serves artifacts with no version (decision 109): MLflow's
    through `create_registered_model` and `create_model_version`, Arca's published with the SDK. (When the routes
-   exist, a `create` rule replaces `_create` and the machine also deletes and re-creates models.)
+   exists, a `create` rule replaces `_create` and the machine also deletes and re-creates models.)
 2. Stages: Arca has none, so a transition to any stage but "None" is INVALID_PARAMETER_VALUE and changes nothing.
 3. A version an alias points at is not deleted (RESOURCE_CONFLICT); MLflow deletes the version and its aliases.
 4. Tag keys outside Arca's grammar (upper case here) are INVALID_PARAMETER_VALUE; MLflow takes them. (Alias

@@ -353,3 +353,10 @@ def test_until_the_api_creates_empty_artifacts_a_model_is_made_by_its_first_vers
         registry.create_registered_model(f"{unique}-tagged", tags={"team": "risk"})
     assert _code(kept) == "NOT_IMPLEMENTED"
     assert "does not serve it yet" in kept.value.message
+
+
+def test_a_version_that_is_one_blob_is_refused_saying_so(registry: MlflowClient, model: str, tmp_path: Path) -> None:
+    # The model fixture's versions were published as one file each (arca publish), not as trees of files
+    with pytest.raises(MlflowException) as refused:
+        mlflow.artifacts.download_artifacts(f"models:/{model}/1", dst_path=str(tmp_path / "blob"))
+    assert "not a tree" in refused.value.message or "one blob" in refused.value.message, refused.value.message
