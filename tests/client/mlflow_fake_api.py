@@ -1,6 +1,6 @@
-"""A stand-in for the routes of Arca's API the MLflow plugin uses, including those the API does not serve yet (an
-artifact created with no version, trees of files), shaped as specified: enough to run MLflow's own register and
-load flows through the plugin before the real routes exist. One-segment names only; no policies, no canaries."""
+"""A stand-in for the routes of Arca's API the MLflow plugin uses, including the one the API does not serve yet (an
+artifact created with no version) and trees of files, shaped as the API serves them: enough to run MLflow's own
+register and load flows through the plugin without a server. One-segment names only; no policies, no canaries."""
 
 from __future__ import annotations
 
@@ -101,7 +101,14 @@ class FakeApi:
             found = [f for f in artifact.files[int(rest[1])] if f["path"] == path]
             if not found:
                 return 404, {"error": {"code": "NotFoundError", "message": f"no file {path}"}}
-            return 302, {"Location": f"{self.url}/blobs/{found[0]['sha256']}"}
+            located = f"{self.url}/blobs/{found[0]['sha256']}"
+            return 302, {
+                **found[0],
+                "name": artifact.name,
+                "ref": rest[1],
+                "download_url": located,
+                "Location": located,
+            }
         if rest[:1] == ["resolve"]:
             number = artifact.aliases[rest[1]] if not rest[1].isdigit() else int(rest[1])
             version = artifact.versions[number]
@@ -168,8 +175,8 @@ def serving(api: FakeApi) -> Iterator[str]:
             payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
             self.send_response(status)
             if status == 302:
-                self.send_header("Location", answer["Location"])
-                payload = b""
+                self.send_header("Location", answer.pop("Location"))
+                payload = json.dumps(answer).encode()  # the body is the resolution, as the API's
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

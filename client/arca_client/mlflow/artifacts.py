@@ -1,15 +1,16 @@
 """MLflow's artifact repository for a version's files in Arca (`arca+http://…/artifacts/NAME/versions/N`).
 
 MLflow loads `models:/name@alias` and `models:/name/3` by asking the registry for the version's download URI and
-reading it through this repository. A version never changes, so its file listing is read once (a page at a time)
-and kept; each file is downloaded from its presigned URL and checked against the size and sha256 listed before it
-is put in place. A version is written only by registering it (the registry store copies the model's files):
-logging artifacts into one is refused.
+reading it through this repository. A version never changes, so its file listing (`GET …/versions/{n}/files`) is
+read once, a page at a time, and kept; each file is resolved (`GET …/resolve/{n}/files/{path}`), downloaded from
+its presigned URL and checked against the size and sha256 listed before it is put in place. A version is written
+only by registering it (the registry store copies the model's files): logging artifacts into one is refused.
 """
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import NoReturn
 
 from mlflow.entities import FileInfo
@@ -17,9 +18,13 @@ from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE, RESOURCE_DOES_NOT_EXIST
 from mlflow.store.artifact.artifact_repo import ArtifactRepository
 
+from arca_client.calls.transfers import CHUNK
+from arca_client.calls.trees import TreeFile
+from arca_client.errors import ArcaError
 from arca_client.mlflow.errors import translated
-from arca_client.mlflow.pending import TreeClient, TreeFile
+from arca_client.mlflow.pending import RegistryClient
 from arca_client.mlflow.uris import SCHEMES, parse_registry, parse_version_uri
+from arca_client.trees import Placement, TreeEntry, receive
 
 
 class ArcaArtifactRepository(ArtifactRepository):
@@ -28,7 +33,9 @@ class ArcaArtifactRepository(ArtifactRepository):
         registry = parse_registry(registry_uri) if registry_uri and registry_uri.startswith(SCHEMES) else None
         self.registry, self.name, self.version = parse_version_uri(artifact_uri, registry)
         with translated(f"connect to Arca at {self.registry.endpoint}"):
-            self.client = TreeClient(self.registry.endpoint, region=self.registry.region, profile=self.registry.profile)
+            self.client = RegistryClient(
+                self.registry.endpoint, region=self.registry.region, profile=self.registry.profile
+            )
         self._files: dict[str, TreeFile] | None = None
         self._lock = threading.Lock()
 
@@ -58,7 +65,15 @@ class ArcaArtifactRepository(ArtifactRepository):
                 f"version {self.version} of {self.name} has no file {remote_file_path!r}", RESOURCE_DOES_NOT_EXIST
             )
         with translated(f"download {remote_file_path} of version {self.version} of {self.name}"):
-            self.client.download_file(self.name, self.version, file, local_path)
+            answer = self.client.resolve_file(self.name, self.version, file.path)
+            response = self.client.transport.send("GET", answer["download_url"], sign=False, stream=True)
+            entry = TreeEntry(file.path, file.sha256, file.size)
+            with response:
+                if response.status_code != 200:
+                    raise ArcaError(
+                        f"the download URL of {file.path} answered HTTP {response.status_code}", code="BadResponse"
+                    )
+                receive(Placement(entry, Path(local_path), present=False), response.iter_content(CHUNK))
 
     def delete_artifacts(self, artifact_path: str | None = None) -> None:
         self._immutable()
@@ -67,7 +82,7 @@ class ArcaArtifactRepository(ArtifactRepository):
         with self._lock:
             if self._files is None:
                 with translated(f"list the files of version {self.version} of {self.name}"):
-                    self._files = {f.path: f for f in self.client.iter_version_files(self.name, self.version)}
+                    self._files = {f.path: f for f in self.client.iter_files(self.name, self.version)}
             return self._files
 
     def _immutable(self) -> NoReturn:

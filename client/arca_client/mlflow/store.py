@@ -12,6 +12,7 @@ import os
 import re
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,10 +38,11 @@ from arca_client.errors import ArcaError, NotFoundError, PreconditionFailedError
 from arca_client.mlflow import entities, search
 from arca_client.mlflow.entities import DESCRIPTION_TAG, RESERVED_TAGS, STAGE
 from arca_client.mlflow.errors import already_exists, invalid, not_found, translate, translated, unmapped
-from arca_client.mlflow.pending import TreeClient
+from arca_client.mlflow.pending import RegistryClient
 from arca_client.mlflow.unmapped import Unmapped
 from arca_client.mlflow.uris import parse_registry
 from arca_client.models import LATEST, Version
+from arca_client.trees import HashCache
 
 ROUTING_KEY_ENV = "ARCA_ROUTING_KEY"
 _NAME = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?(/[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?){0,7}")
@@ -57,7 +59,9 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         self.tracking_uri = tracking_uri
         self.routing_key = self.registry.routing_key or os.environ.get(ROUTING_KEY_ENV) or socket.gethostname()
         with translated(f"connect to Arca at {self.registry.endpoint}"):
-            self.client = TreeClient(self.registry.endpoint, region=self.registry.region, profile=self.registry.profile)
+            self.client = RegistryClient(
+                self.registry.endpoint, region=self.registry.region, profile=self.registry.profile
+            )
 
     # Registered models.
 
@@ -75,12 +79,15 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
             self.create_prompt(name)
         for key, value in tag_map.items():
             _validate_registered_model_tag(key, value)
+        exists = already_exists(f"Registered Model (name={name}) already exists.")
         try:
             self.client.create_artifact(name, description=description, tags=tag_map)
         except PreconditionFailedError:
-            raise already_exists(f"Registered Model (name={name}) already exists.") from None
+            raise exists from None
         except ArcaError as error:
-            raise translate(error, f"create registered model {name}") from error
+            if error.status != 405 or tag_map or description:
+                raise translate(error, f"create registered model {name}") from error
+            return self._unrecorded_model(name, exists)
         return self.get_registered_model(name)
 
     def update_registered_model(
@@ -163,14 +170,13 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         local_model_path: str | None = None,
         model_id: str | None = None,
     ) -> ModelVersion:
-        """Copy the model's files into Arca as a new version (always new, as MLflow makes one per registration),
-        then set its tags and description (a second request: a crash between leaves the version untagged)."""
+        """Copy the model's files into Arca as a tree version (always new, as MLflow makes one per registration),
+        then set its tags and description (a second request: a crash between leaves the version untagged). The
+        artifact need not exist: its first version makes it (see `create_registered_model`)."""
         _name(name)
         tag_map = {t.key: t.value for t in tags or []}
         for key, value in tag_map.items():
             _check_version_tag(key, value)
-        with _about_model(name, "register a version of"):
-            self.client.get_artifact(name)
         metadata = {
             entities.SOURCE: source,
             entities.RUN_ID: run_id,
@@ -180,10 +186,14 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         with tempfile.TemporaryDirectory(prefix="arca-mlflow-") as scratch:
             directory = _local_files(source, local_model_path, Path(scratch))
             with translated(f"register a version of {name} from {source}"):
-                published = self.client.publish_tree(
-                    name, directory, metadata={k: v for k, v in metadata.items() if v}, force=True
+                published = self.client.publish_directory(
+                    name,
+                    directory,
+                    metadata={k: v for k, v in metadata.items() if v},
+                    force=True,
+                    cache=HashCache.disabled(),  # a scratch copy: its hashes are worth nothing next time
                 )
-                number = int(published.version.version)
+                number = int(published.published.version.version)
                 if description:
                     tag_map[DESCRIPTION_TAG] = description
                 if tag_map:
@@ -298,6 +308,20 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         return self.get_model_version(name, resolution.version)
 
     # Inside.
+
+    def _unrecorded_model(self, name: str, exists: Exception) -> RegisteredModel:
+        """An API that does not serve `PUT /artifacts/{name}` cannot hold an artifact with no version: a model
+        created with neither tags nor a description (as `mlflow.register_model` and `copy_model_version` create
+        one) is then answered without being recorded, and its first version makes the artifact; one that exists
+        already is RESOURCE_ALREADY_EXISTS, as MLflow's stores answer."""
+        try:
+            self.client.get_artifact(name)
+        except NotFoundError:
+            now = int(time.time() * 1000)
+            return RegisteredModel(name=name, creation_timestamp=now, last_updated_timestamp=now, latest_versions=[])
+        except ArcaError as error:
+            raise translate(error, f"create registered model {name}") from error
+        raise exists
 
     def _live(self, name: str, version: str | int) -> Version:
         """The live version `version` of `name` (MLflow's errors for a bad number, a missing or deleted one)."""
