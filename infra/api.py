@@ -67,8 +67,7 @@ GATEWAY_RESPONSES = ("DEFAULT_4XX", "DEFAULT_5XX")
 _TOO_LARGE_TEMPLATE = (
     '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, '
     '"request_id": "$context.requestId"}, "errors": [{"code": "SIZE_INVALID", "message": "the request body is over '
-    "what API Gateway takes (10 MB); publish larger blobs with `arca publish`, which uploads to S3 in parts, then "
-    "push the manifest"
+    "what API Gateway takes (10 MB); push through `arca proxy`, which uploads blobs of any size to S3"
     '"}]}'
 )
 BINARY_MEDIA_TYPES = ("application/octet-stream",)

@@ -10,6 +10,11 @@ headers and those naming this proxy stay here. The answer comes back as the API 
 it arrives. Only a URL that names the endpoint itself (a `Location`, a listing's next-page `Link`) is rewritten
 to name the proxy, so the client's next request comes back through it rather than unsigned to the API.
 
+OCI blob uploads (`/v2/<name>/blobs/uploads/…`) are the exception: one request's body is bounded at the API,
+so `arca proxy` answers them itself, keeping the sessions here and storing each verified blob in S3 as `arca
+publish` uploads content, whatever its size (`arca_client.oci_uploads`); the manifest push that follows is
+forwarded and finds the blobs by digest.
+
 A request body is spooled (in memory up to 1 MiB, then to a temporary file) before it is sent: SigV4 signs its
 SHA-256, which must be known before the first byte leaves. Chunked bodies are accepted.
 
@@ -36,6 +41,7 @@ import urllib3
 
 from arca_client import forwarding, loopback
 from arca_client.forwarding import Refused
+from arca_client.oci_uploads import Uploads
 from arca_client.transport import Signer
 
 if TYPE_CHECKING:
@@ -87,7 +93,11 @@ class SigningProxy(ThreadingHTTPServer):
         bind: str = HOST,
         signer: Signer | None = None,
         timeout: float | tuple[float, float] = (10.0, 120.0),
+        client: Client | None = None,
     ) -> None:
+        # With a client, OCI blob uploads are answered here and stored through it (any size); else forwarded. Set
+        # before binding: a failed bind closes the server, which closes the uploads.
+        self.uploads = Uploads(client) if client is not None else None
         if ":" in bind:
             self.address_family = socket.AF_INET6
         super().__init__((bind, port), _Handler)
@@ -96,6 +106,11 @@ class SigningProxy(ThreadingHTTPServer):
         self.signer = signer
         self.upstream_timeout = timeout
         self._sessions = forwarding.Sessions(default_headers=False)
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.uploads is not None:
+            self.uploads.close()
 
     @property
     def port(self) -> int:
@@ -138,6 +153,9 @@ class _Handler(BaseHTTPRequestHandler):
         refused = self.server.refusal(self.headers.get("Host"), self.headers.get("Origin"))
         if refused is not None:
             raise Refused(403, "ForbiddenError", refused)
+        if self.server.uploads is not None and self.server.uploads.matches(self.command, self.path):
+            self._answer_upload(self.server.uploads)
+            return
         url = forwarding.upstream_url(self.server.endpoint, self.path)
         headers = self._forwarded_headers()
         with self._body() as body:
@@ -167,19 +185,35 @@ class _Handler(BaseHTTPRequestHandler):
             headers[name] = ", ".join(self.headers.get_all(name, []))
         return headers
 
+    def _answer_upload(self, uploads: Uploads) -> None:
+        """An OCI blob upload request, answered here (`arca_client.oci_uploads`)."""
+        chunks, length = self._body_chunks()
+        answer = uploads.handle(self.command, self.path, self.headers, chunks, length)
+        if answer.status >= 400:
+            self.close_connection = True  # a body may be left unread
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD" and answer.body:
+            self.wfile.write(answer.body)
+
+    def _body_chunks(self) -> tuple[Iterator[bytes], int | None]:
+        """The request body's chunks as they are read, and its Content-Length (None when chunked)."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return self._chunks(), None
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            raise Refused(400, "ValidationError", "Content-Length must be a whole number of bytes")
+        return self._exactly(length), length
+
     @contextlib.contextmanager
     def _body(self) -> Iterator[bytes | IO[bytes] | None]:
         """The request's body, read whole before it is sent (its hash is signed): bytes, or a temporary file."""
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: Iterator[bytes] = self._chunks()
-        else:
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                length = -1
-            if length < 0:
-                raise Refused(400, "ValidationError", "Content-Length must be a whole number of bytes")
-            chunks = self._exactly(length)
+        chunks, _ = self._body_chunks()
         with _Spool() as spool:
             for chunk in chunks:
                 spool.write(chunk)
@@ -321,7 +355,7 @@ def cmd_proxy(args: argparse.Namespace, client: Client) -> int:
     signer: Signer | None = client.transport.signer
     forwarding.check_credentials(signer, client.endpoint)
     try:
-        proxy = SigningProxy(client.endpoint, port=args.port, bind=args.bind, signer=signer)
+        proxy = SigningProxy(client.endpoint, port=args.port, bind=args.bind, signer=signer, client=client)
     except OSError as error:
         raise forwarding.listen_error(args.bind, args.port, error) from None
     how = "signing with your AWS credentials" if signer is not None else "unsigned"

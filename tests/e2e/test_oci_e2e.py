@@ -230,6 +230,6 @@ def test_a_blob_over_one_requests_bound_is_413_in_ocis_shape_naming_the_proxy(re
         answer = requests.post(f"{arca_url}/v2/{repo}/blobs/uploads/", params={"digest": digest}, data=content)
         assert answer.status_code == 413
         [error] = answer.json()["errors"]
-        assert error["code"] == "SIZE_INVALID" and "arca publish" in error["message"], error
+        assert error["code"] == "SIZE_INVALID" and "push through `arca proxy`" in error["message"], error
         assert answer.headers["Docker-Distribution-API-Version"] == "registry/2.0"
     assert requests.head(f"{arca_url}/v2/{repo}/blobs/{digest}", timeout=30).status_code == 404

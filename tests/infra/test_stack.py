@@ -694,7 +694,7 @@ def test_errors_raised_by_api_gateway_use_the_spec_error_shape(template: dict[st
     )
     assert too_large["error"] == {"code": "REQUEST_TOO_LARGE", "message": "Request Too Large", "request_id": "id"}
     [oci] = too_large["errors"]
-    assert oci["code"] == "SIZE_INVALID" and "arca publish" in oci["message"]
+    assert oci["code"] == "SIZE_INVALID" and "push through `arca proxy`" in oci["message"]
     for body in responses.values():
         assert body.startswith('{"error": {')
         assert '"code": "$context.error.responseType"' in body

@@ -231,7 +231,7 @@ def test_a_session_over_one_requests_bound_is_413_naming_the_proxy(api: HandlerA
     api.call("PATCH", location, raw=b"a" * (SESSION_MAX_BYTES - 10))
     reply = api.call("PATCH", location, raw=b"b" * 20)
     assert (reply.status, _codes(reply)) == (413, ["SIZE_INVALID"])
-    assert "arca publish" in reply.body["errors"][0]["message"]
+    assert "push through `arca proxy`" in reply.body["errors"][0]["message"]
 
 
 def test_a_tag_a_policy_refuses_is_denied_with_409_and_the_version_stays(api: HandlerApi, pushed: bytes) -> None:

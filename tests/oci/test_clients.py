@@ -263,7 +263,7 @@ def test_a_blob_over_the_request_bound_is_413_naming_the_proxy(skopeo_bin: str, 
         )
         # Then it fails showing Arca's message, and so does oras-py
         assert done.returncode != 0
-        assert "arca publish" in done.stderr
+        assert "push through `arca proxy`" in done.stderr
         big = tmp_path / "big.bin"
         big.write_bytes(os.urandom(200 * 1024))
         with pytest.raises(ValueError):

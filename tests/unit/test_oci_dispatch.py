@@ -251,7 +251,7 @@ def test_a_body_over_what_lambda_carries_is_413_naming_the_proxy(registry: FakeR
     answer = call(registry, "PATCH", location, b"x" * 11, max_body=10)
     # Then
     assert (answer.status, codes(answer)) == (413, ["SIZE_INVALID"])
-    assert "arca publish" in errors(answer)[0]["message"]
+    assert "push through `arca proxy`" in errors(answer)[0]["message"]
     assert call(registry, "GET", location).headers["Range"] == "0-0"
     # And without a bound (behind the proxy) it is taken
     assert call(registry, "PATCH", location, b"x" * 11, max_body=None).status == 202

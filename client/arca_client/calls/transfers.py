@@ -160,6 +160,20 @@ class TransferCalls(UploadCalls, VersionCalls):
         deduplicated = bool(data.get("deduplicated"))
         return Published(Version.from_dict(data), deduplicated=deduplicated, uploaded=uploaded, transfer=report)
 
+    def upload_content(
+        self,
+        name: str,
+        source: Source,
+        *,
+        parallel: int = transfer.DEFAULT_PARALLEL,
+        progress: ProgressFn | None = None,
+    ) -> tuple[BlobRef, bool]:
+        """Upload content for `name` as `publish` does (one presigned PUT, in parts from MULTIPART_THRESHOLD up),
+        unless the registry holds it; unpublished, it is found by its sha256 (a publish or a manifest naming it
+        keeps it). (what it is, whether bytes were sent)."""
+        blob, sent, _ = self._send(name, source, None, parallel, progress)
+        return blob, sent
+
     def _send(
         self, name: str, source: Source, part_size: int | None, parallel: int, progress: ProgressFn | None
     ) -> tuple[BlobRef, bool, transfer.UploadReport | None]:

@@ -39,8 +39,8 @@ from arca.protocols.oci.routes import (
 
 API_VERSION_HEADER = ("Docker-Distribution-API-Version", "registry/2.0")
 LARGE_BLOB_HINT = (
-    "a blob larger than one request is not pushed through /v2/ yet: publish it with `arca publish`, which uploads "
-    "to S3 in parts, then push the manifest (its blobs are found by digest)"
+    "a blob larger than one request cannot be pushed to /v2/ directly: push through `arca proxy`, which uploads "
+    "blobs of any size to S3 (or upload it with `arca publish`, then push the manifest: its blobs are found by digest)"
 )
 # What one request's body may carry through API Gateway and Lambda: Lambda takes an event of 6 MB (6,291,456
 # bytes), in which API Gateway puts a binary body as base64 (4 bytes for 3) beside the request's headers and
