@@ -598,12 +598,13 @@ def hugging_face_through_the_proxy(host: str, content: bytes) -> str:
 
 
 def oci_through_the_proxy(host: str, work: Path) -> str:
-    """oras-py pushes two files as a tagged manifest through `arca proxy` and pulls them back byte-identical."""
+    """oras-py pushes two files as a tagged manifest through `arca proxy` (the larger over what one request carries:
+    the proxy uploads it to S3 itself) and pulls them back byte-identical."""
     import oras.client
 
     files = [work / "oci" / "model.bin", work / "oci" / "config.json"]
     files[0].parent.mkdir()
-    files[0].write_bytes(os.urandom(150_000))
+    files[0].write_bytes(os.urandom(6 * 1024 * 1024))  # over what one request to the API carries: the proxy uploads it
     files[1].write_bytes(b'{"layers": 2}')
     client = oras.client.OrasClient(hostname=host, insecure=True)
     target = f"{host}/{NAME}-oci:v1"
@@ -614,7 +615,10 @@ def oci_through_the_proxy(host: str, work: Path) -> str:
     expect(got == {f.name: f.read_bytes() for f in files}, f"oras pulled other files: {sorted(got)}")
     tags = list(client.get_tags(f"{host}/{NAME}-oci"))
     expect(tags == ["v1"], f"the tags of {NAME}-oci are {tags}")
-    return "oci: oras-py pushed 2 files as a tagged manifest through arca proxy and pulled them back byte-identical"
+    return (
+        "oci: oras-py pushed 2 files (one of 6 MiB, over one request's bound) as a tagged manifest through arca proxy"
+        " and pulled them back byte-identical"
+    )
 
 
 def verify_in_background(arca: Arca, work: Path) -> str:
