@@ -112,6 +112,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "rollout",
                 "console",
                 "proxy",
+                "oci",
                 "config",
                 "completion",
             ],
@@ -130,6 +131,8 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
         (("arca", "consume", "x@prod", "--on"), ["--once"]),
         (("arca", "download", "--ove"), ["--overwrite"]),
         (("arca", "proxy", "--b"), ["--bind"]),
+        (("arca", "oci", ""), ["proxy"]),
+        (("arca", "oci", "proxy", "--b"), ["--bind"]),
         (("arca", "pro"), ["promote", "promotions", "proxy"]),
     ],
 )

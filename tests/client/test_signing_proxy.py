@@ -250,9 +250,10 @@ def test_an_api_that_does_not_answer_is_a_502_in_the_apis_error_shape() -> None:
     assert answer.json()["error"]["code"] == "ProxyError"
 
 
-def test_arca_proxy_prints_the_url_for_huggingface_hub_and_forwards(upstream: Upstream) -> None:
-    # Given `arca proxy` started against a local endpoint (forwarded unsigned)
-    command = [sys.executable, "-m", "arca_client", "proxy", "--endpoint", upstream.url, "--port", "0"]
+@pytest.mark.parametrize("spelling", [["proxy"], ["oci", "proxy"]], ids=["arca proxy", "arca oci proxy"])
+def test_arca_proxy_prints_the_url_for_huggingface_hub_and_forwards(upstream: Upstream, spelling: list[str]) -> None:
+    # Given `arca proxy` (or its OCI spelling) started against a local endpoint (forwarded unsigned)
+    command = [sys.executable, "-m", "arca_client", *spelling, "--endpoint", upstream.url, "--port", "0"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
             banner = [process.stdout.readline() for _ in range(2)] if process.stdout else []
