@@ -7,6 +7,7 @@ import { protectionSection, readProtection, requestPromotion } from "./guards.js
 import { provenanceSections } from "./signing.js";
 import { retentionSection } from "./retention.js";
 import { consumersSection, leasesOnEach, stillOn } from "./consumers.js";
+import { filesSection, isTree } from "./files.js";
 import {
   ago,
   aliasChip,
@@ -446,7 +447,7 @@ export async function compareView({ name, before, after }) {
 
 // ---- a version ------------------------------------------------------------------------------------
 
-export async function versionView({ name, version }) {
+export async function versionView({ name, version, limit }) {
   const [v, aliasList] = await Promise.all([
     get(artifactPath(name, "versions", version)),
     get(artifactPath(name, "aliases")),
@@ -468,9 +469,10 @@ export async function versionView({ name, version }) {
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
   const leased = typeof v.version === "number" && !v.deleted;
-  const [provenance, consumers] = await Promise.all([
+  const [provenance, consumers, files] = await Promise.all([
     provenanceSections(name, v),
     leased ? consumersSection(name, v.version) : null,
+    isTree(v) && !v.deleted ? filesSection(name, v, limit) : null,
   ]);
   return {
     title: `${name} ${vlabel(v.version)}`,
@@ -495,6 +497,7 @@ export async function versionView({ name, version }) {
             : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
         ),
       ),
+      files,
       ...provenance,
       consumers,
       v.deleted ? null : downloadSection(name, v.version, Boolean(v.part_count)),
