@@ -103,6 +103,14 @@ def test_a_tree_version_lists_its_files_by_folder_pages_them_and_links_each_down
     readme_url = url.replace("weights/model.bin", "README.md")
     assert requests.get(readme_url, timeout=HTTP_TIMEOUT).content == FILES["README.md"]  # v1's, not prod's
 
+    # And the Download card says its content is the file list, which the CLI downloads as the files themselves
+    download = page.get_by_role("region", name="Download")
+    manifest = download.get_by_role("link", name=f"Download the file list of {name}@1")
+    listing = requests.get(manifest.get_attribute("href") or "", timeout=HTTP_TIMEOUT).json()
+    assert [f["path"] for f in listing["files"]] == sorted(FILES)
+    cli = download.get_by_role("textbox", name="with the arca CLI (writes its files into a directory, each checked)")
+    expect(cli).to_have_value(f"arca download {name}@1")
+
     # When the breadcrumb goes back up, and tokenizer/ then extra/ are opened
     files.get_by_role("button", name="all files").click()
     expect(_rows(page)).to_have_text(["README.md", "config.json"])  # a new listing: its first page again

@@ -5,7 +5,7 @@
 // straight to any prefix. Each file links to its download (…/resolve/{n}/files/{path}: a 302 to its content) by
 // the version's number, so an alias moved meanwhile cannot change what the link gives.
 import { apiUrl, artifactPath, get } from "./api.js";
-import { h, humanSize, moreButton, muted, section, showAlert, table } from "./ui.js";
+import { h, moreButton, muted, section, shortSha, showAlert, sizeOf, table } from "./ui.js";
 
 export const TREE_MEDIA_TYPE = "application/vnd.arca.tree+json";
 const PAGE = 1000; // files a page asks for (the API's largest page: the fewest requests to find the folders)
@@ -13,8 +13,6 @@ const PAGE = 1000; // files a page asks for (the API's largest page: the fewest 
 export const isTree = (v) => v.content_type === TREE_MEDIA_TYPE || typeof v.files === "number";
 
 const count = (n) => `${n.toLocaleString("en")} file${n === 1 ? "" : "s"}`;
-const bytes = (n) => `${n.toLocaleString("en")} bytes`;
-const size = (n) => h("span", { title: bytes(n) }, humanSize(n));
 const folderOf = (prefix) => prefix.slice(0, prefix.lastIndexOf("/") + 1); // "a/b/c" → "a/b/", "a" → ""
 
 /** The download URL of one file of version `version` (each segment of the path encoded once). */
@@ -45,8 +43,8 @@ export async function filesSection(name, v, limit) {
       "tr",
       { class: "file" },
       h("td", {}, h("code", { class: "wrap", title: file.path }, file.path.slice(base.length))),
-      h("td", { class: "num" }, size(file.size)),
-      h("td", {}, h("code", { title: file.sha256 }, file.sha256.slice(0, 12))),
+      h("td", { class: "num" }, sizeOf(file.size)),
+      h("td", {}, shortSha(file.sha256)),
       h("td", {}, file.content_type ? h("code", {}, file.content_type) : muted("–")),
       h(
         "td",
@@ -97,7 +95,7 @@ export async function filesSection(name, v, limit) {
       const plus = entry === open ? "+" : "";
       const files = entry.count === 1 && !plus ? "file" : "files";
       entry.label.textContent = `${entry.count.toLocaleString("en")}${plus} ${files}`;
-      entry.sizeCell.replaceChildren(size(entry.size));
+      entry.sizeCell.replaceChildren(sizeOf(entry.size));
     }
     if (!body.children.length) {
       body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, `No file's path starts with ${prefix}.`)));
@@ -172,7 +170,7 @@ export async function filesSection(name, v, limit) {
   const total = typeof v.files === "number" ? [count(v.files), ", "] : [];
   card.querySelector("h2").append(
     " ",
-    h("span", { class: "files-total muted" }, total, h("span", { title: bytes(v.size ?? 0) }, humanSize(v.size))),
+    h("span", { class: "files-total muted" }, total, sizeOf(v.size)),
   );
   return card;
 }
