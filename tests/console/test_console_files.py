@@ -126,6 +126,7 @@ def test_a_tree_version_lists_its_files_by_folder_pages_them_and_links_each_down
     expect(crumbs.last.locator("[aria-current=location]")).to_be_focused()  # the focus follows the navigation
     expect(files.locator("table.files tbody tr")).to_have_count(1)
     expect(_rows(page)).to_have_text(["merges.txt"])
+    screenshot(page, "version-files-folder")
     got = requests.get(
         files.get_by_role("link", name="Download tokenizer/extra/merges.txt").get_attribute("href") or "",
         timeout=HTTP_TIMEOUT,
