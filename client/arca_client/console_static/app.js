@@ -15,7 +15,7 @@ const VIEWS = {
 };
 const NAME_ENDS = new Set(["versions", "aliases"]); // reserved in artifact names, so the first one ends a name
 
-/** `#/` (`?q=…`), `#/p/<prefix>/`, `#/a/<name>`, `#/a/<name>/versions/<n>` (`/compare/<m>`),
+/** `#/` (`?q=…`), `#/p/<prefix>/`, `#/a/<name>`, `#/a/<name>/versions/<n>` (`?limit=N`, or `/compare/<m>`),
  * `#/a/<name>/aliases/<alias>`. */
 export function parseRoute(hash) {
   const raw = hash.replace(/^#\/?/, "");
@@ -23,7 +23,10 @@ export function parseRoute(hash) {
     const params = new URLSearchParams(raw.slice(1));
     return { view: "registry", query: params.get("q") ?? "", limit: params.get("limit") };
   }
-  const segments = raw.split("/").filter(Boolean).map(decodeURIComponent);
+  // A page's options follow a `?` (names never hold one): `?limit=N` sets the version page's files per page.
+  const [path, options = ""] = raw.split(/\?(.*)/s);
+  const limit = new URLSearchParams(options).get("limit");
+  const segments = path.split("/").filter(Boolean).map(decodeURIComponent);
   if (segments[0] === "p") {
     const prefix = segments.slice(1).join("/");
     return { view: "tree", prefix: prefix ? `${prefix}/` : "" };
@@ -38,7 +41,7 @@ export function parseRoute(hash) {
     }
     if (end > 0 && rest.length === end + 2) {
       return rest[end] === "versions"
-        ? { view: "version", name, version: rest[end + 1] }
+        ? { view: "version", name, version: rest[end + 1], limit }
         : { view: "alias", name, alias: rest[end + 1] };
     }
   }

@@ -14,6 +14,7 @@ import {
   moreButton,
   muted,
   section,
+  shortSha,
   table,
   vlabel,
   when,
@@ -182,7 +183,7 @@ function hitsSection(title, hits) {
         h("td", {}, h("a", { href: href.version(hit.name, hit.version) }, vlabel(hit.version))),
         h("td", {}, when(hit.created_at)),
         h("td", { class: "num" }, humanSize(hit.size)),
-        h("td", {}, h("code", { title: hit.sha256 }, (hit.sha256 ?? "").slice(0, 12))),
+        h("td", {}, shortSha(hit.sha256)),
       ),
     ),
   );

@@ -44,6 +44,13 @@ export function humanSize(bytes) {
   return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+/** The first 12 hex digits of a sha256 (as the CLI prints it), the whole digest on hover. */
+export const shortSha = (sha256) => h("code", { title: sha256 ?? "" }, (sha256 ?? "").slice(0, 12));
+
+/** A size as a person reads it (`16 KiB`), the exact bytes on hover. */
+export const sizeOf = (bytes) =>
+  h("span", { title: present(bytes) ? `${bytes.toLocaleString("en")} bytes` : null }, humanSize(bytes));
+
 export function ago(iso) {
   let value = Math.max(Math.round((Date.now() - Date.parse(iso)) / 1000), 0);
   if (!Number.isFinite(value)) return "";

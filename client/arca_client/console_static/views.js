@@ -7,6 +7,7 @@ import { protectionSection, readProtection, requestPromotion } from "./guards.js
 import { provenanceSections } from "./signing.js";
 import { retentionSection } from "./retention.js";
 import { consumersSection, leasesOnEach, stillOn } from "./consumers.js";
+import { filesSection, isTree } from "./files.js";
 import {
   ago,
   aliasChip,
@@ -23,7 +24,9 @@ import {
   moreButton,
   muted,
   section,
+  shortSha,
   showAlert,
+  sizeOf,
   splitBar,
   table,
   tagChips,
@@ -160,7 +163,7 @@ export async function artifactView({ name }) {
     [
       "LATEST",
       latest.sha256
-        ? [h("code", { title: latest.sha256 }, latest.sha256.slice(0, 12)), ` · ${humanSize(latest.size)}`]
+        ? [shortSha(latest.sha256), ` · ${humanSize(latest.size)}`]
         : null,
     ],
   ]);
@@ -262,8 +265,8 @@ function versionRow(name, v, aliases) {
     { class: v.deleted ? "deleted" : null },
     h("td", {}, versionLink(name, v.version), v.deleted ? chip("deleted", "warn") : null),
     h("td", {}, when(v.created_at)),
-    h("td", { class: "num" }, humanSize(v.size)),
-    h("td", {}, h("code", { title: v.sha256 }, (v.sha256 ?? "").slice(0, 12))),
+    h("td", { class: "num" }, sizeOf(v.size)),
+    h("td", {}, shortSha(v.sha256)),
     h(
       "td",
       {},
@@ -350,29 +353,35 @@ function snippet(label, command) {
 }
 
 /** A download button (the content redirect: the browser saves the published file name) and the same with the
- * CLI and with curl; for content in parts (a large model, a dataset), the parallel, resumable CLI commands. */
-function downloadSection(name, ref, inParts = false) {
+ * CLI and with curl; for content in parts (a large model, a dataset), the parallel, resumable CLI commands. A tree
+ * version's content is its manifest (its files as JSON): the CLI writes its files, and the Files card links each. */
+function downloadSection(name, ref, { inParts = false, tree = false } = {}) {
   const url = apiUrl(artifactPath(name, "resolve", String(ref), "content"));
   const target = shellQuote(`${name}@${ref}`);
+  const label = tree ? `Download the file list of ${name}@${ref}` : `Download ${name}@${ref}`;
+  const how = tree ? "writes its files into a directory, each checked" : "verifies the sha256";
+  let cli = snippet(`with the arca CLI (${how})`, `arca download ${target}`);
+  if (inParts) {
+    cli = [
+      h(
+        "p",
+        { class: "muted small" },
+        "Large content moves best with the CLI: parts in parallel, each checked as it arrives, and an " +
+          "interrupted transfer resumes when the same command runs again.",
+      ),
+      snippet("with the arca CLI, 16 parts at a time (resumable)", `arca download ${target} --parallel 16`),
+      snippet(
+        "publish the next version the same way (a 100 GB file: 8 MiB parts or larger, resumable)",
+        `arca publish ${shellQuote(name)} FILE --parallel 16`,
+      ),
+    ];
+  }
   return section(
     "Download",
-    h("p", {}, h("a", { href: url, class: "button primary download", download: "" }, `Download ${name}@${ref}`)),
-    inParts
-      ? [
-          h(
-            "p",
-            { class: "muted small" },
-            "Large content moves best with the CLI: parts in parallel, each checked as it arrives, and an " +
-              "interrupted transfer resumes when the same command runs again.",
-          ),
-          snippet("with the arca CLI, 16 parts at a time (resumable)", `arca download ${target} --parallel 16`),
-          snippet(
-            "publish the next version the same way (a 100 GB file: 8 MiB parts or larger, resumable)",
-            `arca publish ${shellQuote(name)} FILE --parallel 16`,
-          ),
-        ]
-      : snippet("with the arca CLI (verifies the sha256)", `arca download ${target}`),
-    snippet("with curl (keeps the published file name)", `curl -fLOJ ${shellQuote(url)}`),
+    h("p", {}, h("a", { href: url, class: "button primary download", download: "" }, label)),
+    tree ? h("p", { class: "muted small" }, "The file list is JSON; each file downloads from Files above.") : null,
+    cli,
+    snippet(`with curl (${tree ? "the file list" : "keeps the published file name"})`, `curl -fLOJ ${shellQuote(url)}`),
   );
 }
 
@@ -446,7 +455,7 @@ export async function compareView({ name, before, after }) {
 
 // ---- a version ------------------------------------------------------------------------------------
 
-export async function versionView({ name, version }) {
+export async function versionView({ name, version, limit }) {
   const [v, aliasList] = await Promise.all([
     get(artifactPath(name, "versions", version)),
     get(artifactPath(name, "aliases")),
@@ -468,9 +477,10 @@ export async function versionView({ name, version }) {
   ]);
   const rows = metadata.map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, value)));
   const leased = typeof v.version === "number" && !v.deleted;
-  const [provenance, consumers] = await Promise.all([
+  const [provenance, consumers, files] = await Promise.all([
     provenanceSections(name, v),
     leased ? consumersSection(name, v.version) : null,
+    isTree(v) && !v.deleted ? filesSection(name, v, limit) : null,
   ]);
   return {
     title: `${name} ${vlabel(v.version)}`,
@@ -495,9 +505,10 @@ export async function versionView({ name, version }) {
             : [h("h3", {}, "Tags"), tagChips(v.tags) ?? h("p", { class: "muted" }, "No tags.")],
         ),
       ),
+      files,
       ...provenance,
       consumers,
-      v.deleted ? null : downloadSection(name, v.version, Boolean(v.part_count)),
+      v.deleted ? null : downloadSection(name, v.version, { inParts: Boolean(v.part_count), tree: isTree(v) }),
       section(
         "Compare",
         compareForm(name, v.version, typeof v.version === "number" && v.version > 1 ? v.version - 1 : null),
