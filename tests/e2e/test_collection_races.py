@@ -98,10 +98,18 @@ def given_content_due_to_expire(arca: ArcaHttp, name: str, data: bytes) -> None:
     time.sleep(0.002)  # deleted before the cutoff (now), to the millisecond
 
 
-def rounds(arca: ArcaHttp, unique: str, work: Callable[[str, bytes], Callable[[int], str]], threads: int) -> None:
+def rounds(
+    arca: ArcaHttp,
+    unique: str,
+    work: Callable[[str, bytes], Callable[[int], str]],
+    threads: int,
+    *,
+    given: Callable[[ArcaHttp, str, bytes], None] = given_content_due_to_expire,
+    check: Callable[[str], list[str]] = violations,
+) -> dict[str, int]:
     """ROUNDS rounds of `work` on a fresh artifact each (up to three times as many while no write has won yet: a
     loaded machine can let the collection win every round, which proves nothing of the other order); the invariants
-    checked after every round."""
+    (`check`) checked after every round. Returns how often each outcome came."""
     broken: list[tuple[int, list[str]]] = []
     outcomes: dict[str, int] = {}
     for number in range(3 * ROUNDS):
@@ -109,14 +117,15 @@ def rounds(arca: ArcaHttp, unique: str, work: Callable[[str, bytes], Callable[[i
             break
         name = f"{unique}/r{number}"
         data = f"{name} content".encode()
-        given_content_due_to_expire(arca, name, data)
+        given(arca, name, data)
         for outcome in race(work(name, data), threads=threads):
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        found = violations(name)
+        found = check(name)
         if found:
             broken.append((number, found))
     assert not broken, f"{len(broken)} of {ROUNDS} rounds broke the invariants: {broken[:3]} ({outcomes})"
     assert outcomes.get("ok", 0) > 0, outcomes
+    return outcomes
 
 
 def expired(services: Any, name: str, applied: threading.Event) -> None:

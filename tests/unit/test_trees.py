@@ -376,3 +376,22 @@ def test_entries_built_in_code_are_held_to_the_same_rules() -> None:
     with pytest.raises(ValidationError) as folder:
         Tree.of([FileEntry(f"{deep}/x/y", A, 1), FileEntry(f"{deep}/x", A, 1)])
     assert folder.value.field == "files[1].path"
+
+
+def test_a_counting_step_is_the_distinct_contents_after_its_cursor_in_sha256_order() -> None:
+    # Given a tree whose paths are in another order than its contents, one content held by two paths
+    tree = Tree.of([FileEntry("a", C, 1), FileEntry("b", A, 1), FileEntry("c", C, 1), FileEntry("d", B, 2)])
+    # Then the steps are in sha256 order, each content once, whatever holds it
+    assert tree.contents_after(None, 2) == [A, B]
+    assert tree.contents_after(B, 2) == [C]
+    assert tree.contents_after(C, 2) == []
+    # And a step repeated from its cursor (after a crash) is the same step; a cursor between two contents, or
+    # before the first, resumes after it
+    assert tree.contents_after(A, 1) == tree.contents_after(A, 1) == [B]
+    assert tree.contents_after("b" + "0" * 63, 5) == [B, C]
+    assert tree.contents_after("0" * 64, 5) == [A, B, C]
+    assert tree.contents_after("f" * 64, 5) == []
+
+
+def test_an_empty_tree_has_no_step() -> None:
+    assert Tree.of([]).contents_after(None, 100) == []
