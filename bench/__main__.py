@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from bench import cases, coldstart, consumers, events, protocols, retention
+from bench import cases, coldstart, consumers, events, protocols, retention, trees
 from bench.cases import RATIOS, SIZES, Config
 from bench.harness import S3_WRITES, BenchFailure, Group, Measurement, Result, Runner
 from bench.report import DASH, group_table, ms, notes, ratio, table
@@ -74,6 +74,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Outcome:
         if cfg.protocol_iterations:
             with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
                 sections.append(protocols.section(w, cfg.protocol_iterations))
+        if cfg.tree_iterations:
+            with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
+                sections.append(trees.section(w, cfg.tree_files, cfg.tree_iterations, cfg.tree_client_files)[0])
         if cfg.events_publishes:
             sections.append(events.section(cfg.events_publishes, cfg.events_idle_seconds))
     except BenchFailure as failure:

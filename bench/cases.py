@@ -67,6 +67,9 @@ class Config:
     consumer_iterations: int = 10  # leases taken, renewed and moved, listings (0: skip the consumers section)
     resolver_resolves: int = 100_000  # Resolver.resolve() calls answered from its cache, timed one by one
     protocol_iterations: int = 10  # OCI and Hugging Face client operations per row (0: skip the protocols section)
+    tree_files: tuple[int, ...] = (10, 1_000, 10_000)  # the trees published (1,000 files and more: once each)
+    tree_iterations: int = 10  # calls per row of the smaller trees' publishes and the reads (0: skip the section)
+    tree_client_files: int = 1_000  # the directory `arca publish` sends to a local server (0: skip those rows)
 
     @property
     def small_label(self) -> str:

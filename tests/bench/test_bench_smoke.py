@@ -35,6 +35,9 @@ TINY = Config(
     consumer_iterations=2,
     resolver_resolves=200,
     protocol_iterations=1,
+    tree_files=(3, 12),
+    tree_iterations=1,
+    tree_client_files=4,  # the local stack starts, `arca publish` runs twice; the second must upload one file
 )
 
 
@@ -56,6 +59,7 @@ def test_bench_runs_every_group_and_holds_the_publish_rules() -> None:
         "Retention",
         "Consumers",
         "Protocols",
+        "Trees",
     ):
         assert f"## {title}" in outcome.text
     assert "## Publish and size: 1 KiB vs 64 KiB" in outcome.text
@@ -116,3 +120,47 @@ def test_the_large_transfers_checks_hold_a_download_to_its_upload_and_to_paralle
     slow = "a download with --parallel 8 took 1.25 times as long as its upload (at most 1.2)"
     assert run(10.0, 14.0, 12.5) == [slow]
     assert run(10.0, 5.0, 6.0) == ["a download with --parallel 8 was not faster than with --parallel 1"]
+
+
+def test_the_trees_section_holds_its_checks_at_a_small_size() -> None:
+    # Given trees of 3 and 12 files, in process (no CLI rows)
+    import contextlib
+
+    from bench import trees
+    from bench.__main__ import _Discard
+    from bench.world import world
+
+    # When
+    with world() as w, contextlib.redirect_stdout(_Discard()):  # type: ignore[type-var]
+        text, rows, runs = trees.section(w, (3, 12), 2, 0)
+    # Then a publish by files or by reference makes one transaction for the version and one for its counts
+    for key in ("publish.3", "publish.12", "publish.tree"):
+        assert rows[key].measurement.count("DynamoDB", "TransactWriteItems") == (2, 2), key
+    assert rows["publish.12"].measurement.count("S3", "PutObject") == (1, 1)  # the manifest, nothing else
+    assert rows["publish.tree"].measurement.count("S3", "PutObject") == (0, 0)
+    # the second publish with one file changed sends a request a content and the publish, and uploads one file
+    republish = rows["republish"]
+    assert republish.requests == [13]
+    assert republish.measurement.count("S3", "PutObject (presigned, by client)") == (1, 1)
+    # resolving the tree is one read; one file one read and one S3 call (two when the manifest is read)
+    assert rows["resolve.tree"].measurement.describe_calls() == "1: DynamoDB GetItem 1"
+    assert rows["resolve.file"].measurement.describe_calls() == "2: DynamoDB GetItem 1; S3 HeadObject 1"
+    assert rows["resolve.file.cold"].measurement.count("S3", "GetObject") == (1, 1)
+    assert rows["list.page"].measurement.describe_calls() == "1: DynamoDB GetItem 1"
+    assert runs == []
+    assert "| resolve the tree (12 files)" in text
+
+
+def test_the_trees_checks_name_what_a_publish_or_a_read_must_not_do() -> None:
+    from bench.trees import publish_check, reads_check
+
+    # a publish of 250 files: one transaction for the version, three for the counts, the manifest put
+    publish = publish_check(250)
+    assert publish(Counter({("DynamoDB", "TransactWriteItems"): 4, ("S3", "PutObject"): 1})) is None
+    problem = publish(Counter({("DynamoDB", "TransactWriteItems"): 2, ("S3", "CopyObject"): 1}))
+    assert problem is not None
+    assert "must make 4 TransactWriteItems, made 2" in problem and "CopyObject" in problem
+    # a read: one DynamoDB read and at most so many S3 calls
+    assert reads_check(0)(Counter({("DynamoDB", "GetItem"): 1})) is None
+    assert reads_check(0)(Counter({("DynamoDB", "GetItem"): 1, ("S3", "GetObject"): 1})) is not None
+    assert reads_check(1)(Counter({("DynamoDB", "GetItem"): 1, ("DynamoDB", "Query"): 1})) is not None
