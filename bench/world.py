@@ -106,6 +106,14 @@ class ArcaSide:
         if put.status_code != 200:
             raise BenchFailure(f"presigned PUT answered {put.status_code}: {put.text[:200]}")
 
+    def fetch(self, url: str) -> bytes:
+        """What a client does with a presigned download URL: one GET of its bytes."""
+        self.counter.record("S3", "GetObject (presigned, by client)")
+        got = self._requests.get(url, timeout=120)
+        if got.status_code != 200:
+            raise BenchFailure(f"presigned GET answered {got.status_code}: {got.text[:200]}")
+        return bytes(got.content)
+
     def ensure_uploaded(self, name: str, item: Blob) -> None:
         if (name, item.sha256) not in self._stored:
             self.upload(name, item)

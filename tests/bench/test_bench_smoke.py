@@ -138,10 +138,12 @@ def test_the_trees_section_holds_its_checks_at_a_small_size() -> None:
         assert rows[key].measurement.count("DynamoDB", "TransactWriteItems") == (2, 2), key
     assert rows["publish.12"].measurement.count("S3", "PutObject") == (1, 1)  # the manifest, nothing else
     assert rows["publish.tree"].measurement.count("S3", "PutObject") == (0, 0)
-    # the second publish with one file changed sends a request a content and the publish, and uploads one file
+    # the second publish with one file changed reads the newest tree (a resolve and its manifest), asks about and
+    # uploads the changed content alone, then publishes
     republish = rows["republish"]
-    assert republish.requests == [13]
+    assert republish.requests == [3]
     assert republish.measurement.count("S3", "PutObject (presigned, by client)") == (1, 1)
+    assert republish.measurement.count("S3", "GetObject (presigned, by client)") == (1, 1)
     # resolving the tree is one read; one file one read and one S3 call (two when the manifest is read)
     assert rows["resolve.tree"].measurement.describe_calls() == "1: DynamoDB GetItem 1"
     assert rows["resolve.file"].measurement.describe_calls() == "2: DynamoDB GetItem 1; S3 HeadObject 1"

@@ -3,15 +3,21 @@ back (every file checked), and publish it again sending nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
+from arca.adapters import keys
 from arca_client import Client
 from arca_client.cli import main
 from arca_client.errors import ConflictError
 from arca_client.trees import HashCache
+from tests.e2e.test_signed_downloads import aws
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -54,6 +60,67 @@ def test_a_directory_published_lists_its_files_and_downloads_back_byte_identical
         again = client.publish_directory(unique, source, cache=HashCache.disabled())
         assert again.published.deduplicated is True
         assert again.files_uploaded == 0
+
+
+class _Sent:
+    """The client's requests to the API (method, path), recorded as the transport sends them."""
+
+    def __init__(self, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, str]] = []
+        send = client.transport.send
+
+        def recording(method: str, url: str, **kwargs: Any) -> Any:
+            if kwargs.get("sign", True):  # the API's requests (presigned S3 URLs are sent unsigned)
+                self.calls.append((method, urlsplit(url).path))
+            return send(method, url, **kwargs)
+
+        monkeypatch.setattr(client.transport, "send", recording)
+
+    def uploads(self) -> int:
+        return sum(1 for method, path in self.calls if method == "POST" and path.endswith("/uploads"))
+
+
+def test_a_second_publish_with_one_file_changed_asks_about_that_file_alone(
+    arca_url: str, unique: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a published directory of 30 files
+    files = {f"part/{i:02d}.txt": f"file {i}\n".encode() for i in range(30)}
+    source = _tree(tmp_path / "many", files)
+    with Client(arca_url) as client:
+        client.publish_directory(unique, source, cache=HashCache.disabled())
+        (source / "part" / "07.txt").write_bytes(b"changed\n")
+        sent = _Sent(client, monkeypatch)
+        # When it is published again with one file changed
+        again = client.publish_directory(unique, source, cache=HashCache.disabled())
+        # Then the newest tree's contents were known: one upload request, one resolve, one publish
+        assert again.published.version.version == 2 and again.files_uploaded == 1
+        assert sent.uploads() == 1
+        assert len(sent.calls) == 3, sent.calls
+        assert client.download_tree(unique, "2", tmp_path / "out", cache=HashCache.disabled()).files == 30
+
+
+def test_a_content_of_the_newest_tree_gone_since_is_uploaded_again(
+    arca_url: str, unique: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a published tree one of whose contents left the bucket since (as a collection would remove it)
+    source = _tree(tmp_path / "model", FILES)
+    with Client(arca_url) as client:
+        client.publish_directory(unique, source, cache=HashCache.disabled())
+        gone = hashlib.sha256(FILES["tokenizer/vocab.txt"]).hexdigest()
+        aws("s3").delete_object(Bucket=os.environ["ARCA_BUCKET_NAME"], Key=keys.blob_key(unique, gone))
+        (source / "config.json").write_bytes(b'{"hidden": 128}\n')
+        sent = _Sent(client, monkeypatch)
+        # When the directory is published again with another file changed
+        again = client.publish_directory(unique, source, cache=HashCache.disabled())
+        # Then the refused publish was followed by a check of every content: the gone one was sent again
+        assert again.published.version.version == 2
+        assert again.files_uploaded == 2
+        assert [c for c in sent.calls if c[0] == "POST" and c[1].endswith("/versions")] == [
+            ("POST", f"/artifacts/{unique}/versions")
+        ] * 2
+        done = client.download_tree(unique, "2", tmp_path / "out", cache=HashCache.disabled())
+        assert done.files == 4
+        assert (tmp_path / "out" / "tokenizer/vocab.txt").read_bytes() == FILES["tokenizer/vocab.txt"]
 
 
 def test_a_tree_published_by_reference_is_the_same_version(arca_url: str, unique: str, tmp_path: Path) -> None:

@@ -147,14 +147,39 @@ class TreeCalls(TransferCalls):
                 cache.close()
         if not files:
             raise TreeError(f"{os.fspath(directory)} holds no file to publish", code="EmptyTree")
-        plan = plan_upload(files)
-        sent = self._upload_contents(name, plan.uploads, plan.bytes_to_send, parallel, progress)
         form = publish_form(files, metadata=dict(metadata) if metadata else None, force=force)
+        held = self._newest_tree_contents(name)
+        plan = plan_upload(files, held=held)
+        sent = self._upload_contents(name, plan.uploads, plan.bytes_to_send, parallel, progress)
         if form.manifest is not None:
             self._upload_bytes(name, form.manifest)
-        data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
+        try:
+            data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
+        except ConflictError as refused:
+            if not held or "missing" not in refused.details:
+                raise
+            # A content the newest tree held was collected since (its version expired): check every content
+            # through `POST …/uploads`, as a publish with nothing known held does, and publish again.
+            rest = plan_upload(files, held={u.sha256 for u in sent})
+            sent += self._upload_contents(name, rest.uploads, rest.bytes_to_send, parallel, progress)
+            data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
         published = Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=bool(sent))
         return PublishedTree(published, len(files), len(sent), sum(u.size for u in sent), form.by_reference)
+
+    def _newest_tree_contents(self, name: str) -> set[str]:
+        """The file contents of the artifact's newest version when it is a tree (its manifest read once through
+        its download URL and checked against its sha256), so a publish does not ask about each of them again;
+        empty for a new artifact, a blob or an OCI document. The publish still checks every content it names."""
+        try:
+            newest = self.resolve(name, LATEST)
+        except ArcaError as error:
+            if error.status in (403, 404):  # no version yet, or a caller who may not read: nothing known
+                return set()
+            raise
+        if newest.files is None or newest.content_type != TREE_MEDIA_TYPE:
+            return set()
+        manifest = self._bytes(newest.download_url)
+        return {entry.sha256 for entry in parse_manifest(manifest, sha256=newest.sha256)}
 
     def _upload_contents(
         self, name: str, uploads: Sequence[Any], total: int, parallel: int, progress: TreeProgress | None
