@@ -67,3 +67,10 @@ def test_cli_create_json_and_a_conflict_exits_3(capsys: pytest.CaptureFixture[st
     assert json.loads(capsys.readouterr().out)["newest_version"] is None
     refused = FakeClient(error=ConflictError("exists already", status=409, field="name"))
     assert run(["create", "team/model"], refused)[0] == 3
+
+
+def test_cli_show_of_an_artifact_with_no_version_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    fake = FakeClient(get_artifact=ArtifactSummary.from_dict(summary(description="draft")))
+    assert run(["show", "team/model"], fake)[0] == 0
+    out = capsys.readouterr().out
+    assert "no versions yet" in out and "no content yet" in out
