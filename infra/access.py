@@ -13,6 +13,10 @@ What a prefix grant cannot narrow (IAM sees the path, not the query string) is l
 - A tagged OCI manifest push (`PUT /v2/<name>/manifests/<tag>`) moves an alias and publishes: an alias manager's.
 - Creating a link (`PUT …/link`) lets the prefix's readers read the link's target, wherever it lies: it is a
   grant of its own (`grant_link_management`), never part of the publisher's.
+- Creating an artifact with no version (`PUT /artifacts/<name>`, decision 111): below the prefix its ARN is
+  `PUT artifacts/<prefix>/*`, which IAM cannot tell from every other PUT there (LATEST, retention, aliases, links),
+  so it is a grant of its own (`grant_create`) for whoever holds the publisher's, the alias manager's and the link
+  manager's grants on the prefix already. A publisher makes an artifact by publishing its first version.
 """
 
 from __future__ import annotations
@@ -134,6 +138,13 @@ def link_manager_paths(prefix: str) -> Grant:
     return [*_under(prefix, "PUT", ("/link",)), *_under(prefix, "DELETE", ("/link",))]
 
 
+def creator_paths(prefix: str) -> Grant:
+    """Creating artifacts with no version yet under `prefix` (`PUT artifacts/<name>`). IAM's `*` spans `/`, so the
+    same ARNs allow every PUT below the prefix (LATEST, retention, aliases, links): give it only to whoever holds
+    the publisher's, alias manager's and link manager's grants on `prefix` (the module's docstring)."""
+    return [("PUT", f"artifacts/{check_prefix(prefix)}"), ("PUT", f"artifacts/{prefix}/*")]
+
+
 def consumer_paths(prefix: str, *, consumer: str | None = None) -> Grant:
     """What a consumer (a deployment that runs versions of artifacts under `prefix`) needs and nothing more: resolve
     (and its content), list the leases, take, renew and release leases. Its lease writes name the consumer id in the
@@ -193,6 +204,10 @@ class ApiAccess:
 
     def grant_link_management(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
         return self._grant(grantee, link_manager_paths(prefix))
+
+    def grant_create(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        """Create artifacts with no version yet under `prefix`: every PUT below it as well (`creator_paths`)."""
+        return self._grant(grantee, creator_paths(prefix))
 
     def grant_consume(self, grantee: iam.IGrantable, prefix: str, *, consumer: str | None = None) -> iam.Grant:
         """Resolve and lease under `prefix`; with `consumer`, take and release only that consumer's leases."""

@@ -1,6 +1,6 @@
-"""A stand-in for the routes of Arca's API the MLflow plugin uses, including the one the API does not serve yet (an
-artifact created with no version) and trees of files, shaped as the API serves them: enough to run MLflow's own
-register and load flows through the plugin without a server. One-segment names only; no policies, no canaries."""
+"""A stand-in for the routes of Arca's API the MLflow plugin uses (an artifact created with no version, trees of files
+among them), shaped as the API serves them: enough to run MLflow's own register and load flows through the plugin
+without a server. One-segment names only; no policies, no canaries."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ class FakeApi:
         artifact = self.artifacts.get(name)
         if method == "PUT" and not rest:
             if artifact is not None:
-                return 412, {"error": {"code": "PreconditionFailedError", "message": f"{name} exists"}}
+                error = {"code": "ConflictError", "message": f"{name} exists already", "field": "name", "exists": True}
+                return 409, {"error": error}
             self.artifacts[name] = _Artifact(name, body.get("description"), dict(body.get("tags") or {}))
             return 201, self.artifacts[name].summary()
         if method == "POST" and rest == ["uploads"]:

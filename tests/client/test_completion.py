@@ -94,6 +94,7 @@ def bash_complete(script_path: Path, *words: str) -> list[str]:
                 "purge",
                 "link",
                 "unlink",
+                "create",
                 "tag",
                 "search",
                 "consumers",

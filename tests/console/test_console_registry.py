@@ -213,3 +213,30 @@ def test_versions_tell_an_aliass_canary_from_its_primary(page: Page, arca_url: s
     expect(rows.nth(1).get_by_role("link", name="prod", exact=True)).to_be_visible()
     open_console(page, arca_url, f"/a/{registry.api}/versions/3")
     expect(page.get_by_role("region", name="Content").get_by_role("link", name="prod canary 10%")).to_be_visible()
+
+
+def test_an_artifact_with_no_version_yet_is_listed_and_shown_saying_so(
+    page: Page, arca_url: str, arca: ArcaHttp, unique: str
+) -> None:
+    # Given an artifact created with no version (PUT /artifacts/{name}), with a description and a tag
+    name = f"{unique}/draft/model"
+    created = arca.put(f"/artifacts/{name}", json={"description": "not trained yet", "tags": {"team": "risk"}})
+    assert created.status_code == 201, created.text
+    # When the landing page is searched by its folder
+    open_console(page, arca_url)
+    page.get_by_role("searchbox", name="Search the registry").fill(f"{unique}/draft/")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("main")).not_to_have_attribute("aria-busy", re.compile(".*"))
+    # Then its row says it has no versions yet, with its description and tag
+    rows = page.locator("table.registry tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0)).to_contain_text("no versions yet")
+    expect(rows.nth(0)).to_contain_text("not trained yet")
+    expect(rows.nth(0)).to_contain_text("team=risk")
+    # And its page says so too, lists no version, and shows its creation among the events
+    rows.nth(0).get_by_role("link", name=name).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(name)
+    expect(page.get_by_role("region", name="Summary")).to_contain_text("no versions yet")
+    expect(page.locator("table.versions tbody tr")).to_have_text(["No versions."])
+    expect(page.get_by_role("region", name="Events").locator("tbody tr").nth(0)).to_contain_text("artifact.created")
+    expect(page.locator("#alert")).to_be_hidden()

@@ -49,8 +49,10 @@ def publish(arca: ArcaHttp, name: str, data: bytes) -> None:
 
 
 def test_every_event_of_the_feed_reaches_the_bus_and_a_purge_is_announced(arca: ArcaHttp, unique: str) -> None:
-    # Given an artifact with two versions, an alias, a version deleted and restored, and a description
+    # Given an artifact created with no version (its event's detail an empty map of tags), then two versions, an
+    # alias, a version deleted and restored, and a description
     name = f"{unique}/bus"
+    assert arca.put(f"/artifacts/{path_quote(name)}", json={}).status_code == 201
     publish(arca, name, b"one")
     publish(arca, name, b"two")
     assert arca.put(f"/artifacts/{path_quote(name)}/aliases/prod", json={"version": 2}).status_code == 201

@@ -2,9 +2,9 @@
 MLflow's own FileStore registry: the same answers and the same error codes, except where the mapping documents a
 difference. Each difference is written here as the rule that expects it, so that none passes unnoticed:
 
-1. Versions come into being differently until the API serves artifacts with no version (decision 109): MLflow's
-   through `create_registered_model` and `create_model_version`, Arca's published with the SDK. (When the routes
-   exists, a `create` rule replaces `_create` and the machine also deletes and re-creates models.)
+1. Versions come into being differently: MLflow's through `create_model_version` of a source URI, Arca's published
+   with the SDK (the plugin's copies a model's directory). Models are created by `create_registered_model` in both,
+   with no version yet (decision 111), and the machine deletes and re-creates them.
 2. Stages: Arca has none, so a transition to any stage but "None" is INVALID_PARAMETER_VALUE and changes nothing.
 3. A version an alias points at is not deleted (RESOURCE_CONFLICT); MLflow deletes the version and its aliases.
 4. Tag keys outside Arca's grammar (upper case here) are INVALID_PARAMETER_VALUE; MLflow takes them. (Alias
@@ -12,6 +12,8 @@ difference. Each difference is written here as the rule that expects it, so that
 5. An empty description is no description in Arca (the version's is a tag, removed when empty); MLflow keeps "".
 6. Timestamps are not compared (Arca's last_updated_timestamp of a version is its creation), nor sources, so
    searches are compared in an explicit order, never MLflow's default (last_updated_timestamp DESC first).
+7. The alias `latest` of a model with no version: MLflow's FileStore fails with a ValueError (the max of no
+   versions); Arca answers RESOURCE_DOES_NOT_EXIST, as for a missing alias.
 """
 
 from __future__ import annotations
@@ -99,12 +101,12 @@ class RegistryMachine(RuleBasedStateMachine):
                 sdk.purge(entry.name, force=True)
         self.scratch.cleanup()
 
-    @initialize(counts=st.lists(st.integers(min_value=1, max_value=3), min_size=MODELS, max_size=MODELS))
+    @initialize(counts=st.lists(st.integers(min_value=0, max_value=3), min_size=MODELS, max_size=MODELS))
     def create(self, counts: list[int]) -> None:
-        """Difference 1: the same models and versions, made each store's own way."""
+        """The same models, created alike; difference 1: their versions made each store's own way."""
         with Client(self.arca_url) as sdk:
             for name, count in zip(self.names, counts, strict=True):
-                self.reference.create_registered_model(name)
+                self.same(lambda s, name=name: s.create_registered_model(name))
                 for n in range(count):
                     self.reference.create_model_version(name, source=f"file:///models/{name}/{n}")
                     blob = Path(self.scratch.name) / f"{name}-{n}.bin"
@@ -134,6 +136,20 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(model=st.integers(0, MODELS - 1))
     def read_model(self, model: int) -> None:
         self.same(lambda s: s.get_registered_model(self.names[model]))
+
+    @rule(model=st.integers(0, MODELS - 1))
+    def create_again(self, model: int) -> None:
+        self.same(lambda s: s.create_registered_model(self.names[model]))
+
+    @rule(model=st.integers(0, MODELS - 1), text=DESCRIPTIONS)
+    def delete_and_recreate(self, model: int, text: str) -> None:
+        """A deleted model reads as missing in both; created again, it has no version (and a description)."""
+        name = self.names[model]
+        self.same(lambda s: s.delete_registered_model(name))
+        self.same(lambda s: s.get_registered_model(name))
+        self.same(lambda s: s.delete_registered_model(name))
+        tags = [RegisteredModelTag("team", "yes")]
+        self.same(lambda s: s.create_registered_model(name, tags=tags, description=text or None))
 
     # Versions.
 
@@ -186,7 +202,17 @@ class RegistryMachine(RuleBasedStateMachine):
 
     @rule(model=st.integers(0, MODELS - 1), alias=st.one_of(ALIASES, st.just("latest")))
     def read_alias(self, model: int, alias: str) -> None:
-        self.same(lambda s: s.get_model_version_by_alias(self.names[model], alias))
+        name = self.names[model]
+        if alias == "latest" and not self.reference.get_latest_versions(name):
+            # Difference 7: MLflow's FileStore fails on `latest` of a model with no version (max() of nothing)
+            with pytest.raises(ValueError):
+                self.reference.get_model_version_by_alias(name, alias)
+            assert _outcome(lambda: self.arca.get_model_version_by_alias(name, alias)) == (
+                "error",
+                "RESOURCE_DOES_NOT_EXIST",
+            )
+            return
+        self.same(lambda s: s.get_model_version_by_alias(name, alias))
 
     @rule(model=st.integers(0, MODELS - 1), key=st.sampled_from(["Team", "CamelCase"]))
     def outside_arcas_grammar(self, model: int, key: str) -> None:

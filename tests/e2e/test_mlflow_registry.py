@@ -19,10 +19,6 @@ from mlflow.exceptions import MlflowException
 from arca_client import Client
 from arca_client.mlflow.uris import parse_version_uri
 
-NEEDS_EMPTY_ARTIFACTS = pytest.mark.xfail(
-    strict=True, reason="needs PUT /artifacts/{name}: an artifact created with no version"
-)
-
 
 @pytest.fixture
 def registry(arca_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MlflowClient]:
@@ -276,7 +272,6 @@ def _tree(folder: str) -> dict[str, bytes]:
     return files
 
 
-@NEEDS_EMPTY_ARTIFACTS
 def test_create_registered_model_makes_an_artifact_with_no_version(registry: MlflowClient, unique: str) -> None:
     name = f"{unique}-empty"
     created = registry.create_registered_model(name, tags={"team": "risk"}, description="not trained yet")
@@ -330,29 +325,40 @@ def test_a_copied_model_version_is_a_new_version_of_the_other_model(
     assert _tree(mlflow.artifacts.download_artifacts(f"models:/{unique}-copy/1", dst_path=str(tmp_path / "c"))) == files
 
 
-def test_until_the_api_creates_empty_artifacts_a_model_is_made_by_its_first_version(
+def test_a_model_with_no_version_is_read_searched_and_deleted_and_its_first_version_is_1(
     registry: MlflowClient, model: str, unique: str, tmp_path: Path
 ) -> None:
-    # A new name with neither tags nor a description is answered, unrecorded (as mlflow.register_model asks)
+    # A new name with neither tags nor a description (as mlflow.register_model asks) is an artifact with no version
     name = f"{unique}-later"
     created = registry.create_registered_model(name)
     assert (created.name, created.latest_versions, created.tags) == (name, [], {})
-    with pytest.raises(MlflowException) as absent:
-        registry.get_registered_model(name)
-    assert _code(absent) == "RESOURCE_DOES_NOT_EXIST"
-    # and its first version makes the artifact
+    found = registry.get_registered_model(name)
+    assert (found.name, found.latest_versions, found.aliases) == (name, [], {})
+    assert registry.get_latest_versions(name) == []
+    assert [m.name for m in registry.search_registered_models(f"name = '{name}'")] == [name]
+    # Its tags and description change while it has no version, and its first version is 1 and keeps them
+    registry.set_registered_model_tag(name, "team", "risk")
+    registry.update_registered_model(name, "a model")
+    assert [m.name for m in registry.search_registered_models("tags.team = 'risk'")] == [name]
     uri, _ = _logged_model(tmp_path)
     registry.create_model_version(name, uri, run_id=uri.split("/")[1])
-    assert [v.version for v in registry.get_registered_model(name).latest_versions] == ["1"]
+    after = registry.get_registered_model(name)
+    assert ([v.version for v in after.latest_versions], after.tags, after.description) == (
+        ["1"],
+        {"team": "risk"},
+        "a model",
+    )
     # A name that exists is RESOURCE_ALREADY_EXISTS, as MLflow's stores answer
     with pytest.raises(MlflowException) as again:
         registry.create_registered_model(model)
     assert _code(again) == "RESOURCE_ALREADY_EXISTS"
-    # Tags or a description need somewhere to be kept: refused by name until the route exists
-    with pytest.raises(MlflowException) as kept:
-        registry.create_registered_model(f"{unique}-tagged", tags={"team": "risk"})
-    assert _code(kept) == "NOT_IMPLEMENTED"
-    assert "does not serve it yet" in kept.value.message
+    # A model with no version is deleted
+    empty = f"{unique}-deleted"
+    registry.create_registered_model(empty, description="never trained")
+    registry.delete_registered_model(empty)
+    with pytest.raises(MlflowException) as gone:
+        registry.get_registered_model(empty)
+    assert _code(gone) == "RESOURCE_DOES_NOT_EXIST"
 
 
 def test_a_version_that_is_one_blob_is_refused_saying_so(registry: MlflowClient, model: str, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from infra.access import (
     alias_manager_paths,
     check_prefix,
     consumer_paths,
+    creator_paths,
     link_manager_paths,
     publisher_paths,
     reader_paths,
@@ -152,9 +153,19 @@ def test_no_prefix_grant_reaches_a_name_outside_the_prefix(method: str, path: st
         assert not _allows(grant, method, path)
     assert not _allows(link_manager_paths("team-a"), method, path)
     assert not _allows(consumer_paths("team-a"), method, path)
+    assert not _allows(creator_paths("team-a"), method, path)
 
 
-GRANTS = (reader_paths, publisher_paths, alias_manager_paths, link_manager_paths, consumer_paths)
+def test_creating_an_artifact_is_a_grant_of_its_own_that_the_publisher_lacks() -> None:
+    # IAM cannot tell `PUT artifacts/team-a/x` from `PUT artifacts/team-a/x/aliases/prod`: no publisher may hold it
+    for name in ("team-a", "team-a/fraud", "team-a/x/y"):
+        assert _allows(creator_paths("team-a"), "PUT", f"artifacts/{name}")
+        assert not _allows(publisher_paths("team-a"), "PUT", f"artifacts/{name}")
+    assert not _allows(creator_paths("team-a"), "PUT", "artifacts/team-ab")
+    assert _allows(creator_paths("team-a"), "PUT", "artifacts/team-a/x/aliases/prod")  # as documented
+
+
+GRANTS = (reader_paths, publisher_paths, alias_manager_paths, link_manager_paths, consumer_paths, creator_paths)
 
 INSIDE = [
     (reader_paths, "GET", "artifacts/team-a"),

@@ -34,6 +34,7 @@ WRITES: dict[str, Callable[[dict[str, Any]], tuple[str, str, Any]]] = {
     "alias": lambda blob: ("PUT", "/artifacts/app/aliases/beta", {"version": 1}),
     "rollback": lambda blob: ("POST", "/artifacts/app/aliases/prod/rollback", {}),
     "prune": lambda blob: ("POST", "/artifacts/app/prune", {"keep_last": 0}),
+    "create": lambda blob: ("PUT", "/artifacts/app/new", {"description": "empty", "tags": {"a": "b"}}),
 }
 # A change to each body that makes it another request.
 OTHER: dict[str, dict[str, Any]] = {
@@ -42,6 +43,7 @@ OTHER: dict[str, dict[str, Any]] = {
     "alias": {"version": 2},
     "rollback": {"reason": "again"},
     "prune": {"keep_last": 1},
+    "create": {"description": "other"},
 }
 
 
@@ -150,6 +152,7 @@ ANSWERS: dict[str, tuple[tuple[str, str, Any], int]] = {
     "rollback": (("POST", "/artifacts/app/aliases/prod/rollback", {}), 200),
     "prune": (("POST", "/artifacts/app/prune", {"keep_last": 0}), 200),
     "prune, dry run": (("POST", "/artifacts/app/prune", {"keep_last": 0, "dry_run": True}), 200),
+    "create": (("PUT", "/artifacts/app/new", {"tags": {"a": "b"}}), 201),
 }
 
 

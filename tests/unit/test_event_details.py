@@ -18,6 +18,7 @@ from arca.domain.events import (
     EVENT_TYPES,
     AliasDeleted,
     AliasPolicyUpdated,
+    ArtifactCreated,
     ArtifactUpdated,
     AttestationAdded,
     Change,
@@ -76,6 +77,11 @@ CASES: list[tuple[Change, dict[str, Any]]] = [
     (Change(ArtifactUpdated(tags={"tier": "1"})), {"tags": {"tier": "1"}}),
     (Change(ArtifactUpdated(tags={}, description=None)), {"tags": {}, "description": None}),
     (Change(ArtifactUpdated(tags={}, description="the app")), {"tags": {}, "description": "the app"}),
+    (Change(ArtifactCreated(tags={})), {"tags": {}}),
+    (
+        Change(ArtifactCreated(tags={"team": "risk"}, description="draft")),
+        {"tags": {"team": "risk"}, "description": "draft"},
+    ),
     (
         _alias_change(_alias(version=2, revision=4, reason="go"), _alias(version=1, revision=3), "set"),
         {

@@ -57,6 +57,19 @@ class ArtifactCalls(HttpCalls):
             if not (isinstance(data, dict) and data.get("status") == "purging"):
                 return Purged(name, released_count=count, released_consumers=sorted(set(released)))
 
+    def create_artifact(
+        self, name: str, description: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> ArtifactSummary:
+        """Create `name` with no version yet, with its description and tags; its first publish is version 1.
+        ConflictError (field name) when it exists; safe to retry (one Idempotency-Key for every attempt)."""
+        body: dict[str, Any] = {}
+        if description is not None:
+            body["description"] = description
+        if tags:
+            body["tags"] = dict(tags)
+        data, _ = self._write("PUT", artifact_path(name), body=body)
+        return ArtifactSummary.from_dict(data)
+
     def update_artifact(
         self, name: str, *, tags: Mapping[str, str | None] | None = None, description: str | _Unset | None = UNSET
     ) -> ArtifactSummary:

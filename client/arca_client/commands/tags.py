@@ -51,6 +51,21 @@ def cmd_tag(args: argparse.Namespace, client: Client) -> Result:
     return Result(version.raw, f"{version.name}@{version.version}: {tags_text(version.tags) or '(no tags)'}")
 
 
+def cmd_create(args: argparse.Namespace, client: Client) -> Result:
+    summary = client.create_artifact(args.name, description=args.description, tags=dict(args.tag or []))
+    return Result(
+        summary.raw,
+        lambda: fields(
+            [
+                ("name", summary.name),
+                ("versions", "none yet"),
+                ("description", summary.description),
+                ("tags", tags_text(summary.tags)),
+            ]
+        ),
+    )
+
+
 def cmd_search(args: argparse.Namespace, client: Client) -> Result:
     if (args.tag is None) == (args.sha256 is None):
         raise UsageError("give exactly one of --tag KEY=VALUE or --sha256 HEX")
@@ -79,6 +94,16 @@ def cmd_search(args: argparse.Namespace, client: Client) -> Result:
 
 
 def register(commands: Commands) -> None:
+    p = commands.add(
+        "create",
+        cmd_create,
+        "create the artifact NAME with no version yet (its first publish is version 1); fails if it exists",
+        example='arca create team/fraud --description "fraud model" --tag team=risk',
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--description", help="the artifact's description")
+    p.add_argument("--tag", metavar="KEY=VALUE", type=tag_set_arg, action="append", help="a tag; repeatable")
+
     p = commands.add(
         "tag",
         cmd_tag,

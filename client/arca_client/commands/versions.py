@@ -155,7 +155,7 @@ def cmd_show(args: argparse.Namespace, client: Client) -> Result:
                     ("link to", summary.link),
                     ("description", summary.description),
                     ("tags", tags_text(summary.tags)),
-                    ("newest version", summary.newest_version or "none published"),
+                    ("newest version", summary.newest_version or "no versions yet"),
                     ("versions", f"{counts.versions}{deleted}"),
                     ("aliases", counts.aliases),
                     ("created", stamp(summary.created_at)),
@@ -163,7 +163,7 @@ def cmd_show(args: argparse.Namespace, client: Client) -> Result:
                 ]
             ),
             "\nLATEST (working copy)",
-            indent(version_fields(summary.latest, skip_name=True)),
+            indent(version_fields(summary.latest, skip_name=True) if summary.latest.sha256 else "no content yet"),
         ]
         if aliases:
             lines += ["", alias_table(aliases)]

@@ -124,8 +124,8 @@ function rowNode(row) {
     h(
       "td",
       { "data-label": "newest" },
-      newest ? h("a", { href: href.version(summary.name || name, newest) }, vlabel(newest)) : muted("none"),
-      summary.latest?.size !== undefined ? h("div", { class: "muted small" }, humanSize(summary.latest.size)) : null,
+      newest ? h("a", { href: href.version(summary.name || name, newest) }, vlabel(newest)) : muted("no versions yet"),
+      summary.latest?.size != null ? h("div", { class: "muted small" }, humanSize(summary.latest.size)) : null,
     ),
     h(
       "td",

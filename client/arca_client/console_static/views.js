@@ -154,7 +154,7 @@ export async function artifactView({ name }) {
   const aliases = aliasList.aliases ?? [];
   const deleted = counts.deleted_versions ? ` (+${counts.deleted_versions} deleted)` : "";
   const facts = fields([
-    ["newest version", summary.newest_version ? versionLink(name, summary.newest_version) : "none published"],
+    ["newest version", summary.newest_version ? versionLink(name, summary.newest_version) : "no versions yet"],
     ["versions", `${counts.versions ?? 0}${deleted}`],
     ["aliases", String(aliases.length)],
     ["tags", tagChips(summary.tags)],

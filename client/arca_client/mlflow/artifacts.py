@@ -22,8 +22,8 @@ from arca_client.calls.transfers import CHUNK
 from arca_client.calls.trees import TreeFile
 from arca_client.errors import ArcaError
 from arca_client.mlflow.errors import translated
-from arca_client.mlflow.pending import RegistryClient
 from arca_client.mlflow.uris import SCHEMES, parse_registry, parse_version_uri
+from arca_client.sdk import Client
 from arca_client.trees import Placement, TreeEntry, receive
 
 
@@ -33,9 +33,7 @@ class ArcaArtifactRepository(ArtifactRepository):
         registry = parse_registry(registry_uri) if registry_uri and registry_uri.startswith(SCHEMES) else None
         self.registry, self.name, self.version = parse_version_uri(artifact_uri, registry)
         with translated(f"connect to Arca at {self.registry.endpoint}"):
-            self.client = RegistryClient(
-                self.registry.endpoint, region=self.registry.region, profile=self.registry.profile
-            )
+            self.client = Client(self.registry.endpoint, region=self.registry.region, profile=self.registry.profile)
         self._files: dict[str, TreeFile] | None = None
         self._lock = threading.Lock()
 

@@ -12,7 +12,6 @@ import os
 import re
 import socket
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,14 +33,14 @@ from mlflow.utils.validation import (
     _validate_registered_model_tag,
 )
 
-from arca_client.errors import ArcaError, NotFoundError, PreconditionFailedError
+from arca_client.errors import ArcaError, ConflictError, NotFoundError
 from arca_client.mlflow import entities, search
 from arca_client.mlflow.entities import DESCRIPTION_TAG, RESERVED_TAGS, STAGE
 from arca_client.mlflow.errors import already_exists, invalid, not_found, translate, translated, unmapped
-from arca_client.mlflow.pending import RegistryClient
 from arca_client.mlflow.unmapped import Unmapped
 from arca_client.mlflow.uris import parse_registry
 from arca_client.models import LATEST, Version
+from arca_client.sdk import Client
 from arca_client.trees import HashCache
 
 ROUTING_KEY_ENV = "ARCA_ROUTING_KEY"
@@ -59,9 +58,7 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         self.tracking_uri = tracking_uri
         self.routing_key = self.registry.routing_key or os.environ.get(ROUTING_KEY_ENV) or socket.gethostname()
         with translated(f"connect to Arca at {self.registry.endpoint}"):
-            self.client = RegistryClient(
-                self.registry.endpoint, region=self.registry.region, profile=self.registry.profile
-            )
+            self.client = Client(self.registry.endpoint, region=self.registry.region, profile=self.registry.profile)
 
     # Registered models.
 
@@ -79,15 +76,14 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
             self.create_prompt(name)
         for key, value in tag_map.items():
             _validate_registered_model_tag(key, value)
-        exists = already_exists(f"Registered Model (name={name}) already exists.")
         try:
             self.client.create_artifact(name, description=description, tags=tag_map)
-        except PreconditionFailedError:
-            raise exists from None
+        except ConflictError as error:
+            if error.details.get("exists"):
+                raise already_exists(f"Registered Model (name={name}) already exists.") from None
+            raise translate(error, f"create registered model {name}") from error
         except ArcaError as error:
-            if error.status != 405 or tag_map or description:
-                raise translate(error, f"create registered model {name}") from error
-            return self._unrecorded_model(name, exists)
+            raise translate(error, f"create registered model {name}") from error
         return self.get_registered_model(name)
 
     def update_registered_model(
@@ -308,20 +304,6 @@ class ArcaRegistryStore(Unmapped, AbstractStore):
         return self.get_model_version(name, resolution.version)
 
     # Inside.
-
-    def _unrecorded_model(self, name: str, exists: Exception) -> RegisteredModel:
-        """An API that does not serve `PUT /artifacts/{name}` cannot hold an artifact with no version: a model
-        created with neither tags nor a description (as `mlflow.register_model` and `copy_model_version` create
-        one) is then answered without being recorded, and its first version makes the artifact; one that exists
-        already is RESOURCE_ALREADY_EXISTS, as MLflow's stores answer."""
-        try:
-            self.client.get_artifact(name)
-        except NotFoundError:
-            now = int(time.time() * 1000)
-            return RegisteredModel(name=name, creation_timestamp=now, last_updated_timestamp=now, latest_versions=[])
-        except ArcaError as error:
-            raise translate(error, f"create registered model {name}") from error
-        raise exists
 
     def _live(self, name: str, version: str | int) -> Version:
         """The live version `version` of `name` (MLflow's errors for a bad number, a missing or deleted one)."""

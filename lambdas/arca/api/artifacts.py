@@ -3,14 +3,18 @@
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
+from arca.api.caller import Caller
 from arca.api.dependencies import PublishingService, ReadingService, SearchingService
+from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
 from arca.api.routing import Router
 from arca.domain.consumers import SHOWN_CONSUMERS
 from arca.domain.entities import ArtifactPage, PurgeProgress, Summary
 from arca.domain.errors import ValidationError
+from arca.domain.models import ArtifactCreate
+from arca.domain.receipts import Seal
 from arca.services.retry import Budget
 from arca.settings import settings
 
@@ -40,6 +44,27 @@ def list_artifacts(
 def get_artifact(name: Name, reading: ReadingService) -> Summary:
     """Summary: LATEST, the newest version number, counts."""
     return reading.summary_through(name)
+
+
+@writes.put("/artifacts/<name>", responses=answers(201, 400, 409, 415, 503), tags=["publishing"])
+def create_artifact(
+    name: Name,
+    caller: Caller,
+    key: Idempotent,
+    publishing: PublishingService,
+    body: Annotated[ArtifactCreate | None, Body()] = None,
+    idempotency_key: IdempotencyKey = None,
+) -> Response[Summary]:
+    """Create the artifact with no version yet, with its description and tags (201); 409 naming `name` when it
+    exists (a purged name can be created again: its version numbers go on)."""
+    request = body or ArtifactCreate()
+
+    def write(seal: Seal | None) -> Summary:
+        return publishing.create_artifact(
+            name, description=request.description, tags=request.tags, seal=seal, identity=caller
+        )
+
+    return idempotent(key, write, lambda summary: answer(summary, 201))
 
 
 # The answer of the purge request that removed live consumer leases (a forced purge's) names them.

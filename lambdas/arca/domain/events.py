@@ -96,6 +96,12 @@ class ArtifactUpdated(Detail):
     description: str | None = Field(None, description="present when the description changed")
 
 
+class ArtifactCreated(Detail):
+    TYPE = "artifact.created"
+    tags: dict[str, str] = Field(description="the artifact's tags as created")
+    description: str | None = _absent_if_none()
+
+
 class AliasUpdated(Detail):
     TYPE = "alias.updated"
     revision: int
@@ -227,6 +233,7 @@ DETAILS: dict[str, type[Detail]] = {
         VersionRestored,
         VersionTagged,
         ArtifactUpdated,
+        ArtifactCreated,
         AliasUpdated,
         AliasDeleted,
         LinkUpdated,

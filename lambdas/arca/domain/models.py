@@ -230,6 +230,13 @@ class ArtifactPatch(_TagBody):
     tags: TagMap | None = None
 
 
+class ArtifactCreate(_TagBody):
+    """PUT /artifacts/{name}: an artifact with no version yet, with its description and tags."""
+
+    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION), NoControl] | None = None
+    tags: dict[StrictStr, StrictStr] | None = None
+
+
 class VersionPatch(_TagBody):
     """PATCH …/versions/{version}: the version's tags (merged)."""
 

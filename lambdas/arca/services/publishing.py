@@ -30,7 +30,7 @@ from arca.adapters.store.receipts import ReceiptStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.uploads import COMPLETE, Layout, UploadStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
-from arca.domain.entities import Latest, PruneResult, Published, Skipped, Upload, Version
+from arca.domain.entities import Latest, PruneResult, Published, Skipped, Summary, Upload, Version
 from arca.domain.errors import (
     ConflictError,
     NotFoundError,
@@ -96,6 +96,39 @@ class Publishing:
         self.multipart = Multipart(blobs)
         self.signer = signer
         self.collection = collection
+
+    def create_artifact(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        tags: dict[str, str] | None = None,
+        seal: Seal | None = None,
+        identity: str | None = None,
+    ) -> Summary:
+        """Create `name` with no version yet, with its description and tags (decision 111); a purged name too
+        (its version numbers go on). ConflictError (field name) when it exists, LinkedNameError for a link.
+
+        With `seal`, its record (the route's rendering of the summary) is written in the same transaction.
+        """
+
+        def attempt() -> LatestRecord:
+            seen = self.artifacts.latest(name)
+            refuse_link(name, seen)
+            if seen is not None and seen.purging:
+                raise ConflictError(f"artifact {name!r} is being purged", field="name")
+            return self.artifacts.create_empty(
+                name,
+                seen,
+                description=description,
+                tags=dict(tags or {}),
+                now=self.policy.now(),
+                answer=self.reading.summary_of,
+                seal=seal,
+                by=identity,
+            )
+
+        return self.reading.summary_of(self.policy.compare_and_set(attempt))
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -333,6 +366,10 @@ class Publishing:
             refuse_link(name, latest)
             if content is None and (latest is None or latest.purged):
                 raise NotFoundError(f"artifact {name!r} has no LATEST to publish; PUT …/latest first")
+            if stored is None and latest is not None and latest.sha256 is None:
+                raise NotFoundError(
+                    f"artifact {name!r} has no version yet and no LATEST to publish; PUT …/latest first"
+                )
             if stored is None:
                 assert latest is not None
                 snapshot = StoredContent.model_validate({f: getattr(latest, f) for f in StoredContent.model_fields})

@@ -120,6 +120,14 @@ class Reading:
             raise NotFoundError(f"artifact {name!r} does not exist")
         return latest
 
+    def content_latest(self, name: str) -> LatestRecord:
+        """LATEST of an artifact that exists and holds content: an artifact created with no version yet
+        (decision 111) has none, a NotFoundError saying so."""
+        latest = self.live_latest(name)
+        if latest.sha256 is None:
+            raise NotFoundError(f"artifact {name!r} has no version yet: LATEST holds no content")
+        return latest
+
     def summary(self, name: str) -> Summary:
         return self.summary_of(self.live_latest(name))
 
@@ -157,7 +165,7 @@ class Reading:
     def version_or_latest(self, name: str, ref: int | str) -> VersionRecord | LatestRecord:
         if isinstance(ref, str) and ref.startswith(CONTENT_REF):
             return self.content_version(name, ref.removeprefix(CONTENT_REF))
-        return self.live_latest(name) if ref == LATEST else self.version(name, int(ref))
+        return self.content_latest(name) if ref == LATEST else self.version(name, int(ref))
 
     def content_version(self, name: str, sha256: str) -> VersionRecord:
         """A content reference `sha256:<hex>`: the newest version with that content that is not deleted (one
@@ -238,7 +246,7 @@ class Reading:
         version = record.version if route == PRIMARY else record.secondary_version
         content = record.primary if route == PRIMARY else record.secondary
         if version == LATEST or content is None:
-            content = target_of(self.live_latest(name))
+            content = target_of(self.content_latest(name))
         elif at is not None and isinstance(version, int):
             # A live alias pins its versions against deletion; a past revision pins nothing, so its target may
             # have been deleted since. One GetItem: a deleted version is never served, by any path.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr
+from pydantic import BaseModel
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
@@ -14,7 +16,7 @@ from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import LatestRecord, VersionRecord, latest_record, signed_attributes, version_record
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.events import Change, LatestUpdated, VersionPublished
+from arca.domain.events import ArtifactCreated, Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
 
@@ -149,6 +151,84 @@ class ArtifactStore:
             raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
         return written
 
+    def create_empty(
+        self,
+        name: str,
+        seen: LatestRecord | None,
+        *,
+        description: str | None,
+        tags: dict[str, str],
+        now: str,
+        answer: Callable[[LatestRecord], BaseModel],
+        seal: Seal | None = None,
+        by: str | None = None,
+    ) -> LatestRecord:
+        """Create `name` with no version yet: its LATEST (holding no content), its listing rows, its tags' search
+        rows and the `artifact.created` event, in one transaction (with the idempotency record of `seal`, whose
+        answer is `answer` of LATEST as written).
+
+        `seen` is the name's LATEST as read: None (never used) or a tombstone (a purged artifact: its counters
+        stay, so version numbers are not reused). Raises ConflictError (field name) when the name is an artifact
+        or a link meanwhile, ContentionError when the tombstone changed since it was read.
+        """
+        if seen is not None and not seen.purged:
+            raise exists_error(name)
+        item: Item = {
+            "kind": "latest",
+            "name": name,
+            "created_at": now,
+            "updated_at": now,
+            "newest": seen.newest if seen else 0,
+            "version_count": 0,
+            "deleted_count": 0,
+            "rev": (seen.rev if seen else 0) + 1,
+            "purges": seen.purges if seen else 0,
+            "revision_base": seen.revision_base if seen else 0,
+            "alias_count": 0,
+            **({"tags": tags} if tags else {}),
+            **({"description": description} if description is not None else {}),
+            **({"tag_rev": 1, "tagged_at": now} if tags or description is not None else {}),
+            **keys.latest_key(name),
+        }
+        if seen is None:
+            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
+        else:  # over a tombstone: still that tombstone (no purge, link or write since it was read)
+            condition = Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev)
+            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
+        rows = [
+            Write(
+                f"tag{i}",
+                "Put",
+                keys.artifact_tag_key(name, tag),
+                item={
+                    "kind": "artifact-tag",
+                    "name": name,
+                    "tag": tag,
+                    "value": value,
+                    "gsi1pk": keys.artifact_tag_search_pk(tag, value),
+                    "gsi1sk": name,
+                },
+            )
+            for i, (tag, value) in enumerate(sorted(tags.items()))
+        ]
+        written = latest_record(item)
+        writes = [*sealed(seal, answer(written)), latest, *listing_rows(name), *rows]
+        change = Change(ArtifactCreated(tags=tags, **({"description": description} if description else {})))
+        try:
+            self.feed.commit(writes, name, [change], by=by, now=now)
+        except TransactionCancelled as lost:
+            raise_if_key_taken(lost)
+            failed = lost.failed("latest")
+            if failed is None:
+                raise ConflictError(f"concurrent change: {lost}") from None
+            found = failed.item
+            if found is not None and found.get("link"):
+                raise LinkedNameError(name, str(found["link"])) from None
+            if found is not None and not found.get("purged"):
+                raise exists_error(name) from None
+            raise ContentionError(f"{name!r} changed concurrently") from None
+        return written
+
     def _latest_writes(
         self,
         name: str,
@@ -235,6 +315,11 @@ class ArtifactStore:
                 compare={"rev": seen.rev, "collections": seen.collections or None},
             )
         ]
+
+
+def exists_error(name: str) -> ConflictError:
+    """The 409 of creating an artifact that exists."""
+    return ConflictError(f"artifact {name!r} exists already", field="name", details={"exists": True})
 
 
 def _content_detail(content: Content) -> dict[str, Any]:
