@@ -313,7 +313,6 @@ def test_a_manifest_with_a_subject_is_an_attestation_of_its_version(api: Handler
     ("change", "code"),
     [
         ("tag", "TAG_INVALID"),
-        ("unknown subject", "MANIFEST_BLOB_UNKNOWN"),
         ("unknown blob", "MANIFEST_BLOB_UNKNOWN"),
         ("upper-case type", "MANIFEST_INVALID"),
     ],
@@ -323,11 +322,61 @@ def test_an_attachment_that_cannot_be_recorded_is_refused_and_writes_nothing(
 ) -> None:
     if change != "unknown blob":
         _push_blob(api, "team/app", b"signature")
-    subject = b"no such manifest" if change == "unknown subject" else pushed
-    body = _attachment(subject, "application/VND.Example" if change == "upper-case type" else "a/b")
+    body = _attachment(pushed, "application/VND.Example" if change == "upper-case type" else "a/b")
     before = snapshot(aws)
     reply = _push(api, "team/app", "sig" if change == "tag" else _digest(body), body)
     assert (reply.status, _codes(reply)) == (400, [code])
+    assert snapshot(aws) == before
+
+
+def test_a_referrer_pushed_before_its_subject_is_accepted_listed_and_adopted_by_the_subject(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given a manifest whose subject is not pushed yet (OCI v1.1: the registry MUST accept it)
+    layers = {"model.bin": b"later weights"}
+    subject = _manifest(layers)
+    _push_blob(api, "team/later", b"signature")
+    _push_blob(api, "team/later", CONFIG)
+    body = _attachment(subject)
+    reply = _push(api, "team/later", _digest(body), body)
+    assert reply.status == 201, reply.body
+    assert reply.headers["OCI-Subject"] == _digest(subject)
+    # Then it is fetched by its digest and listed among the subject's referrers, though no version has that digest
+    fetched = api.call("GET", f"/v2/team/later/manifests/{_digest(body)}")
+    assert (fetched.status, json.dumps(fetched.body).encode()) == (200, body)
+    expected = {
+        "mediaType": OCI_MANIFEST,
+        "digest": _digest(body),
+        "size": len(body),
+        "artifactType": "application/vnd.example.sig.v1+json",
+        "annotations": {"made-by": "test"},
+    }
+    index = api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body
+    assert index["manifests"] == [expected]
+    assert _push(api, "team/later", _digest(body), body).status == 201  # again: the same, once
+    assert len(api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body["manifests"]) == 1
+    # When the subject is pushed, the referrer becomes an attestation of its version: listed once, and seen by a
+    # policy requiring it
+    for content in layers.values():
+        _push_blob(api, "team/later", content)
+    assert _push(api, "team/later", "v1", subject).status == 201
+    [attestation] = api.call("GET", "/artifacts/team/later/versions/1/attestations").body["attestations"]
+    assert (attestation["type"], attestation["sha256"]) == ("application/vnd.example.sig.v1+json", _digest(body)[7:])
+    index = api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body
+    assert index["manifests"] == [expected]
+    assert not [i for i in snapshot(aws)["items"] if i[0] == "__team/later-ocireferrers"]
+    policy = {"require_attestations": ["application/vnd.example.sig.v1+json"]}
+    assert api.call("PUT", "/artifacts/team/later/aliases/prod/policy", policy).status == 200
+    assert api.call("PUT", "/artifacts/team/later/aliases/prod", {"version": 1}).status in (200, 201)
+
+
+def test_a_referrer_before_its_subject_with_a_missing_blob_is_refused_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    body = _attachment(b"no such manifest")
+    before = snapshot(aws)
+    reply = _push(api, "team/app", _digest(body), body)
+    assert (reply.status, _codes(reply)) == (400, ["MANIFEST_BLOB_UNKNOWN"] * 2)  # the config and the signature
     assert snapshot(aws) == before
 
 

@@ -170,7 +170,8 @@ class OciBackend:
         return PushedManifest(manifest.digest)
 
     def _attach(self, name: str, reference: Reference, manifest: Manifest) -> PushedManifest:
-        """A manifest with a subject: an attestation of the subject's version, pushed by its digest."""
+        """A manifest with a subject: an attestation of the subject's version, pushed by its digest (accepted before
+        its subject too, decision 112: it waits for a version with the subject's digest)."""
         assert manifest.subject is not None
         subject = manifest.subject.ref
         if reference.kind is not RefKind.DIGEST:
