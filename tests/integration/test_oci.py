@@ -60,6 +60,13 @@ def _push(api: HandlerApi, name: str, reference: str, body: bytes) -> Any:
     return api.call("PUT", f"/v2/{name}/manifests/{reference}", raw=body, headers={"Content-Type": OCI_MANIFEST})
 
 
+def _on_stage(location: str) -> str:
+    """A Location the answers give (on the stage: `/local/v2/…`) as API Gateway hands it to the function when a
+    client follows it (the path after the stage)."""
+    assert location.startswith("/local/v2/"), location
+    return location.removeprefix("/local")
+
+
 def _codes(reply: Any) -> list[str]:
     return [e["code"] for e in reply.body["errors"]]
 
@@ -184,7 +191,8 @@ def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: Handl
     content = b"0123456789" * 50
     started = api.call("POST", "/v2/team/app/blobs/uploads/")
     assert (started.status, started.headers["Range"]) == (202, "0-0")
-    location = started.headers["Location"]
+    assert started.headers["Location"].startswith("/local/v2/team/app/blobs/uploads/")  # the stage path kept
+    location = _on_stage(started.headers["Location"])
     first = api.call("PATCH", location, raw=content[:200], headers={"Content-Range": "0-199"})
     assert (first.status, first.headers["Range"]) == (202, "0-199")
     second = api.call("PATCH", location, raw=content[200:400])  # no Content-Range: at the end
@@ -201,7 +209,7 @@ def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: Handl
 
 def test_a_session_whose_bytes_are_not_the_digest_stores_nothing(api: HandlerApi, aws: SimpleNamespace) -> None:
     started = api.call("POST", "/v2/team/app/blobs/uploads/")
-    location = started.headers["Location"]
+    location = _on_stage(started.headers["Location"])
     api.call("PATCH", location, raw=b"some bytes")
     reply = api.call("PUT", location, query={"digest": _digest(b"other bytes")})
     assert (reply.status, _codes(reply)) == (400, ["DIGEST_INVALID"])
@@ -210,7 +218,7 @@ def test_a_session_whose_bytes_are_not_the_digest_stores_nothing(api: HandlerApi
 
 
 def test_a_session_answers_only_its_own_caller_and_repository(api: HandlerApi) -> None:
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     session = location.rsplit("/", 1)[1]
     other = HandlerApi()
     other.identity = "arn:aws:iam::000000000000:user/mallory"
@@ -227,7 +235,7 @@ def test_a_session_answers_only_its_own_caller_and_repository(api: HandlerApi) -
 def test_a_session_over_one_requests_bound_is_413_naming_the_proxy(api: HandlerApi) -> None:
     from arca.services.oci import SESSION_MAX_BYTES
 
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     api.call("PATCH", location, raw=b"a" * (SESSION_MAX_BYTES - 10))
     reply = api.call("PATCH", location, raw=b"b" * 20)
     assert (reply.status, _codes(reply)) == (413, ["SIZE_INVALID"])
@@ -261,7 +269,8 @@ def test_tags_are_listed_in_pages_with_a_link(api: HandlerApi, pushed: bytes) ->
         assert _push(api, "team/app", tag, pushed).status == 201
     first = api.call("GET", "/v2/team/app/tags/list", query={"n": "2"})
     assert first.body["tags"] == ["a", "b"]
-    assert first.headers["Link"] == '</v2/team/app/tags/list?last=b&n=2>; rel="next"'
+    # On the stage's own URL (`/<stage>/v2/…`, as API Gateway invokes the function here) the link keeps the stage
+    assert first.headers["Link"] == '</local/v2/team/app/tags/list?last=b&n=2>; rel="next"'
     rest = api.call("GET", "/v2/team/app/tags/list", query={"n": "2", "last": "b"})
     assert rest.body["tags"] == ["c", "v1"] and "Link" not in rest.headers
     unknown = api.call("GET", "/v2/team/none/tags/list")
@@ -432,7 +441,7 @@ def test_bad_input_under_v2_is_refused_in_ocis_shape_and_writes_nothing(
 def test_a_purge_removes_the_artifacts_upload_sessions_and_their_bytes(
     api: HandlerApi, aws: SimpleNamespace, pushed: bytes
 ) -> None:
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     api.call("PATCH", location, raw=b"half a blob")
     assert api.call("DELETE", "/artifacts/team/app", query={"force": "true"}).status == 204
     assert api.call("GET", location).status == 404
