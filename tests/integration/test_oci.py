@@ -379,6 +379,20 @@ def test_a_referrer_pushed_before_its_subject_is_accepted_listed_and_adopted_by_
     assert api.call("PUT", "/artifacts/team/later/aliases/prod", {"version": 1}).status in (200, 201)
 
 
+def test_a_purge_removes_the_referrers_waiting_for_a_subject(
+    api: HandlerApi, aws: SimpleNamespace, pushed: bytes
+) -> None:
+    # Given a referrer waiting for a subject no version has
+    _push_blob(api, "team/app", b"signature")
+    body = _attachment(b"a subject never pushed")
+    assert _push(api, "team/app", _digest(body), body).status == 201
+    assert [i for i in snapshot(aws)["items"] if i[0] == "__team/app-ocireferrers"]
+    # When the artifact is purged (its tag first), then its item is gone with the rest
+    assert api.call("DELETE", "/v2/team/app/manifests/v1").status == 202
+    assert api.call("DELETE", "/artifacts/team/app").status == 204
+    assert not [i for i in snapshot(aws)["items"] if i[0].startswith("__team/app")]
+
+
 def test_a_referrer_before_its_subject_with_a_missing_blob_is_refused_and_writes_nothing(
     api: HandlerApi, aws: SimpleNamespace
 ) -> None:
