@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 
@@ -52,6 +53,8 @@ ENDPOINT = f"http://{GATEWAY}"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 NAME = "deploy-check/app"
 PARTS_NAME = "deploy-check/parts"
+TREE_NAME = "deploy-check/tree"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 # LocalStack's own shutdown takes 10-25 s here (it stops each service in turn); its state is thrown away anyway.
 STOP_SECONDS = 10
 
@@ -447,6 +450,7 @@ class Arca:
         self.env.pop("AWS_ENDPOINT_URL_S3")
         self.env.update(ARCA_ENDPOINT=endpoint, ARCA_SIGN="1", XDG_CONFIG_HOME=str(RUN / "config"))
         self.command = [str(ROOT / ".venv" / "bin" / "arca")]
+        self.endpoint = endpoint
 
     def __call__(self, *args: str, json_output: bool = True) -> Any:
         out = run(
@@ -512,6 +516,8 @@ def drive_api(arca: Arca, queue_url: str) -> list[str]:
     proved.append("rollout: prod 1 -> 2 at 50% then 100%, driven by the Step Functions state machine")
 
     proved.append(lease_and_release(arca))
+    proved.append(tree_publish_and_download(arca, work))
+    proved.append(oci_over_raw_http(arca.endpoint))
     with signing_proxy(arca) as host:
         proved.append(hugging_face_through_the_proxy(host, second.read_bytes()))
         proved.append(oci_through_the_proxy(host, work))
@@ -555,6 +561,104 @@ def lease_and_release(arca: Arca) -> str:
     arca("release", NAME, "deploy:check", json_output=False)
     expect(arca("consumers", NAME) == [], "the lease is still listed after its release")
     return "consumers: a lease on prod's version 2 taken, listed and released"
+
+
+def tree_publish_and_download(arca: Arca, work: Path) -> str:
+    """`arca publish NAME DIR` of three files (one in a subfolder), `arca files`, and `arca download` into a
+    directory, every file compared."""
+    source = work / "tree"
+    contents = {
+        "config.json": b'{"layers": 2}',
+        "weights.bin": os.urandom(150_000),
+        "tokenizer/vocab.txt": b"a b c\n",
+    }
+    for path, content in contents.items():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        (source / path).write_bytes(content)
+    published = arca("publish", TREE_NAME, str(source))
+    expect(published.get("files") == 3, f"the tree version holds {published.get('files')} files, not 3")
+    listed = {f["path"]: f["sha256"] for f in arca("files", f"{TREE_NAME}@{published['version']}")}
+    wanted = {path: hashlib.sha256(content).hexdigest() for path, content in contents.items()}
+    expect(listed == wanted, f"arca files lists {sorted(listed)}, not {sorted(wanted)} with their sha256")
+    back = work / "tree-back"
+    arca("download", f"{TREE_NAME}@{published['version']}", "-o", str(back), json_output=False)
+    for path, content in contents.items():
+        expect((back / path).is_file() and (back / path).read_bytes() == content, f"downloaded {path} differs")
+    return "trees: arca publish of a directory (3 files, one in a subfolder), arca files, arca download of each file"
+
+
+def oci_over_raw_http(endpoint: str) -> str:
+    """OCI Distribution with raw HTTP under the stage's path, signed as the API requires: the base check, two
+    monolithic blob uploads, a manifest PUT with a tag, the manifest by tag (and at the Location the PUT gave, which
+    keeps the stage), a blob GET following its 307 to S3, tags/list."""
+    import requests
+    from botocore.credentials import Credentials
+
+    from arca_client.transport import Signer, encode_query
+
+    signer = Signer(
+        REGION, credentials=Credentials(CREDENTIALS["AWS_ACCESS_KEY_ID"], CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
+    )
+    # On AWS the stage is the first segment of the path, which the request context's path holds, so a Location is
+    # `/<stage>/v2/…`; LocalStack's gateway serves the stage under `/_aws/execute-api/<api id>` too, which the
+    # function is not told: a Location is followed from there.
+    gateway = endpoint.removesuffix(f"/{STAGE}")
+    expect(gateway != endpoint, f"the endpoint {endpoint!r} does not end with the stage {STAGE!r}")
+    stage = urlsplit(endpoint).path.removeprefix(urlsplit(gateway).path)
+
+    def call(method: str, url: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Any:
+        signed = signer.sign(method, url, dict(headers or {}), body)
+        return requests.request(method, url, data=body, headers=signed, allow_redirects=False, timeout=60)
+
+    def digest(content: bytes) -> str:
+        return "sha256:" + hashlib.sha256(content).hexdigest()
+
+    repo = f"{NAME}-raw"
+    base = call("GET", f"{endpoint}/v2/")
+    expect(base.status_code == 200, f"GET /v2/ answered {base.status_code}: {base.text[:300]}")
+    layer, config = os.urandom(120_000), b"{}"
+    for content in (config, layer):
+        query = encode_query({"digest": digest(content)})
+        url = f"{endpoint}/v2/{repo}/blobs/uploads/?{query}"
+        pushed = call("POST", url, content, {"Content-Type": "application/octet-stream"})
+        expect(pushed.status_code == 201, f"the monolithic upload answered {pushed.status_code}: {pushed.text[:300]}")
+        expect(
+            pushed.headers.get("Location", "").startswith(f"{stage}/v2/{repo}/blobs/"),
+            f"the upload's Location {pushed.headers.get('Location')!r} is not under the stage path {stage!r}",
+        )
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": digest(config), "size": 2},
+            "layers": [
+                {
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": digest(layer),
+                    "size": len(layer),
+                    "annotations": {"org.opencontainers.image.title": "model.bin"},
+                }
+            ],
+        }
+    ).encode()
+    put = call("PUT", f"{endpoint}/v2/{repo}/manifests/v1", manifest, {"Content-Type": OCI_MANIFEST})
+    expect(put.status_code == 201, f"the manifest PUT answered {put.status_code}: {put.text[:300]}")
+    expect(put.headers.get("Docker-Content-Digest") == digest(manifest), "the manifest PUT names another digest")
+    for url in (f"{endpoint}/v2/{repo}/manifests/v1", gateway + put.headers["Location"]):
+        got = call("GET", url, headers={"Accept": OCI_MANIFEST})
+        expect(got.status_code == 200 and got.content == manifest, f"GET {url} answered {got.status_code}, other bytes")
+    redirected = call("GET", f"{endpoint}/v2/{repo}/blobs/{digest(layer)}")
+    expect(redirected.status_code == 307, f"the blob GET answered {redirected.status_code}, not a 307")
+    fetched = requests.get(redirected.headers["Location"], timeout=60)
+    expect(
+        fetched.status_code == 200 and fetched.content == layer, "the blob fetched from S3 differs from the pushed one"
+    )
+    tags = call("GET", f"{endpoint}/v2/{repo}/tags/list")
+    expect(tags.status_code == 200 and tags.json() == {"name": repo, "tags": ["v1"]}, f"tags/list: {tags.text[:300]}")
+    return (
+        "oci: raw HTTP under the stage path, signed: base check, 2 monolithic blob uploads, manifest PUT as v1, the"
+        " manifest by tag and at its Location, a blob through its 307 to S3, tags/list"
+    )
 
 
 @contextmanager

@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -276,12 +277,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _named_here(self, value: str, own: str) -> str:
-        """`value` with every URL on the endpoint (a Location, each target of a Link) made a URL on the proxy."""
+        """`value` with every URL on the endpoint (a Location, each target of a Link) made a URL on the proxy: an
+        absolute one, and a path that starts with the endpoint's own (the stage's: OCI's Locations are paths)."""
         endpoint = self.server.endpoint
+        base = urlsplit(endpoint).path
 
         def here(url: str) -> str:
-            if url == endpoint or url.startswith((endpoint + "/", endpoint + "?")):
-                return own + url[len(endpoint) :]
+            for start in (endpoint, base) if base else (endpoint,):
+                if url == start or url.startswith((start + "/", start + "?")):
+                    return own + url[len(start) :]
             return url
 
         if value.lstrip().startswith("<"):

@@ -305,6 +305,7 @@ class Services:
 
     @cached_property
     def oci(self) -> Oci:
+        from arca.adapters.store.oci_referrers import OciReferrerStore
         from arca.adapters.store.oci_sessions import OciSessionStore
         from arca.services.oci import Oci
 
@@ -317,6 +318,7 @@ class Services:
             self.blobs,
             self.policy,
             self.attesting,
+            OciReferrerStore(self.stores.table),
         )
 
     @cached_property

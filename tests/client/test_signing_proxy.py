@@ -56,6 +56,24 @@ def _digest(size: int) -> str:
     return digest.hexdigest()
 
 
+# Answers of fixed paths: an unknown repository; OCI's Locations and Links, which are paths on the stage.
+FIXED: dict[str, tuple[int, list[tuple[str, str]], bytes]] = {
+    "/hf/api/models/team/absent": (
+        404,
+        [("X-Error-Code", "RepoNotFound"), ("Content-Type", "application/json")],
+        b"{}",
+    ),
+    "/v2/team/stage/blobs/uploads/": (
+        202,
+        [
+            ("Location", "/prod/v2/team/stage/blobs/uploads/1"),
+            ("Link", '</prod/v2/team/stage/tags/list?last=a&n=1>; rel="next"'),
+        ],
+        b"",
+    ),
+}
+
+
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
     record = Upstream()
@@ -75,8 +93,8 @@ def upstream() -> Iterator[Upstream]:
             elif path.startswith("/hf/api/models/team/model/tree/"):
                 link = f'<{record.url}/hf/api/models/team/model/tree/1?cursor=2>; rel="next"'
                 self._answer(200, [("Link", link), ("Content-Type", "application/json")], b"[]")
-            elif path == "/hf/api/models/team/absent":
-                self._answer(404, [("X-Error-Code", "RepoNotFound"), ("Content-Type", "application/json")], b"{}")
+            elif path in FIXED:
+                self._answer(*FIXED[path])
             elif path == "/stream":
                 self._stream_chunked()
             elif path == "/large":
@@ -198,6 +216,14 @@ def test_a_link_to_the_next_page_on_the_endpoint_comes_back_naming_the_proxy(ups
         page = requests.get(f"{proxy.url}/hf/api/models/team/model/tree/1", timeout=TIMEOUT)
     # The next page is asked of the proxy, so it is signed too, not sent unsigned to the API
     assert page.headers["Link"] == f'<{proxy.url}/hf/api/models/team/model/tree/1?cursor=2>; rel="next"'
+
+
+def test_a_path_on_the_stage_comes_back_naming_the_proxy(upstream: Upstream) -> None:
+    with serving(signing_proxy(upstream)) as proxy:
+        started = requests.get(f"{proxy.url}/v2/team/stage/blobs/uploads/", timeout=TIMEOUT)
+    # Followed on the proxy, not at `/prod/prod/…` on the endpoint
+    assert started.headers["Location"] == f"{proxy.url}/v2/team/stage/blobs/uploads/1"
+    assert started.headers["Link"] == f'<{proxy.url}/v2/team/stage/tags/list?last=a&n=1>; rel="next"'
 
 
 def test_an_answer_is_streamed_as_it_arrives(upstream: Upstream) -> None:

@@ -7,7 +7,9 @@ out. What they push is Arca's own model underneath: a version whose files are th
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import tarfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from tests.oci.harness import (
     make_layout,
     manifest_head,
     oras_attach,
+    oras_client,
     oras_pull,
     oras_push,
     oras_tags,
@@ -209,6 +212,99 @@ def test_oras_attach_is_an_attestation_listed_among_the_subjects_referrers(
     assert [a["type"] for a in attestations["attestations"]] == [sbom_type]
     moved = requests.put(f"{arca_url}/artifacts/{repo}/aliases/prod", json={"version": 2}, timeout=30)
     assert moved.status_code == 200, moved.text
+
+
+HELM_CONFIG = "application/vnd.cncf.helm.config.v1+json"
+HELM_CHART = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
+
+def _chart(version: str, replicas: int) -> bytes:
+    """A small chart as `helm package` writes it: a gzipped tar of `mychart/` (Chart.yaml, values.yaml,
+    templates/)."""
+    files = {
+        "mychart/Chart.yaml": f"apiVersion: v2\nname: mychart\nversion: {version}\ntype: application\n".encode(),
+        "mychart/values.yaml": f"replicaCount: {replicas}\n".encode(),
+        "mychart/templates/deployment.yaml": b"kind: Deployment\nspec:\n  replicas: {{ .Values.replicaCount }}\n",
+    }
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return out.getvalue()
+
+
+def _helm_push(registry: Registry, repo: str, chart: bytes, tmp_path: Path) -> tuple[requests.Response, bytes]:
+    """What `helm push mychart-0.1.0.tgz oci://<registry>/<repo>` sends, through oras-py: the chart's metadata as
+    the config (Chart.yaml as JSON), the .tgz as the one layer (no title), the manifest's annotations, tagged with
+    the chart's version. Answers the manifest PUT and the config's bytes."""
+    client = oras_client(registry)
+    container = client.get_container(f"{registry.host}/{repo}/mychart:0.1.0")
+    config = json.dumps(
+        {"name": "mychart", "version": "0.1.0", "apiVersion": "v2", "type": "application"}, separators=(",", ":")
+    ).encode()
+    descriptors = []
+    for content, media_type in ((config, HELM_CONFIG), (chart, HELM_CHART)):
+        path = tmp_path / hashlib.sha256(content).hexdigest()
+        path.write_bytes(content)
+        descriptor = {"mediaType": media_type, "digest": _sha256(content), "size": len(content)}
+        answer = client.upload_blob(str(path), container, descriptor)
+        assert answer.status_code in (200, 201), answer.text
+        descriptors.append(descriptor)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": descriptors[0],
+        "layers": descriptors[1:],
+        "annotations": {
+            "org.opencontainers.image.created": "2026-11-27T00:00:00Z",
+            "org.opencontainers.image.title": "mychart",
+            "org.opencontainers.image.version": "0.1.0",
+        },
+    }
+    answer = client.upload_manifest(manifest, container)
+    assert isinstance(answer, requests.Response)
+    return answer, config
+
+
+def _sha256(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+def test_a_helm_chart_pushed_as_helm_lays_it_out_pulls_back_and_its_version_is_an_alias(
+    registry: Registry, repo: str, tmp_path: Path, arca_url: str
+) -> None:
+    # Given a chart pushed as helm pushes it, tagged with its version
+    chart = _chart("0.1.0", 1)
+    pushed, config = _helm_push(registry, repo, chart, tmp_path)
+    assert pushed.status_code == 201, pushed.text
+    digest = pushed.headers["Docker-Content-Digest"]
+    # When pulled back as helm pulls it (the manifest by tag, then its config and the chart by digest)
+    client = oras_client(registry)
+    container = client.get_container(f"{registry.host}/{repo}/mychart:0.1.0")
+    manifest = client.get_manifest(container)
+    # Then the media types and bytes are the pushed ones
+    assert manifest["config"]["mediaType"] == HELM_CONFIG
+    assert [layer["mediaType"] for layer in manifest["layers"]] == [HELM_CHART]
+    assert client.get_blob(container, manifest["config"]["digest"]).content == config
+    assert client.get_blob(container, manifest["layers"][0]["digest"]).content == chart
+    with tarfile.open(fileobj=io.BytesIO(chart)) as tar:
+        assert sorted(tar.getnames()) == [
+            "mychart/Chart.yaml",
+            "mychart/templates/deployment.yaml",
+            "mychart/values.yaml",
+        ]
+    assert manifest_head(registry, f"{repo}/mychart", "0.1.0")[0] == digest
+    # And the chart's version is an alias with history: a second push of 0.1.0 moves it, the first stays listed
+    assert _helm_push(registry, repo, _chart("0.1.0", 3), tmp_path)[0].status_code == 201
+    name = f"{repo}/mychart"
+    alias = requests.get(f"{arca_url}/artifacts/{name}/aliases/0.1.0", timeout=30).json()
+    assert alias["version"] == 2
+    history = requests.get(f"{arca_url}/artifacts/{name}/aliases/0.1.0/history", timeout=30).json()
+    assert [entry["version"] for entry in history["history"]] == [2, 1]
+    first = requests.get(f"{arca_url}/artifacts/{name}/versions/1", timeout=30).json()
+    assert first["sha256"] == digest.removeprefix("sha256:")
 
 
 def test_basic_credentials_name_the_local_user(repo: str, arca_url: str) -> None:

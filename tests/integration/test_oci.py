@@ -60,6 +60,13 @@ def _push(api: HandlerApi, name: str, reference: str, body: bytes) -> Any:
     return api.call("PUT", f"/v2/{name}/manifests/{reference}", raw=body, headers={"Content-Type": OCI_MANIFEST})
 
 
+def _on_stage(location: str) -> str:
+    """A Location the answers give (on the stage: `/local/v2/…`) as API Gateway hands it to the function when a
+    client follows it (the path after the stage)."""
+    assert location.startswith("/local/v2/"), location
+    return location.removeprefix("/local")
+
+
 def _codes(reply: Any) -> list[str]:
     return [e["code"] for e in reply.body["errors"]]
 
@@ -184,7 +191,8 @@ def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: Handl
     content = b"0123456789" * 50
     started = api.call("POST", "/v2/team/app/blobs/uploads/")
     assert (started.status, started.headers["Range"]) == (202, "0-0")
-    location = started.headers["Location"]
+    assert started.headers["Location"].startswith("/local/v2/team/app/blobs/uploads/")  # the stage path kept
+    location = _on_stage(started.headers["Location"])
     first = api.call("PATCH", location, raw=content[:200], headers={"Content-Range": "0-199"})
     assert (first.status, first.headers["Range"]) == (202, "0-199")
     second = api.call("PATCH", location, raw=content[200:400])  # no Content-Range: at the end
@@ -201,7 +209,7 @@ def test_an_upload_session_in_chunks_stores_the_blob_and_is_then_gone(api: Handl
 
 def test_a_session_whose_bytes_are_not_the_digest_stores_nothing(api: HandlerApi, aws: SimpleNamespace) -> None:
     started = api.call("POST", "/v2/team/app/blobs/uploads/")
-    location = started.headers["Location"]
+    location = _on_stage(started.headers["Location"])
     api.call("PATCH", location, raw=b"some bytes")
     reply = api.call("PUT", location, query={"digest": _digest(b"other bytes")})
     assert (reply.status, _codes(reply)) == (400, ["DIGEST_INVALID"])
@@ -210,7 +218,7 @@ def test_a_session_whose_bytes_are_not_the_digest_stores_nothing(api: HandlerApi
 
 
 def test_a_session_answers_only_its_own_caller_and_repository(api: HandlerApi) -> None:
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     session = location.rsplit("/", 1)[1]
     other = HandlerApi()
     other.identity = "arn:aws:iam::000000000000:user/mallory"
@@ -227,7 +235,7 @@ def test_a_session_answers_only_its_own_caller_and_repository(api: HandlerApi) -
 def test_a_session_over_one_requests_bound_is_413_naming_the_proxy(api: HandlerApi) -> None:
     from arca.services.oci import SESSION_MAX_BYTES
 
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     api.call("PATCH", location, raw=b"a" * (SESSION_MAX_BYTES - 10))
     reply = api.call("PATCH", location, raw=b"b" * 20)
     assert (reply.status, _codes(reply)) == (413, ["SIZE_INVALID"])
@@ -261,7 +269,8 @@ def test_tags_are_listed_in_pages_with_a_link(api: HandlerApi, pushed: bytes) ->
         assert _push(api, "team/app", tag, pushed).status == 201
     first = api.call("GET", "/v2/team/app/tags/list", query={"n": "2"})
     assert first.body["tags"] == ["a", "b"]
-    assert first.headers["Link"] == '</v2/team/app/tags/list?last=b&n=2>; rel="next"'
+    # On the stage's own URL (`/<stage>/v2/…`, as API Gateway invokes the function here) the link keeps the stage
+    assert first.headers["Link"] == '</local/v2/team/app/tags/list?last=b&n=2>; rel="next"'
     rest = api.call("GET", "/v2/team/app/tags/list", query={"n": "2", "last": "b"})
     assert rest.body["tags"] == ["c", "v1"] and "Link" not in rest.headers
     unknown = api.call("GET", "/v2/team/none/tags/list")
@@ -313,7 +322,6 @@ def test_a_manifest_with_a_subject_is_an_attestation_of_its_version(api: Handler
     ("change", "code"),
     [
         ("tag", "TAG_INVALID"),
-        ("unknown subject", "MANIFEST_BLOB_UNKNOWN"),
         ("unknown blob", "MANIFEST_BLOB_UNKNOWN"),
         ("upper-case type", "MANIFEST_INVALID"),
     ],
@@ -323,11 +331,75 @@ def test_an_attachment_that_cannot_be_recorded_is_refused_and_writes_nothing(
 ) -> None:
     if change != "unknown blob":
         _push_blob(api, "team/app", b"signature")
-    subject = b"no such manifest" if change == "unknown subject" else pushed
-    body = _attachment(subject, "application/VND.Example" if change == "upper-case type" else "a/b")
+    body = _attachment(pushed, "application/VND.Example" if change == "upper-case type" else "a/b")
     before = snapshot(aws)
     reply = _push(api, "team/app", "sig" if change == "tag" else _digest(body), body)
     assert (reply.status, _codes(reply)) == (400, [code])
+    assert snapshot(aws) == before
+
+
+def test_a_referrer_pushed_before_its_subject_is_accepted_listed_and_adopted_by_the_subject(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given a manifest whose subject is not pushed yet (OCI v1.1: the registry MUST accept it)
+    layers = {"model.bin": b"later weights"}
+    subject = _manifest(layers)
+    _push_blob(api, "team/later", b"signature")
+    _push_blob(api, "team/later", CONFIG)
+    body = _attachment(subject)
+    reply = _push(api, "team/later", _digest(body), body)
+    assert reply.status == 201, reply.body
+    assert reply.headers["OCI-Subject"] == _digest(subject)
+    # Then it is fetched by its digest and listed among the subject's referrers, though no version has that digest
+    fetched = api.call("GET", f"/v2/team/later/manifests/{_digest(body)}")
+    assert (fetched.status, json.dumps(fetched.body).encode()) == (200, body)
+    expected = {
+        "mediaType": OCI_MANIFEST,
+        "digest": _digest(body),
+        "size": len(body),
+        "artifactType": "application/vnd.example.sig.v1+json",
+        "annotations": {"made-by": "test"},
+    }
+    index = api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body
+    assert index["manifests"] == [expected]
+    assert _push(api, "team/later", _digest(body), body).status == 201  # again: the same, once
+    assert len(api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body["manifests"]) == 1
+    # When the subject is pushed, the referrer becomes an attestation of its version: listed once, and seen by a
+    # policy requiring it
+    for content in layers.values():
+        _push_blob(api, "team/later", content)
+    assert _push(api, "team/later", "v1", subject).status == 201
+    [attestation] = api.call("GET", "/artifacts/team/later/versions/1/attestations").body["attestations"]
+    assert (attestation["type"], attestation["sha256"]) == ("application/vnd.example.sig.v1+json", _digest(body)[7:])
+    index = api.call("GET", f"/v2/team/later/referrers/{_digest(subject)}").body
+    assert index["manifests"] == [expected]
+    assert not [i for i in snapshot(aws)["items"] if i[0] == "__team/later-ocireferrers"]
+    policy = {"require_attestations": ["application/vnd.example.sig.v1+json"]}
+    assert api.call("PUT", "/artifacts/team/later/aliases/prod/policy", policy).status == 200
+    assert api.call("PUT", "/artifacts/team/later/aliases/prod", {"version": 1}).status in (200, 201)
+
+
+def test_a_purge_removes_the_referrers_waiting_for_a_subject(
+    api: HandlerApi, aws: SimpleNamespace, pushed: bytes
+) -> None:
+    # Given a referrer waiting for a subject no version has
+    _push_blob(api, "team/app", b"signature")
+    body = _attachment(b"a subject never pushed")
+    assert _push(api, "team/app", _digest(body), body).status == 201
+    assert [i for i in snapshot(aws)["items"] if i[0] == "__team/app-ocireferrers"]
+    # When the artifact is purged (its tag first), then its item is gone with the rest
+    assert api.call("DELETE", "/v2/team/app/manifests/v1").status == 202
+    assert api.call("DELETE", "/artifacts/team/app").status == 204
+    assert not [i for i in snapshot(aws)["items"] if i[0].startswith("__team/app")]
+
+
+def test_a_referrer_before_its_subject_with_a_missing_blob_is_refused_and_writes_nothing(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    body = _attachment(b"no such manifest")
+    before = snapshot(aws)
+    reply = _push(api, "team/app", _digest(body), body)
+    assert (reply.status, _codes(reply)) == (400, ["MANIFEST_BLOB_UNKNOWN"] * 2)  # the config and the signature
     assert snapshot(aws) == before
 
 
@@ -383,7 +455,7 @@ def test_bad_input_under_v2_is_refused_in_ocis_shape_and_writes_nothing(
 def test_a_purge_removes_the_artifacts_upload_sessions_and_their_bytes(
     api: HandlerApi, aws: SimpleNamespace, pushed: bytes
 ) -> None:
-    location = api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"]
+    location = _on_stage(api.call("POST", "/v2/team/app/blobs/uploads/").headers["Location"])
     api.call("PATCH", location, raw=b"half a blob")
     assert api.call("DELETE", "/artifacts/team/app", query={"force": "true"}).status == 204
     assert api.call("GET", location).status == 404

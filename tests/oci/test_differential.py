@@ -211,6 +211,59 @@ def test_an_attached_manifest_is_stored_and_served_by_digest(both: list[Registry
     differential(both, scenario)
 
 
+def _upload(registry: Registry, name: str, content: bytes) -> None:
+    """A blob through a session and its closing PUT (the reference reads a monolithic POST as a session's start)."""
+    started = requests.post(f"{registry.url}/v2/{name}/blobs/uploads/", timeout=30)
+    assert started.status_code == 202, started.text
+    location = started.headers["Location"]
+    url = location if location.startswith("http") else f"{registry.url}{location}"
+    closed = requests.put(
+        url,
+        params={"digest": _digest(content)},
+        data=content,
+        headers={"Content-Type": "application/octet-stream"},
+        timeout=30,
+    )
+    assert closed.status_code == 201, closed.text
+
+
+def test_a_referrer_pushed_before_its_subject_is_accepted(both: list[Registry], name: str) -> None:
+    config = b"{}"
+    layer = {"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": _digest(b"weights"), "size": 7}
+    empty = {"mediaType": "application/vnd.oci.empty.v1+json", "digest": _digest(config), "size": len(config)}
+    subject = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "config": empty, "layers": [layer]}).encode()
+    referrer = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "artifactType": "application/spdx+json",
+            "config": empty,
+            "layers": [empty],
+            "subject": {"mediaType": OCI_MANIFEST, "digest": _digest(subject), "size": len(subject)},
+        }
+    ).encode()
+
+    def scenario(registry: Registry) -> Any:
+        _upload(registry, name, config)
+        headers = {"Content-Type": OCI_MANIFEST}
+        url = f"{registry.url}/v2/{name}/manifests"
+        attached = requests.put(f"{url}/{_digest(referrer)}", data=referrer, headers=headers, timeout=30)
+        served = requests.get(f"{url}/{_digest(referrer)}", headers={"Accept": OCI_MANIFEST}, timeout=30)
+        _upload(registry, name, b"weights")
+        pushed = requests.put(f"{url}/v1", data=subject, headers=headers, timeout=30)
+        return (
+            attached.status_code,
+            attached.headers["Docker-Content-Digest"],
+            served.status_code,
+            served.content == referrer,
+            pushed.status_code,
+            manifest_head(registry, name, "v1"),
+        )
+
+    seen = differential(both, scenario)
+    assert seen[0].outcome[0] == 201
+
+
 def test_an_index_of_manifests_of_the_repository(both: list[Registry], name: str, tmp_path: Path) -> None:
     (tmp_path / "a.bin").write_bytes(b"amd")
     (tmp_path / "b.bin").write_bytes(b"arm")

@@ -481,6 +481,23 @@ def oci_staging_key(name: str, session: str) -> str:
     return f"{blob_prefix(name)}oci-upload.{session}"
 
 
+# OCI referrers pushed before their subject (decision 112): one item per (subject, referrer) in the artifact's
+# partition `__<name>-ocireferrers`, sort key `<subject hex>.<referrer hex>` (a Query by the subject's prefix lists
+# them); the referrer's bytes are the artifact's content at its digest, as any attached manifest's.
+
+
+def oci_referrers_pk(name: str) -> str:
+    return f"__{name}-ocireferrers"  # no other suffix ends with `-ocireferrers`, nor it with one
+
+
+def oci_pending_referrer_key(name: str, subject_sha256: str, referrer_sha256: str) -> Key:
+    return {"pk": oci_referrers_pk(name), "sk": f"{subject_sha256}.{referrer_sha256}"}
+
+
+def oci_pending_referrers_prefix(subject_sha256: str) -> str:
+    return f"{subject_sha256}."
+
+
 NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "artifact": artifact_pk,
     "aliases": alias_pk,
@@ -497,6 +514,7 @@ NAME_PARTITIONS: dict[str, Callable[[str], str]] = {
     "retention": retention_pk,
     "content counts": blobs_pk,
     "OCI upload sessions": oci_sessions_pk,
+    "OCI referrers before their subject": oci_referrers_pk,
 }
 OTHER_PARTITIONS: dict[str, Callable[[str], str]] = {
     "names": lambda _: NAMES_PK,

@@ -83,7 +83,7 @@ def is_oci_path(path: str) -> bool:
 
 def oci_request(event: APIGatewayProxyEvent) -> Request:
     """The dispatcher's request from a proxy event: every value of every header and query parameter, the body's
-    bytes, the path as the client sent it (the name unfolded)."""
+    bytes, the path as the client sent it (the name unfolded), the stage path before it."""
     raw = event.raw_event
     body = raw.get("body") or ""
     data = base64.b64decode(body) if raw.get("isBase64Encoded") else body.encode("utf-8")
@@ -93,7 +93,12 @@ def oci_request(event: APIGatewayProxyEvent) -> Request:
     query: Mapping[str, Sequence[str]] = raw.get("multiValueQueryStringParameters") or {
         k: [v] for k, v in (raw.get("queryStringParameters") or {}).items()
     }
-    return Request(event.http_method, unquote(event.path), dict(query), dict(headers), data)
+    path = unquote(event.path)
+    # The stage (or a custom domain's base path) is what the request context's path holds before the API's own
+    # path: every Location and Link the answers give starts with it, so a client following them stays on the stage.
+    called, own = unquote(event.request_context.path or path).rstrip("/"), path.rstrip("/")  # a trailing `/` aside
+    prefix = called[: len(called) - len(own)] if called.endswith(own) else ""
+    return Request(event.http_method, path, dict(query), dict(headers), data, prefix=prefix)
 
 
 def _identity(event: APIGatewayProxyEvent) -> str:
@@ -170,7 +175,8 @@ class OciBackend:
         return PushedManifest(manifest.digest)
 
     def _attach(self, name: str, reference: Reference, manifest: Manifest) -> PushedManifest:
-        """A manifest with a subject: an attestation of the subject's version, pushed by its digest."""
+        """A manifest with a subject: an attestation of the subject's version, pushed by its digest (accepted before
+        its subject too, decision 112: it waits for a version with the subject's digest)."""
         assert manifest.subject is not None
         subject = manifest.subject.ref
         if reference.kind is not RefKind.DIGEST:

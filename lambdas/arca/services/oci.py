@@ -30,6 +30,7 @@ from datetime import timedelta
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.oci_referrers import OciReferrerStore, PendingReferrer
 from arca.adapters.store.oci_sessions import OciSession, OciSessionStore
 from arca.adapters.store.uploads import COMPLETE
 from arca.domain.entities import Attestation, Resolution
@@ -37,7 +38,7 @@ from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeErro
 from arca.domain.models import AliasBody, AttestationBody
 from arca.domain.trees import FileEntry, TreeContent
 from arca.services.aliases import Aliases
-from arca.services.attestations import Attesting
+from arca.services.attestations import Attesting, attestation_id
 from arca.services.publishing import Publishing
 from arca.services.reading import Reading, refuse_link
 from arca.services.retry import Policy
@@ -92,6 +93,7 @@ class Oci:
         blobs: Blobs,
         policy: Policy,
         attesting: Attesting,
+        pending: OciReferrerStore,
     ) -> None:
         self.publishing = publishing
         self.reading = reading
@@ -101,6 +103,7 @@ class Oci:
         self.blobs = blobs
         self.policy = policy
         self.attesting = attesting
+        self.pending = pending
 
     # Blobs
 
@@ -229,6 +232,7 @@ class Oci:
             content = TreeContent(files=tuple(files), document=document, media_type=media_type)
             published = self.publishing.publish(name, content, identity=identity)
             pushed = Pushed(published.version, created=not published.deduplicated)
+        self.adopt(name, sha256, pushed.version)
         if tag is not None:
             live = self.alias_store.alias(name, tag)
             # Already there (a client's retry, the same push again): the alias, its canary included, is left as is.
@@ -271,15 +275,17 @@ class Oci:
         blobs: Sequence[tuple[str, int]],
         *,
         identity: str | None,
-    ) -> int:
+    ) -> int | None:
         """Record a manifest with a subject as an attestation of the subject's version (its type the manifest's
-        artifact type); answers that version. Its blobs must be stored (ConflictError(manifest) naming the missing
-        ones, `details.missing`), and are kept (never expire as uploads); the manifest's bytes are stored as the
-        artifact's content at its digest, so it is fetched by digest. NotFoundError(subject) when no live version
-        has the subject's digest (a subject pushed first is not accepted: decision 105's neighbour, README)."""
-        subject = self.reading.versions.newest_with_content(name, subject_sha256)
-        if subject is None:
-            raise NotFoundError(f"no live version of {name!r} has the subject sha256:{subject_sha256}", field="subject")
+        artifact type); answers that version, or None when no live version has the subject's digest yet: the
+        referrer then waits for it (decision 112), listed among the digest's referrers and adopted as an attestation
+        when a version with that digest is pushed. Its blobs must be stored (ConflictError(manifest) naming the
+        missing ones, `details.missing`), and are kept (never expire as uploads); the manifest's bytes are stored as
+        the artifact's content at its digest, so it is fetched by digest.
+
+        Idempotent steps, none of which a failed check reaches: keep the blobs, store the manifest's bytes, then
+        either the attestation or the pending item (each a no-op the second time)."""
+        refuse_link(name, self.reading.artifacts.latest(name))
         missing = [sha256 for sha256, _ in blobs if self.blob_size(name, sha256) is None]
         if missing:
             raise ConflictError(
@@ -292,19 +298,38 @@ class Oci:
         key = keys.blob_key(name, sha256)
         if self.blobs.stat(key) is None:
             self.blobs.put(key, document, content_type=media_type)
+        subject = self.reading.versions.newest_with_content(name, subject_sha256)
+        if subject is None:
+            waiting = PendingReferrer(
+                subject_sha256, artifact_type, sha256, len(document), media_type, self.policy.now(), identity
+            )
+            self.pending.put(name, waiting)
+            return None
         body = AttestationBody(type=artifact_type, sha256=sha256, size=len(document), media_type=media_type)
         self.attesting.attest(name, subject.version, body, identity=identity)
         return subject.version
 
+    def adopt(self, name: str, subject_sha256: str, version: int) -> int:
+        """Make every referrer waiting for this digest an attestation of `version` (which has it), then drop its
+        pending item; answers how many. Each step may run again (an attestation's id is its type and digest)."""
+        adopted = 0
+        for waiting in self.pending.pending(name, subject_sha256):
+            body = AttestationBody(
+                type=waiting.type, sha256=waiting.sha256, size=waiting.size, media_type=waiting.media_type
+            )
+            self.attesting.attest(name, version, body, identity=waiting.created_by)
+            self.pending.delete(name, subject_sha256, waiting.sha256)
+            adopted += 1
+        return adopted
+
     def referrers(self, name: str, subject_sha256: str) -> list[tuple[Attestation, bytes | None]]:
-        """The attestations of the newest live version with this digest (none when there is none), each with its
-        bytes when it is an OCI manifest (whose annotations a referrer shows)."""
-        subject = self.reading.versions.newest_with_content(name, subject_sha256)
-        if subject is None:
-            return []
+        """The attestations of the newest live version with this digest, then the referrers still waiting for it
+        (decision 112; all of them when no version has it), each with its bytes when it is an OCI manifest (whose
+        annotations a referrer shows)."""
         found: list[tuple[Attestation, bytes | None]] = []
+        subject = self.reading.versions.newest_with_content(name, subject_sha256)
         token: str | None = None
-        while True:
+        while subject is not None:
             page = self.attesting.page(name, subject.version, kind=None, limit=100, token=token)
             for attestation in page.attestations:
                 document = None
@@ -313,7 +338,21 @@ class Oci:
                 found.append((attestation, document))
             token = page.next_token
             if token is None:
-                return found
+                break
+        listed = {attestation.id for attestation, _ in found}
+        for waiting in self.pending.pending(name, subject_sha256):
+            attestation = Attestation(
+                id=attestation_id(waiting.type, waiting.sha256),
+                type=waiting.type,
+                sha256=waiting.sha256,
+                size=waiting.size,
+                media_type=waiting.media_type,
+                created_at=waiting.created_at,
+                created_by=waiting.created_by,
+            )
+            if attestation.id not in listed:
+                found.append((attestation, self.blobs.read(keys.blob_key(name, waiting.sha256))))
+        return found
 
     def _attached(self, name: str, sha256: str, *, body: bool) -> Found | None:
         """A manifest with a subject stored at its digest (an attestation, no version), or None."""

@@ -103,6 +103,7 @@ class PurgeStore:
             (keys.consumers_pk(name), None),
             (keys.uploads_pk(name), None),
             (keys.oci_sessions_pk(name), None),
+            (keys.oci_referrers_pk(name), None),
             (keys.retention_pk(name), None),
             (keys.blobs_pk(name), None),
             (keys.rollout_pk(name), None),
