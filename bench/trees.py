@@ -444,8 +444,9 @@ def section(
         "version. Under moto, S3 keeps no checksum: each file's content is read back and hashed (a GetObject a "
         "file that AWS does not make). The second publish replays the CLI's requests: a resolve of LATEST and its "
         "manifest's presigned GET, the changed content's POST …/uploads and presigned PUT, "
-        "the publish. Cold rows forget the function's parsed manifests first. The CLI rows run the installed `arca` as a process against a local server (DynamoDB Local, moto's "
-        "S3 server); requests from the server's log, peak RSS from /proc.",
+        "the publish. Cold rows forget the function's parsed manifests first. The CLI rows run the installed "
+        "`arca` as a process against a local server (DynamoDB Local, moto's S3 server); requests from the server's "
+        "log, peak RSS from /proc.",
     ]
     return "\n".join(lines), rows, runs
 
