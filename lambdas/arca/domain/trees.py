@@ -54,6 +54,8 @@ from arca.domain.errors import ValidationError
 from arca.domain.models import DEFAULT_CONTENT_TYPE, Content, ContentType, MetadataKey, Sha256, metadata_fits
 
 TREE_MEDIA_TYPE = "application/vnd.arca.tree+json"
+# A tree's per-file content types (decision 113): a document of its own, not the manifest the digest covers.
+TYPES_MEDIA_TYPE = "application/vnd.arca.tree-types+json"
 MAX_FILES = 10_000
 # DynamoDB's limit of a sort key, which a file row's path is.
 MAX_PATH_BYTES = 1024
@@ -295,6 +297,21 @@ class Tree:
         ordered = sorted(self.contents())
         start = bisect.bisect_right(ordered, cursor) if cursor is not None else 0
         return ordered[start : start + limit]
+
+
+def types_document(files: Iterable[FileEntry]) -> bytes | None:
+    """The content types of a tree's files that are not the default, as the canonical JSON document
+    `{"content_types": {path: type, …}}` (None when every file is served as the default): what a version keeps
+    beside its manifest (decision 113), content-addressed, so two trees typed alike share it."""
+    types = {e.path: e.content_type for e in files if e.content_type and e.content_type != DEFAULT_CONTENT_TYPE}
+    return _canonical({"content_types": types}) if types else None
+
+
+def with_types(tree: Tree, document: bytes) -> Tree:
+    """`tree` with the content types of a stored types document (`types_document`): a file it does not name is
+    served as the default. The document was written by the service, so it is trusted to be well formed."""
+    types: dict[str, str] = json.loads(document.decode("utf-8"))["content_types"]
+    return Tree(tuple(FileEntry(e.path, e.sha256, e.size, types.get(e.path)) for e in tree.files))
 
 
 def _worst_entry_bytes() -> int:

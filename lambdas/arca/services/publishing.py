@@ -43,7 +43,16 @@ from arca.domain.errors import (
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
-from arca.domain.trees import MAX_MANIFEST_BYTES, TREE_MEDIA_TYPE, FileEntry, Tree, TreeContent, parse_manifest
+from arca.domain.trees import (
+    MAX_MANIFEST_BYTES,
+    TREE_MEDIA_TYPE,
+    TYPES_MEDIA_TYPE,
+    FileEntry,
+    Tree,
+    TreeContent,
+    parse_manifest,
+    types_document,
+)
 from arca.domain.versions import MAX_VERSION
 from arca.services.collection import Collected, Collection
 from arca.services.reading import Reading, refuse_link
@@ -208,8 +217,24 @@ class Publishing:
                 )
         trees.append(tree)
         document, media_type = tree.manifest, TREE_MEDIA_TYPE
+        # The files' content types are kept beside the manifest, in a document of their own (decision 113); an OCI
+        # manifest carries its own (each descriptor's media type), so it needs none.
+        types = types_document(tree.files)
         if request.document is not None:  # an OCI manifest: its own bytes are the version's document
-            document, media_type = request.document, request.media_type or TREE_MEDIA_TYPE
+            document, media_type, types = request.document, request.media_type or TREE_MEDIA_TYPE, None
+        digest = self._store_document(name, document, media_type)
+        return StoredContent(
+            sha256=digest,
+            size=tree.size,
+            content_type=media_type,
+            metadata=request.metadata,
+            files=tree.count,
+            file_types=self._store_document(name, types, TYPES_MEDIA_TYPE) if types is not None else None,
+        )
+
+    def _store_document(self, name: str, document: bytes, media_type: str) -> str:
+        """Store a document the service writes (a tree's manifest or types) as the content at its digest, or keep the
+        one stored there after checking it; its sha256."""
         digest = hashlib.sha256(document).hexdigest()
         key = keys.blob_key(name, digest)
         stat = self.blobs.stat(key)
@@ -217,13 +242,7 @@ class Publishing:
             self.blobs.put(key, document, content_type=media_type)
         else:
             self.blobs.keep(key, self.blobs.verify(key, digest, len(document), stat=stat))
-        return StoredContent(
-            sha256=digest,
-            size=tree.size,
-            content_type=media_type,
-            metadata=request.metadata,
-            files=tree.count,
-        )
+        return digest
 
     def _file_problem(self, name: str, entry: FileEntry) -> Exception | None:
         """Why a file's content cannot be referenced (None: it is stored, checked and kept)."""
@@ -305,7 +324,9 @@ class Publishing:
             checked = _Checked(
                 name, lambda: self._locate_tree(name, content, trees), lambda: self.artifacts.latest(name), seen
             )
-            self.artifacts.count_contents(name, sorted(trees[-1].contents()))
+            # A types document is counted with them (never collected while a version could name it).
+            types = [checked.content.file_types] if checked.content.file_types is not None else []
+            self.artifacts.count_contents(name, sorted({*trees[-1].contents(), *types}))
             return checked
         return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 
