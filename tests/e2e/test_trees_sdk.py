@@ -74,6 +74,8 @@ def test_a_tree_published_by_reference_is_the_same_version(arca_url: str, unique
         assert by_reference.by_reference is True
         assert inline.published.deduplicated is True
         assert inline.published.version.sha256 == by_reference.published.version.sha256
+        # And its files keep the types they were published with, sent as a types document
+        assert client.list_files(unique, 1, prefix="config").items[0].content_type == "application/json"
 
 
 def test_one_file_is_downloaded_alone_and_a_blob_is_no_tree(arca_url: str, unique: str, tmp_path: Path) -> None:

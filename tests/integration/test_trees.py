@@ -323,3 +323,52 @@ def test_the_same_tree_with_other_types_is_deduplicated_and_keeps_the_first_type
     assert forced.body["sha256"] == again.body["sha256"]
     assert types(2) == other
     assert types("LATEST") == other
+
+
+def _by_reference(api: HandlerApi, name: str, types: bytes) -> Any:
+    _upload_all(api, name, FILES)
+    tree = _tree(FILES)
+    api.upload(name, tree.manifest)
+    api.upload(name, types)
+    return api.call("POST", f"/artifacts/{name}/versions", {"tree": tree.digest, "file_types": sha256(types)})
+
+
+def test_a_tree_by_reference_takes_its_content_types_from_an_uploaded_types_document(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given the files, the manifest and a types document (any spelling) uploaded
+    types = json.dumps({"content_types": {"config.json": "application/json", "README.md": "text/markdown"}}, indent=2)
+    # When the tree is published by reference with them
+    reply = _by_reference(api, "site", types.encode())
+    # Then the version is the tree, and its files are served as the document types them
+    assert reply.status == 201, reply.body
+    assert reply.body["sha256"] == _tree(FILES).digest
+    listed = api.call("GET", "/artifacts/site/versions/1/files")
+    assert {f["path"]: f["content_type"] for f in listed.body["files"]}["config.json"] == "application/json"
+    one = api.call("GET", "/artifacts/site/resolve/1/files/README.md")
+    assert one.body["content_type"] == "text/markdown"
+    # And the service keeps its own canonical form of the types, as an inline publish would
+    canonical = b'{"content_types":{"README.md":"text/markdown","config.json":"application/json"}}'
+    stored = aws.s3.get_object(Bucket=aws.bucket, Key=keys.blob_key("site", sha256(canonical)))
+    assert stored["Body"].read() == canonical
+
+
+def test_a_types_document_naming_a_path_the_tree_lacks_or_no_type_is_a_400_naming_file_types(api: HandlerApi) -> None:
+    for name, document in (
+        ("one", {"content_types": {"nope.txt": "text/plain"}}),
+        ("two", {"content_types": {"config.json": "not a type"}}),
+        ("three", {"types": {}}),
+    ):
+        reply = _by_reference(api, name, json.dumps(document).encode())
+        assert reply.status == 400, reply.body
+        assert reply.error["field"] == "file_types"
+        assert api.call("GET", f"/artifacts/{name}/versions/1").status == 404
+
+
+def test_a_types_document_never_uploaded_is_a_409_naming_file_types(api: HandlerApi) -> None:
+    _upload_all(api, "site", FILES)
+    tree = _tree(FILES)
+    api.upload("site", tree.manifest)
+    reply = api.call("POST", "/artifacts/site/versions", {"tree": tree.digest, "file_types": sha256(b"never")})
+    assert reply.status == 409, reply.body
+    assert reply.error["field"] == "file_types"

@@ -167,6 +167,8 @@ class TreeCalls(TransferCalls):
         form = publish_form(files, metadata=dict(metadata) if metadata else None, force=force)
         if form.manifest is not None:
             self._upload_bytes(name, form.manifest)
+        if form.types is not None:
+            self._upload_bytes(name, form.types)
         data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
         published = Published(Version.from_dict(data), deduplicated=bool(data.get("deduplicated")), uploaded=bool(sent))
         return PublishedTree(published, len(files), len(sent), sum(u.size for u in sent), form.by_reference)

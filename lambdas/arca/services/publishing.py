@@ -45,12 +45,14 @@ from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
 from arca.domain.trees import (
     MAX_MANIFEST_BYTES,
+    MAX_TYPES_BYTES,
     TREE_MEDIA_TYPE,
     TYPES_MEDIA_TYPE,
     FileEntry,
     Tree,
     TreeContent,
     parse_manifest,
+    parse_types,
     types_document,
 )
 from arca.domain.versions import MAX_VERSION
@@ -185,7 +187,10 @@ class Publishing:
             given = {entry.path: index for index, entry in enumerate(request.files)}
         else:
             assert request.tree is not None
-            tree = self._uploaded_manifest(name, request.tree)
+            tree = parse_manifest(self._uploaded(name, request.tree, "tree", MAX_MANIFEST_BYTES), field="tree")
+            if request.file_types is not None:
+                document = self._uploaded(name, request.file_types, "file_types", MAX_TYPES_BYTES)
+                tree = parse_types(document, tree, field="file_types")
             given = {entry.path: index for index, entry in enumerate(tree.files)}
         first: dict[str, FileEntry] = {}  # each content once, by the first path (in path order) that holds it
         holders: dict[str, list[str]] = {}
@@ -254,28 +259,29 @@ class Publishing:
             return ConflictError(NOT_UPLOADED, field="sha256")
         return None
 
-    def _uploaded_manifest(self, name: str, sha256: str) -> Tree:
-        """The tree of an uploaded tree manifest (single PUT or verified multipart), strictly parsed: a
-        ValidationError naming `tree` for a document that is not a canonical tree manifest."""
+    def _uploaded(self, name: str, sha256: str, field: str, most: int) -> bytes:
+        """The bytes of an uploaded document a publish names (a tree manifest, a types document): its single PUT,
+        else its verified multipart layout. ConflictError naming `field` when it is not uploaded, ValidationError
+        when it is over `most` bytes (no such document is larger)."""
         key = keys.blob_key(name, sha256)
         stat = self.blobs.stat(key)
         if stat is None:
             layouts = [layout for layout in self.layouts.layouts(name, sha256) if layout.state == COMPLETE]
             if not layouts:
-                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
+                raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
             key = keys.multipart_blob_key(name, sha256, layouts[0].parts_sha256)
             stat = self.blobs.stat(key)
             if stat is None:
-                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
-        if stat.size > MAX_MANIFEST_BYTES:
+                raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
+        if stat.size > most:
+            what = "tree manifest" if field == "tree" else "types document"
             raise ValidationError(
-                f"tree: the content is {stat.size} bytes, more than any tree manifest ({MAX_MANIFEST_BYTES})",
-                field="tree",
+                f"{field}: the content is {stat.size} bytes, more than any {what} ({most})", field=field
             )
         document = self.blobs.read(key)
         if hashlib.sha256(document).hexdigest() != sha256:
-            raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
-        return parse_manifest(document, field="tree")
+            raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
+        return document
 
     def _layout(self, name: str, content: Content) -> Layout:
         layouts = self.layouts.layouts(name, content.sha256)
