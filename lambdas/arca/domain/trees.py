@@ -2,7 +2,8 @@
 
 A tree is a version's content made of files. Its identity is its *tree manifest*, the RFC 8785 canonical JSON of
 `{"files": [{"path", "sha256", "size"}, …]}` in path order, whose SHA-256 is the version's `sha256`. A file's
-`content_type` is served with the file but is not part of the manifest, so it is not part of the digest.
+`content_type` is served with the file but is not part of the manifest, so it is not part of the digest: the types
+that are not the default are a document of their own (`types_document`), which the version names (decision 113).
 
 Decision 90, the canonical form and what is refused:
 - Path order is the byte order of the UTF-8 paths, which is also Python's order of `str` (code points) and
