@@ -139,6 +139,22 @@ def test_a_tree_too_large_for_one_request_is_published_by_its_manifest() -> None
     assert form.body == {"tree": form.digest, "force": True}
     assert form.manifest is not None and _sha(form.manifest) == form.digest
     assert form.content_type == "application/vnd.arca.tree+json"
+    assert form.types is None  # no file is typed: no types document
+
+
+def test_a_tree_by_reference_carries_its_content_types_as_the_registry_keeps_them() -> None:
+    # Given a tree too large for one request, two of its files typed
+    entries = [TreeEntry(f"{i:04}/" + "p" * 1000, _sha(str(i).encode()), i) for i in range(6000)]
+    entries[3] = TreeEntry(entries[3].path, entries[3].sha256, 3, "text/plain")
+    entries[5] = TreeEntry(entries[5].path, entries[5].sha256, 5, "application/octet-stream")
+    # When
+    form = publish_form(entries)
+    # Then the body names the types document to upload, the registry's own form of those types
+    assert form.by_reference and form.types is not None
+    assert form.body == {"tree": form.digest, "file_types": _sha(form.types)}
+    assert json.loads(form.types) == {"content_types": {entries[3].path: "text/plain"}}
+    registry = server.types_document(server.FileEntry(e.path, e.sha256, e.size, e.content_type) for e in entries)
+    assert form.types == registry
 
 
 def test_the_inline_bound_counts_the_body_as_a_string_inside_the_event() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 
 from arca.adapters import keys
 from arca_client import Client
@@ -140,6 +141,8 @@ def test_a_tree_published_by_reference_is_the_same_version(arca_url: str, unique
         assert by_reference.by_reference is True
         assert inline.published.deduplicated is True
         assert inline.published.version.sha256 == by_reference.published.version.sha256
+        # And its files keep the types they were published with, sent as a types document
+        assert client.list_files(unique, 1, prefix="config").items[0].content_type == "application/json"
 
 
 def test_one_file_is_downloaded_alone_and_a_blob_is_no_tree(arca_url: str, unique: str, tmp_path: Path) -> None:
@@ -188,3 +191,85 @@ def test_the_cli_publishes_a_directory_lists_it_and_downloads_it(
         assert (tmp_path / "out" / path).read_bytes() == FILES[path]
     assert one[0] == 0 and (tmp_path / "one" / "weights/model.bin").read_bytes() == FILES["weights/model.bin"]
     assert not (tmp_path / "one" / "config.json").exists()
+
+
+def test_the_content_types_a_directory_is_published_with_are_listed_and_served(
+    arca_url: str, unique: str, tmp_path: Path
+) -> None:
+    # Given a directory published (each file typed by its name, as the CLI and SDK guess it)
+    source = _tree(tmp_path / "model", FILES)
+    with Client(arca_url) as client:
+        client.publish_directory(unique, source, cache=HashCache.disabled())
+        # When its files are listed and one is resolved
+        listed = {f.path: f.content_type for f in client.iter_files(unique, 1)}
+        one = client.resolve_file(unique, "1", "config.json")
+    # Then each answers its type, and the download URL serves it
+    assert listed == {
+        "config.json": "application/json",
+        "empty.txt": "text/plain",
+        "tokenizer/vocab.txt": "text/plain",
+        "weights/model.bin": "application/octet-stream",
+    }
+    assert one["content_type"] == "application/json"
+    assert requests.get(one["download_url"], timeout=10).headers["Content-Type"] == "application/json"
+
+
+def test_arca_diff_of_two_trees_shows_the_files_added_removed_and_changed(
+    arca_url: str, unique: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two versions of a tree: one file changed (and grown), one removed, one added
+    monkeypatch.setenv("ARCA_CACHE_DIR", str(tmp_path / "cache"))
+    second = {**FILES, "config.json": b'{"hidden": 128, "layers": 2}\n', "notes.md": b"# notes\n"}
+    del second["empty.txt"]
+    with Client(arca_url) as client:
+        client.publish_directory(unique, _tree(tmp_path / "one", FILES), cache=HashCache.disabled())
+        client.publish_directory(unique, _tree(tmp_path / "two", second), cache=HashCache.disabled())
+        client.set_alias(unique, "prod", 1)
+        # When the SDK compares them
+        sdk = client.diff_files(unique, "prod", 2)
+
+    def arca(*argv: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["--endpoint", arca_url, *argv])
+        out = "".join(line for line in capsys.readouterr().out.splitlines(True) if not line.startswith('{"_aws":'))
+        return code, out
+
+    # And the CLI does, as a table and as JSON
+    text = arca("diff", f"{unique}@prod", "@2")
+    as_json = arca("diff", f"{unique}@1", f"{unique}@2", "--json")
+    # Then
+    assert [e.path for e in sdk.added] == ["notes.md"]
+    assert [e.path for e in sdk.removed] == ["empty.txt"]
+    assert [(c.path, c.before.size, c.after.size) for c in sdk.changed] == [
+        ("config.json", len(FILES["config.json"]), len(second["config.json"]))
+    ]
+    assert sdk.unchanged == 2
+    assert text[0] == 0, text
+    assert "files: 1 added, 1 removed, 1 changed, 2 unchanged" in text[1]
+    rows = {line.split()[1]: line.split() for line in text[1].splitlines() if line[:1] in "+-~" and line[1:2] == " "}
+    assert rows["notes.md"][0] == "+" and rows["empty.txt"][0] == "-" and rows["config.json"][0] == "~"
+    assert "size" in text[1]  # the version fields are shown as before
+    files = json.loads(as_json[1])["files"]
+    assert [f["path"] for f in files["added"]] == ["notes.md"]
+    assert [f["path"] for f in files["removed"]] == ["empty.txt"]
+    assert files["changed"][0]["path"] == "config.json"
+    assert files["changed"][0]["to"]["size"] == len(second["config.json"])
+    assert files["unchanged"] == 2
+
+
+def test_arca_diff_of_a_tree_and_a_blob_has_no_files_section(
+    arca_url: str, unique: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a tree then a blob
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"one blob")
+    with Client(arca_url) as client:
+        client.publish_directory(unique, _tree(tmp_path / "one", FILES), cache=HashCache.disabled())
+        client.publish(unique, blob)
+    # When
+    capsys.readouterr()
+    code = main(["--endpoint", arca_url, "diff", f"{unique}@1", "@2", "--json"])
+    out = "".join(line for line in capsys.readouterr().out.splitlines(True) if not line.startswith('{"_aws":'))
+    # Then
+    assert code == 0
+    assert "files" not in json.loads(out)

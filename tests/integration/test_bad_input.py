@@ -405,6 +405,10 @@ CASES += [
         ({"tree": "XYZ"}, 400, "tree"),
         ({"tree": GOOD}, 400, "tree"),
         ({"tree": sha256(b"never")}, 409, "tree"),
+        ({"files": [_F], "file_types": GOOD}, 400, "file_types"),
+        ({"sha256": GOOD, "size": 6, "file_types": GOOD}, 400, "file_types"),
+        ({"file_types": GOOD}, 400, "file_types"),
+        ({"tree": GOOD, "file_types": "XYZ"}, 400, "file_types"),
     )
 ]
 

@@ -112,6 +112,9 @@ def test_a_pushed_manifests_files_are_listed_and_resolved_as_a_trees(api: Handle
     ]
     one = api.call("GET", "/artifacts/team/app/resolve/v1/files/model.bin")
     assert one.status == 302 and one.headers["Location"].startswith("http")
+    # A layer is served as its media type: the resolve answers it and the presigned URL pins it
+    assert one.body["content_type"] == LAYER
+    assert requests.get(one.headers["Location"], timeout=10).headers["Content-Type"] == LAYER
 
 
 def test_a_blob_is_the_artifacts_content_found_by_head_and_by_arca(api: HandlerApi, pushed: bytes) -> None:

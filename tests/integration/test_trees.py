@@ -243,3 +243,132 @@ def test_a_file_content_being_collected_is_a_409_and_no_version_is_made(api: Han
     assert reply.status == 409, reply.body
     assert reply.error.get("collecting") is True
     assert api.call("GET", "/artifacts/model/versions/2").status == 404
+
+
+TYPED = {"README.md": "text/markdown", "config.json": "application/json"}
+
+
+def _typed(files: dict[str, bytes], types: dict[str, str]) -> list[dict[str, Any]]:
+    return [{**e, "content_type": types[e["path"]]} if e["path"] in types else e for e in _entries(files)]
+
+
+def test_the_content_types_a_tree_is_published_with_are_listed_and_served(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given a tree published with two files typed (one given as the default, one not typed at all)
+    _upload_all(api, "team/model", FILES)
+    body = {"files": _typed(FILES, {**TYPED, "empty": "application/octet-stream"})}
+    published = api.call("POST", "/artifacts/team/model/versions", body)
+    assert published.status == 201, published.body
+    assert api.call("PUT", "/artifacts/team/model/aliases/prod", {"version": 1}).status in (200, 201)
+    # When its files are listed and one is resolved through an alias
+    listed = api.call("GET", "/artifacts/team/model/versions/1/files")
+    latest = api.call("GET", "/artifacts/team/model/versions/LATEST/files")
+    one = api.call("GET", "/artifacts/team/model/resolve/prod/files/README.md")
+    # Then each file answers the type it was published with, the others the default
+    assert listed.status == 200, listed.body
+    served = {f["path"]: f["content_type"] for f in listed.body["files"]}
+    assert served == {
+        "README.md": "text/markdown",
+        "config.json": "application/json",
+        "empty": "application/octet-stream",
+        "weights/model.bin": "application/octet-stream",
+    }
+    assert latest.body["files"] == listed.body["files"]
+    # And the presigned URL pins the type, so S3 serves it
+    assert one.status == 302, one.body
+    assert one.body["content_type"] == "text/markdown"
+    assert "response-content-type=text%2Fmarkdown" in one.headers["Location"]
+    assert requests.get(one.headers["Location"], timeout=10).headers["Content-Type"] == "text/markdown"
+    # And the digest is the untyped manifest's: the types are a document of their own, counted as a content
+    assert published.body["sha256"] == _tree(FILES).digest
+    document = b'{"content_types":{"README.md":"text/markdown","config.json":"application/json"}}'
+    stored = aws.s3.get_object(Bucket=aws.bucket, Key=keys.blob_key("team/model", sha256(document)))
+    assert stored["Body"].read() == document
+    assert (_refs(aws, "team/model", sha256(document)) or 0) >= 1
+
+
+def test_a_tree_with_no_content_type_keeps_no_types_document(api: HandlerApi, aws: SimpleNamespace) -> None:
+    # Given
+    _upload_all(api, "model", FILES)
+    # When
+    assert api.call("POST", "/artifacts/model/versions", {"files": _entries(FILES)}).status == 201
+    # Then the version item names no types document
+    key = {k: {"S": v} for k, v in keys.version_key("model", 1).items()}
+    item = aws.dynamodb.get_item(TableName=aws.table, Key=key, ConsistentRead=True)["Item"]
+    assert item.get("file_types", {"NULL": True}) == {"NULL": True}
+
+
+def test_the_same_tree_with_other_types_is_deduplicated_and_keeps_the_first_types_unless_forced(
+    api: HandlerApi,
+) -> None:
+    # Given a tree published typed
+    _upload_all(api, "model", FILES)
+    assert api.call("POST", "/artifacts/model/versions", {"files": _typed(FILES, TYPED)}).status == 201
+    # When the same tree is published with other types, then again with force
+    other = {"README.md": "text/plain"}
+    again = api.call("POST", "/artifacts/model/versions", {"files": _typed(FILES, other)})
+    forced = api.call("POST", "/artifacts/model/versions", {"files": _typed(FILES, other), "force": True})
+
+    def types(version: int | str) -> dict[str, str]:
+        reply = api.call("GET", f"/artifacts/model/versions/{version}/files")
+        return {
+            f["path"]: f["content_type"] for f in reply.body["files"] if f["content_type"] != "application/octet-stream"
+        }
+
+    # Then the second is version 1, whose types stay; the forced one is version 2 with its own
+    assert again.status == 200 and again.body["deduplicated"] is True and again.body["version"] == 1
+    assert types(1) == TYPED
+    assert forced.status == 201 and forced.body["version"] == 2
+    assert forced.body["sha256"] == again.body["sha256"]
+    assert types(2) == other
+    assert types("LATEST") == other
+
+
+def _by_reference(api: HandlerApi, name: str, types: bytes) -> Any:
+    _upload_all(api, name, FILES)
+    tree = _tree(FILES)
+    api.upload(name, tree.manifest)
+    api.upload(name, types)
+    return api.call("POST", f"/artifacts/{name}/versions", {"tree": tree.digest, "file_types": sha256(types)})
+
+
+def test_a_tree_by_reference_takes_its_content_types_from_an_uploaded_types_document(
+    api: HandlerApi, aws: SimpleNamespace
+) -> None:
+    # Given the files, the manifest and a types document (any spelling) uploaded
+    types = json.dumps({"content_types": {"config.json": "application/json", "README.md": "text/markdown"}}, indent=2)
+    # When the tree is published by reference with them
+    reply = _by_reference(api, "site", types.encode())
+    # Then the version is the tree, and its files are served as the document types them
+    assert reply.status == 201, reply.body
+    assert reply.body["sha256"] == _tree(FILES).digest
+    listed = api.call("GET", "/artifacts/site/versions/1/files")
+    assert {f["path"]: f["content_type"] for f in listed.body["files"]}["config.json"] == "application/json"
+    one = api.call("GET", "/artifacts/site/resolve/1/files/README.md")
+    assert one.body["content_type"] == "text/markdown"
+    # And the service keeps its own canonical form of the types, as an inline publish would
+    canonical = b'{"content_types":{"README.md":"text/markdown","config.json":"application/json"}}'
+    stored = aws.s3.get_object(Bucket=aws.bucket, Key=keys.blob_key("site", sha256(canonical)))
+    assert stored["Body"].read() == canonical
+
+
+def test_a_types_document_naming_a_path_the_tree_lacks_or_no_type_is_a_400_naming_file_types(api: HandlerApi) -> None:
+    for name, document in (
+        ("one", {"content_types": {"nope.txt": "text/plain"}}),
+        ("two", {"content_types": {"config.json": "not a type"}}),
+        ("three", {"types": {}}),
+    ):
+        reply = _by_reference(api, name, json.dumps(document).encode())
+        assert reply.status == 400, reply.body
+        assert reply.error["field"] == "file_types"
+        assert api.call("GET", f"/artifacts/{name}/versions/1").status == 404
+
+
+def test_a_types_document_never_uploaded_is_a_409_naming_file_types(api: HandlerApi) -> None:
+    _upload_all(api, "site", FILES)
+    tree = _tree(FILES)
+    api.upload("site", tree.manifest)
+    reply = api.call("POST", "/artifacts/site/versions", {"tree": tree.digest, "file_types": sha256(b"never")})
+    assert reply.status == 409, reply.body
+    assert reply.error["field"] == "file_types"

@@ -395,3 +395,33 @@ def test_a_counting_step_is_the_distinct_contents_after_its_cursor_in_sha256_ord
 
 def test_an_empty_tree_has_no_step() -> None:
     assert Tree.of([]).contents_after(None, 100) == []
+
+
+def test_a_types_document_holds_only_the_types_that_are_not_the_default() -> None:
+    # Given files typed, typed as the default, and untyped
+    files = [
+        FileEntry("b.json", "0" * 64, 1, "application/json"),
+        FileEntry("a.md", "1" * 64, 2, "text/markdown"),
+        FileEntry("c.bin", "2" * 64, 3, "application/octet-stream"),
+        FileEntry("d", "3" * 64, 4),
+    ]
+    # When
+    document = trees.types_document(files)
+    # Then it is canonical JSON of the two typed files, and applying it to the untyped tree gives their types back
+    assert document == b'{"content_types":{"a.md":"text/markdown","b.json":"application/json"}}'
+    bare = Tree.of(FileEntry(f.path, f.sha256, f.size) for f in files)
+    typed = trees.with_types(bare, document)
+    assert [f.served_as() for f in typed.files] == [
+        "text/markdown",
+        "application/json",
+        "application/octet-stream",
+        "application/octet-stream",
+    ]
+    assert typed.digest == bare.digest  # the types are not part of the manifest
+
+
+def test_a_tree_with_no_type_but_the_default_has_no_types_document() -> None:
+    assert (
+        trees.types_document([FileEntry("a", "0" * 64, 1, "application/octet-stream"), FileEntry("b", "1" * 64, 1)])
+        is None
+    )

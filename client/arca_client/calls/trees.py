@@ -21,10 +21,12 @@ from arca_client.calls.http import artifact_path, iso
 from arca_client.calls.transfers import CHUNK, ProgressFn, TransferCalls, check_destination
 from arca_client.errors import ArcaError, ChecksumMismatchError, ConflictError, TransportError
 from arca_client.models import LATEST, Downloaded, Page, Published, Resolution, Version
+from arca_client.refs import RefKind, ref_kind
 from arca_client.trees import (
     TREE_MEDIA_TYPE,
     HashCache,
     LocalFile,
+    TreeDiff,
     TreeEntry,
     TreeError,
     parse_manifest,
@@ -32,6 +34,7 @@ from arca_client.trees import (
     plan_upload,
     publish_form,
     receive,
+    tree_diff,
     walk,
 )
 
@@ -107,6 +110,18 @@ class TreeCalls(TransferCalls):
         path = artifact_path(name, "versions", str(version), "files")
         return self._pages(path, "files", _file, {"prefix": prefix, "limit": page_size})
 
+    def diff_files(self, name: str, before: int | str, after: int | str, *, other: str | None = None) -> TreeDiff:
+        """The files added, removed and changed (another sha256 or size) from the tree version `before` of `name` to
+        `after` (of `other` when given), and how many are unchanged. Each side is a version number, LATEST, an alias
+        or `sha256:<hex>` (an alias is resolved once, to the version it points at); ConflictError for a side that
+        is one blob."""
+
+        def files(artifact: str, ref: int | str) -> list[TreeEntry]:
+            version = self.resolve(artifact, str(ref)).version if ref_kind(str(ref)) is RefKind.ALIAS else ref
+            return [TreeEntry(f.path, f.sha256, f.size, f.content_type) for f in self.iter_files(artifact, version)]
+
+        return tree_diff(files(name, before), files(other or name, after))
+
     def resolve_file(
         self, name: str, ref: int | str, path: str, *, routing_key: str | None = None, at: datetime | str | None = None
     ) -> dict[str, Any]:
@@ -153,6 +168,8 @@ class TreeCalls(TransferCalls):
         sent = self._upload_contents(name, plan.uploads, plan.bytes_to_send, parallel, progress)
         if form.manifest is not None:
             self._upload_bytes(name, form.manifest)
+        if form.types is not None:
+            self._upload_bytes(name, form.types)
         try:
             data, _ = self._write("POST", artifact_path(name, "versions"), body=form.body)
         except ConflictError as refused:

@@ -44,6 +44,7 @@ from arca_client.output import (
 )
 from arca_client.refs import RefKind, ref_kind
 from arca_client.sdk import Client
+from arca_client.trees import TreeDiff
 
 
 def cmd_versions(args: argparse.Namespace, client: Client) -> Result:
@@ -95,7 +96,8 @@ def read_version(client: Client, name: str, ref: str) -> tuple[Version, Alias | 
 
 
 def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
-    """What changed between two versions: size, sha256, content type, metadata, tags, attestations."""
+    """What changed between two versions: size, sha256, content type, metadata, tags, attestations; for two trees,
+    also the files added, removed and changed."""
     name_a, ref_a = split_target(args.before)
     second = f"{name_a}{args.after}" if args.after.startswith("@") else args.after
     name_b, ref_b = split_target(second)
@@ -105,6 +107,10 @@ def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
     left, right = f"{name_a}@{ref_a}", f"{name_b}@{ref_b}"
     sides = [(name_a, before.version), (name_b, after.version)]
     on = [(n, c) for n, v in dict.fromkeys(sides) for c in consumers_on(client, n, [v])]
+    # Two trees: their files too, listed by the numbers just read (a moving alias cannot mix two trees).
+    files = None
+    if before.files is not None and after.files is not None:
+        files = client.diff_files(name_a, before.version, after.version, other=name_b)
 
     def shown(field: str, value: Any) -> str:
         if value is None:
@@ -122,20 +128,39 @@ def cmd_diff(args: argparse.Namespace, client: Client) -> Result:
     def report() -> str | None:
         lines = [] if MODE.text else [f"{left} (version {before.version}) -> {right} (version {after.version})"]
         consumers = [] if MODE.text else [line for n, c in on for line in still_on(n, [c])]
+        tree = _files_text(files) if files is not None else []
         if not changes:
             if not MODE.text:
                 lines.append("no differences in size, sha256, content type, metadata, tags or attestations")
-            return "\n".join([*lines, *consumers]) or None
+            return "\n".join([*lines, *tree, *consumers]) or None
         rows = [[c["field"], shown(c["field"], c["from"]), shown(c["field"], c["to"])] for c in changes]
-        return "\n".join([*lines, table(["FIELD", left, right], rows), *consumers])
+        return "\n".join([*lines, table(["FIELD", left, right], rows), *tree, *consumers])
 
     data = {
         "from": before.raw,
         "to": after.raw,
         "changes": changes,
+        **({"files": files.as_json()} if files is not None else {}),
         "consumers": [{"name": n, "version": c.version, "count": c.count, "consumers": c.consumers} for n, c in on],
     }
     return Result(data, report)
+
+
+def _files_text(files: TreeDiff) -> list[str]:
+    """The files section of `arca diff` of two trees: a row a file added (+), removed (-) or changed (~) with its
+    sizes, then the counts (with --output text: the rows alone, tab-separated)."""
+    rows: list[list[str]] = []
+    rows += [["+", e.path, "", size(e.size)] for e in files.added]
+    rows += [["-", e.path, size(e.size), ""] for e in files.removed]
+    rows += [["~", c.path, size(c.before.size), size(c.after.size)] for c in files.changed]
+    if MODE.text:
+        return [table(["", "FILE", "FROM", "TO"], rows)] if rows else []
+    change = files.size_change
+    summary = (
+        f"files: {len(files.added)} added, {len(files.removed)} removed, {len(files.changed)} changed, "
+        f"{files.unchanged} unchanged ({'+' if change >= 0 else '-'}{size(abs(change))})"
+    )
+    return ["", summary, *([table(["", "FILE", "FROM", "TO"], rows)] if rows else [])]
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> Result:

@@ -26,6 +26,7 @@ from arca_client.trees.manifest import (
     path_order,
     path_problem,
     tree_digest,
+    types_document,
 )
 from arca_client.trees.plan import PublishForm, Upload, UploadPlan, plan_upload, publish_form
 
@@ -62,5 +63,6 @@ __all__ = [
     "scan",
     "tree_diff",
     "tree_digest",
+    "types_document",
     "walk",
 ]

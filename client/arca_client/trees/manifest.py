@@ -109,6 +109,17 @@ def path_order(entries: Iterable[TreeEntry]) -> list[TreeEntry]:
     return sorted(entries, key=lambda entry: entry.path)
 
 
+def types_document(entries: Iterable[TreeEntry]) -> bytes | None:
+    """The files' content types that are not application/octet-stream, as the registry keeps them:
+    `{"content_types": {path: type, …}}` in canonical JSON (None when there is none). A tree published by reference
+    names it as `file_types`, uploaded first."""
+    types = {e.path: e.content_type for e in entries if e.content_type and e.content_type != "application/octet-stream"}
+    if not types:
+        return None
+    document = {"content_types": types}
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
 def canonical_manifest(entries: Iterable[TreeEntry]) -> bytes:
     """The canonical tree manifest of valid entries given in any order (RFC 8785 for this shape: ASCII keys sorted,
     no whitespace, non-ASCII characters as themselves, integers as their digits)."""

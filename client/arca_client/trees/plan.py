@@ -7,6 +7,7 @@ uploaded once, and a content the registry already holds (listed in the artifact'
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -14,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from arca_client.trees.directory import LocalFile
-from arca_client.trees.manifest import TREE_MEDIA_TYPE, TreeEntry, canonical_manifest, check_tree, tree_digest
+from arca_client.trees.manifest import (
+    TREE_MEDIA_TYPE,
+    TreeEntry,
+    canonical_manifest,
+    check_tree,
+    tree_digest,
+    types_document,
+)
 
 # A publish body carries its `files` inline while its JSON, written as a string inside Lambda's event (as API
 # Gateway puts it there), stays under this: Lambda takes 6 MB of event in all, headers and request context
@@ -65,11 +73,13 @@ def plan_upload(files: Sequence[LocalFile], held: Collection[str] = ()) -> Uploa
 @dataclass(frozen=True)
 class PublishForm:
     """The body of `POST …/versions` (or `PUT …/latest`) for a tree; with `manifest`, those bytes must be uploaded
-    first (as content of sha256 `digest`, content type TREE_MEDIA_TYPE) since the body names them."""
+    first (as content of sha256 `digest`, content type TREE_MEDIA_TYPE) since the body names them, and so must
+    `types` (the files' content types, which the body names as `file_types`) when it is given."""
 
     body: dict[str, Any]
     digest: str
     manifest: bytes | None = None
+    types: bytes | None = None
     content_type: str = TREE_MEDIA_TYPE
 
     @property
@@ -85,8 +95,8 @@ def publish_form(
     inline_event_bytes: int = INLINE_EVENT_BYTES,
 ) -> PublishForm:
     """`{files: […], metadata?, force?}` when it fits one request, else `{tree: <sha256>, …}` with the manifest
-    to upload first. Either way `digest` is the version's `sha256` to expect. A tree by reference carries no
-    content types: the registry serves its files as application/octet-stream."""
+    to upload first, and `{…, file_types: <sha256>}` with the files' content types to upload too when any file
+    has one. Either way `digest` is the version's `sha256` to expect."""
     check_tree(entries)
     extra: dict[str, Any] = {}
     if metadata:
@@ -98,4 +108,7 @@ def publish_form(
     # requests sends ASCII JSON; inside the event it is a JSON string again, each `"` and `\` escaped.
     if len(json.dumps(json.dumps(inline))) <= inline_event_bytes:
         return PublishForm(inline, digest)
-    return PublishForm({"tree": digest, **extra}, digest, manifest=canonical_manifest(entries))
+    types = types_document(entries)
+    if types is not None:
+        extra["file_types"] = hashlib.sha256(types).hexdigest()
+    return PublishForm({"tree": digest, **extra}, digest, manifest=canonical_manifest(entries), types=types)

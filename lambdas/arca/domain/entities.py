@@ -315,6 +315,8 @@ class Target(_Entity):
     part_size: int | None = Field(None, exclude_if=lambda size: size is None)
     parts_sha256: str | None = Field(None, exclude_if=lambda layout: layout is None)
     files: int | None = Field(None, exclude_if=lambda n: n is None)  # a tree's count of files
+    # The sha256 of a tree's types document (decision 113); absent when every file is served as the default.
+    file_types: str | None = Field(None, exclude_if=lambda types: types is None)
     # The version's signed manifest (absent for versions published before signing, and in older alias items).
     manifest: str | None = Field(None, exclude_if=lambda manifest: manifest is None)
     signature: str | None = Field(None, exclude_if=lambda signature: signature is None)

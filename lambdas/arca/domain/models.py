@@ -102,6 +102,9 @@ class StoredContent(Content):
     part_size: int | None = None
     parts_sha256: str | None = None
     files: int | None = None  # a tree's count of files (its bytes are its tree manifest, arca.domain.trees)
+    # The sha256 of a tree's types document (arca.domain.trees.types_document): its files' content types that are
+    # not the default (None: every file is served as the default, or one blob).
+    file_types: str | None = None
 
 
 class PruneBody(_Body):

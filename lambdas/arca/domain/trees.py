@@ -2,7 +2,8 @@
 
 A tree is a version's content made of files. Its identity is its *tree manifest*, the RFC 8785 canonical JSON of
 `{"files": [{"path", "sha256", "size"}, …]}` in path order, whose SHA-256 is the version's `sha256`. A file's
-`content_type` is served with the file but is not part of the manifest, so it is not part of the digest.
+`content_type` is served with the file but is not part of the manifest, so it is not part of the digest: the types
+that are not the default are a document of their own (`types_document`), which the version names (decision 113).
 
 Decision 90, the canonical form and what is refused:
 - Path order is the byte order of the UTF-8 paths, which is also Python's order of `str` (code points) and
@@ -54,6 +55,8 @@ from arca.domain.errors import ValidationError
 from arca.domain.models import DEFAULT_CONTENT_TYPE, Content, ContentType, MetadataKey, Sha256, metadata_fits
 
 TREE_MEDIA_TYPE = "application/vnd.arca.tree+json"
+# A tree's per-file content types (decision 113): a document of its own, not the manifest the digest covers.
+TYPES_MEDIA_TYPE = "application/vnd.arca.tree-types+json"
 MAX_FILES = 10_000
 # DynamoDB's limit of a sort key, which a file row's path is.
 MAX_PATH_BYTES = 1024
@@ -297,6 +300,62 @@ class Tree:
         return ordered[start : start + limit]
 
 
+def types_document(files: Iterable[FileEntry]) -> bytes | None:
+    """The content types of a tree's files that are not the default, as the canonical JSON document
+    `{"content_types": {path: type, …}}` (None when every file is served as the default): what a version keeps
+    beside its manifest (decision 113), content-addressed, so two trees typed alike share it."""
+    types = {e.path: e.content_type for e in files if e.content_type and e.content_type != DEFAULT_CONTENT_TYPE}
+    return _canonical({"content_types": types}) if types else None
+
+
+def _worst_type_bytes() -> int:
+    entry = {'"' * MAX_PATH_BYTES: "a" * 255}
+    return len(_canonical(entry))  # its braces stand for the comma and the colon
+
+
+# No types document is larger (a type for each of 10,000 of the longest paths): one over it is refused unread.
+MAX_TYPES_BYTES = len(b'{"content_types":{}}') + MAX_FILES * _worst_type_bytes()
+
+
+def parse_types(document: bytes, tree: Tree, field: str = "file_types") -> Tree:
+    """`tree` typed by an uploaded types document (a publish by `{tree, file_types}`): strict JSON of
+    `{"content_types": {path: type, …}}` naming only paths the tree holds, each type a media type. Any spelling is
+    taken (the service stores its own canonical form, `types_document`); every refusal is a ValidationError
+    naming `field`, with the offending path in its details."""
+    if len(document) > MAX_TYPES_BYTES:
+        raise ValidationError(
+            f"{field}: the document is {len(document)} bytes, more than any tree's types ({MAX_TYPES_BYTES})",
+            field=field,
+        )
+    parsed = _strict_json(document, field)
+    if (
+        not isinstance(parsed, dict)
+        or set(parsed) != {"content_types"}
+        or not isinstance(parsed["content_types"], dict)
+    ):
+        raise ValidationError(
+            f'{field}: a types document is a JSON object {{"content_types": {{path: type, ...}}}} and nothing else',
+            field=field,
+        )
+    types: dict[str, Any] = parsed["content_types"]
+    held = {entry.path for entry in tree.files}
+    for path, content_type in types.items():
+        if path not in held:
+            raise _refused(field, f"names {path!r}, which the tree does not hold", path)
+        try:
+            _CONTENT_TYPE.validate_python(content_type, strict=True)
+        except PydanticValidationError:
+            raise _refused(field, f"the type of {path!r} must be a media type such as text/plain", path) from None
+    return Tree(tuple(FileEntry(e.path, e.sha256, e.size, types.get(e.path)) for e in tree.files))
+
+
+def with_types(tree: Tree, document: bytes) -> Tree:
+    """`tree` with the content types of a stored types document (`types_document`): a file it does not name is
+    served as the default. The document was written by the service, so it is trusted to be well formed."""
+    types: dict[str, str] = json.loads(document.decode("utf-8"))["content_types"]
+    return Tree(tuple(FileEntry(e.path, e.sha256, e.size, types.get(e.path)) for e in tree.files))
+
+
 def _worst_entry_bytes() -> int:
     # A 1,024-byte path of `"` (each escaped as two characters) and the largest size: no entry is longer.
     entry = {"path": '"' * MAX_PATH_BYTES, "sha256": "0" * 64, "size": MAX_FILE_SIZE}
@@ -446,6 +505,8 @@ class TreeContent:
 
     files: tuple[FileEntry, ...] | None = None
     tree: str | None = None
+    # With `tree`: the sha256 of an uploaded types document (`parse_types`), the files' content types.
+    file_types: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     # An OCI manifest (stored verbatim, the version's sha256 its digest) whose files are `files` (its config and
     # layers, or an index's manifests), and its media type, which the version is served as.
@@ -475,6 +536,16 @@ class PublishBody(BaseModel):
     size: Annotated[StrictInt, Field(ge=0)] | None = None
     files: TreeFiles | None = None
     tree: Annotated[Sha256, Field(description="sha256 of an uploaded canonical tree manifest")] | None = None
+    file_types: (
+        Annotated[
+            Sha256,
+            Field(
+                description='with `tree`: sha256 of an uploaded `{"content_types": {path: type}}`, the types its '
+                "files are served as"
+            ),
+        ]
+        | None
+    ) = None
     content_type: ContentType | None = None
     metadata: dict[MetadataKey, StrictStr] | None = None
     force: StrictBool = False
@@ -489,6 +560,11 @@ class PublishBody(BaseModel):
             raise ValidationError(
                 f"{given[1]}: give one of sha256 (a blob), files or tree (a tree), not {' and '.join(given)}",
                 field=given[1],
+            )
+        if self.file_types is not None and given != ["tree"]:
+            raise ValidationError(
+                "file_types: is given with tree (a tree by reference); with files, each file's content_type",
+                field="file_types",
             )
         if given and given[0] != "sha256" and self.size is not None:
             raise ValidationError(
@@ -508,7 +584,7 @@ class PublishBody(BaseModel):
         """The tree to publish (None: a blob, or a snapshot of LATEST)."""
         if self.files is None and self.tree is None:
             return None
-        return TreeContent(files=self.files, tree=self.tree, metadata=self.metadata or {})
+        return TreeContent(files=self.files, tree=self.tree, file_types=self.file_types, metadata=self.metadata or {})
 
     def content(self) -> Content | None:
         """The blob to publish (None: a tree, or a snapshot of LATEST)."""

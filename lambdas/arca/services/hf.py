@@ -154,7 +154,8 @@ class HubReads:
             raise RepoNotFound(f"no repository {target}, the target of link {repo}") from None
 
     def _tree(self, held: _Held) -> Tree:
-        return self.reading.tree(held.name, held.content.sha256, held.content.content_type)
+        content = held.content
+        return self.reading.tree(held.name, content.sha256, content.content_type, content.file_types)
 
 
 def _held(target: Target) -> _Held:

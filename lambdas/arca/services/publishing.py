@@ -43,7 +43,18 @@ from arca.domain.errors import (
 from arca.domain.models import MAX_BLOB_SIZE, BlobRef, Content, StoredContent
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed, Signer, manifest
-from arca.domain.trees import MAX_MANIFEST_BYTES, TREE_MEDIA_TYPE, FileEntry, Tree, TreeContent, parse_manifest
+from arca.domain.trees import (
+    MAX_MANIFEST_BYTES,
+    MAX_TYPES_BYTES,
+    TREE_MEDIA_TYPE,
+    TYPES_MEDIA_TYPE,
+    FileEntry,
+    Tree,
+    TreeContent,
+    parse_manifest,
+    parse_types,
+    types_document,
+)
 from arca.domain.versions import MAX_VERSION
 from arca.services.collection import Collected, Collection
 from arca.services.reading import Reading, refuse_link
@@ -209,7 +220,10 @@ class Publishing:
             given = {entry.path: index for index, entry in enumerate(request.files)}
         else:
             assert request.tree is not None
-            tree = self._uploaded_manifest(name, request.tree)
+            tree = parse_manifest(self._uploaded(name, request.tree, "tree", MAX_MANIFEST_BYTES), field="tree")
+            if request.file_types is not None:
+                document = self._uploaded(name, request.file_types, "file_types", MAX_TYPES_BYTES)
+                tree = parse_types(document, tree, field="file_types")
             given = {entry.path: index for index, entry in enumerate(tree.files)}
         first: dict[str, FileEntry] = {}  # each content once, by the first path (in path order) that holds it
         holders: dict[str, list[str]] = {}
@@ -241,8 +255,24 @@ class Publishing:
                 )
         trees.append(tree)
         document, media_type = tree.manifest, TREE_MEDIA_TYPE
+        # The files' content types are kept beside the manifest, in a document of their own (decision 113); an OCI
+        # manifest carries its own (each descriptor's media type), so it needs none.
+        types = types_document(tree.files)
         if request.document is not None:  # an OCI manifest: its own bytes are the version's document
-            document, media_type = request.document, request.media_type or TREE_MEDIA_TYPE
+            document, media_type, types = request.document, request.media_type or TREE_MEDIA_TYPE, None
+        digest = self._store_document(name, document, media_type)
+        return StoredContent(
+            sha256=digest,
+            size=tree.size,
+            content_type=media_type,
+            metadata=request.metadata,
+            files=tree.count,
+            file_types=self._store_document(name, types, TYPES_MEDIA_TYPE) if types is not None else None,
+        )
+
+    def _store_document(self, name: str, document: bytes, media_type: str) -> str:
+        """Store a document the service writes (a tree's manifest or types) as the content at its digest, or keep the
+        one stored there after checking it; its sha256."""
         digest = hashlib.sha256(document).hexdigest()
         key = keys.blob_key(name, digest)
         stat = self.blobs.stat(key)
@@ -250,13 +280,7 @@ class Publishing:
             self.blobs.put(key, document, content_type=media_type)
         else:
             self.blobs.keep(key, self.blobs.verify(key, digest, len(document), stat=stat))
-        return StoredContent(
-            sha256=digest,
-            size=tree.size,
-            content_type=media_type,
-            metadata=request.metadata,
-            files=tree.count,
-        )
+        return digest
 
     def _file_problem(self, name: str, entry: FileEntry) -> Exception | None:
         """Why a file's content cannot be referenced (None: it is stored, checked and kept)."""
@@ -268,28 +292,29 @@ class Publishing:
             return ConflictError(NOT_UPLOADED, field="sha256")
         return None
 
-    def _uploaded_manifest(self, name: str, sha256: str) -> Tree:
-        """The tree of an uploaded tree manifest (single PUT or verified multipart), strictly parsed: a
-        ValidationError naming `tree` for a document that is not a canonical tree manifest."""
+    def _uploaded(self, name: str, sha256: str, field: str, most: int) -> bytes:
+        """The bytes of an uploaded document a publish names (a tree manifest, a types document): its single PUT,
+        else its verified multipart layout. ConflictError naming `field` when it is not uploaded, ValidationError
+        when it is over `most` bytes (no such document is larger)."""
         key = keys.blob_key(name, sha256)
         stat = self.blobs.stat(key)
         if stat is None:
             layouts = [layout for layout in self.layouts.layouts(name, sha256) if layout.state == COMPLETE]
             if not layouts:
-                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
+                raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
             key = keys.multipart_blob_key(name, sha256, layouts[0].parts_sha256)
             stat = self.blobs.stat(key)
             if stat is None:
-                raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
-        if stat.size > MAX_MANIFEST_BYTES:
+                raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
+        if stat.size > most:
+            what = "tree manifest" if field == "tree" else "types document"
             raise ValidationError(
-                f"tree: the content is {stat.size} bytes, more than any tree manifest ({MAX_MANIFEST_BYTES})",
-                field="tree",
+                f"{field}: the content is {stat.size} bytes, more than any {what} ({most})", field=field
             )
         document = self.blobs.read(key)
         if hashlib.sha256(document).hexdigest() != sha256:
-            raise ConflictError(f"tree: {NOT_UPLOADED}", field="tree")
-        return parse_manifest(document, field="tree")
+            raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
+        return document
 
     def _layout(self, name: str, content: Content) -> Layout:
         layouts = self.layouts.layouts(name, content.sha256)
@@ -338,7 +363,9 @@ class Publishing:
             checked = _Checked(
                 name, lambda: self._locate_tree(name, content, trees), lambda: self.artifacts.latest(name), seen
             )
-            self.artifacts.count_contents(name, sorted(trees[-1].contents()))
+            # A types document is counted with them (never collected while a version could name it).
+            types = [checked.content.file_types] if checked.content.file_types is not None else []
+            self.artifacts.count_contents(name, sorted({*trees[-1].contents(), *types}))
             return checked
         return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 

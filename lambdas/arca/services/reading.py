@@ -81,7 +81,7 @@ class Reading:
         self.revisions = history
         self.layouts = layouts
         self.blobs = blobs
-        self._trees: OrderedDict[tuple[str, str], Tree] = OrderedDict()
+        self._trees: OrderedDict[tuple[str, str, str | None], Tree] = OrderedDict()
         self._trees_lock = threading.Lock()
 
     def follow(self, name: str, read: Callable[[str], R]) -> R:
@@ -288,13 +288,14 @@ class Reading:
         from arca.domain.trees import check_path
 
         check_path(path)
-        resolution = self.resolve(name, ref, routing_key=routing_key, at=at)
+        located = self.locate(name, ref, routing_key=routing_key, at=at)
+        resolution = self._resolved(name, ref, *located)
         if resolution.files is None:
             raise ConflictError(
                 f"{ref!r} of {name!r} resolves to one blob (version {resolution.version}), not a tree of files",
                 field="ref",
             )
-        tree = self.tree(name, resolution.sha256, resolution.content_type)
+        tree = self.tree(name, resolution.sha256, resolution.content_type, located[1].file_types)
         index = _index_of(tree, path)
         if index >= tree.count or tree.files[index].path != path:
             raise NotFoundError(
@@ -332,26 +333,30 @@ class Reading:
     def _tree_of(self, name: str, source: VersionRecord | LatestRecord, what: str) -> Tree:
         if source.files is None or source.sha256 is None:
             raise ConflictError(f"{what} of {name!r} is one blob, not a tree of files", field="version")
-        return self.tree(name, source.sha256, source.content_type)
+        return self.tree(name, source.sha256, source.content_type, source.file_types)
 
-    def tree(self, name: str, sha256: str, media_type: str | None = None) -> Tree:
+    def tree(self, name: str, sha256: str, media_type: str | None = None, file_types: str | None = None) -> Tree:
         """The tree whose manifest is the content `sha256` of `name` (read from S3 once, then kept): a canonical tree
-        manifest, or an OCI manifest (`media_type`, the version's content type) whose files are its config and
-        layers."""
+        manifest, typed by its types document `file_types` when the version names one (decision 113: one more
+        read, kept with the tree), or an OCI manifest (`media_type`, the version's content type) whose files are its
+        config and layers, each typed by its descriptor's media type."""
+        kept_as = (name, sha256, file_types)
         with self._trees_lock:
-            kept = self._trees.get((name, sha256))
+            kept = self._trees.get(kept_as)
             if kept is not None:
-                self._trees.move_to_end((name, sha256))
+                self._trees.move_to_end(kept_as)
                 return kept
-        from arca.domain.trees import TREE_MEDIA_TYPE, oci_manifest_tree, parse_manifest
+        from arca.domain.trees import TREE_MEDIA_TYPE, oci_manifest_tree, parse_manifest, with_types
 
         document = self.blobs.read(keys.blob_key(name, sha256))
         if media_type is not None and media_type != TREE_MEDIA_TYPE:
             tree = oci_manifest_tree(document, field="version")
         else:
             tree = parse_manifest(document, field="version")
+            if file_types is not None:
+                tree = with_types(tree, self.blobs.read(keys.blob_key(name, file_types)))
         with self._trees_lock:
-            self._trees[(name, sha256)] = tree
+            self._trees[kept_as] = tree
             while len(self._trees) > TREES_KEPT or (
                 len(self._trees) > 1 and sum(t.count for t in self._trees.values()) > TREES_KEPT_FILES
             ):
@@ -387,7 +392,7 @@ class Reading:
             name=name,
             ref=ref,
             version=version,
-            **target.model_dump(exclude={"filename", "parts_sha256"}),
+            **target.model_dump(exclude={"filename", "parts_sha256", "file_types"}),
             download_url=url,
             expires_at=expires_at,
             route=route,

@@ -24,7 +24,7 @@ from arca.domain.signing import Signed
 if TYPE_CHECKING:  # the write side's: a resolve's cold start does not import the guards' models
     from arca.domain.guards import Serving
 
-CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256", "files")
+CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256", "files", "file_types")
 TARGET_FIELDS = ("sha256", "size", "content_type")
 ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "description")
 
@@ -62,6 +62,7 @@ class LatestRecord(BaseModel):
     part_size: int | None = None
     parts_sha256: str | None = None  # the layout of multipart content (arca.domain.multipart)
     files: int | None = None  # a tree's count of files (None: one blob)
+    file_types: str | None = None  # the sha256 of a tree's types document (decision 113)
     tags: dict[str, str] = Field(default_factory=dict)  # the artifact's tags (the summary shows them)
     description: str | None = None
     tag_rev: int = 0  # compare-and-set counter of the artifact's tags and description
@@ -132,6 +133,7 @@ class VersionRecord(BaseModel):
     part_count: int | None = None
     parts_sha256: str | None = None  # the layout's name (arca.domain.multipart)
     files: int | None = None  # a tree's count of files (None: one blob)
+    file_types: str | None = None  # the sha256 of a tree's types document (decision 113)
     manifest: str | None = None
     signature: str | None = None
     expired: bool = False
@@ -313,6 +315,7 @@ def target_of(source: LatestRecord | VersionRecord) -> Target:
         part_size=source.part_size,
         parts_sha256=source.parts_sha256,
         files=source.files,
+        file_types=source.file_types,
         manifest=source.manifest,
         signature=source.signature,
     )
