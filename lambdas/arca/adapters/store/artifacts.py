@@ -14,11 +14,11 @@ from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import LatestRecord, VersionRecord, latest_record, signed_attributes, version_record
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.events import Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
 
-if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
+if TYPE_CHECKING:  # the request and event models are not needed on the read path (the resolve function's cold start)
+    from arca.domain.events import Change
     from arca.domain.models import Content
 
 
@@ -127,6 +127,8 @@ class ArtifactStore:
             )
         # The idempotency record keeps the answer: LATEST or the version as the API shows it, not its record
         writes = sealed(seal, written.entity()) + writes
+        from arca.domain.events import Change, LatestUpdated, VersionPublished
+
         changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
