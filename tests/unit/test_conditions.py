@@ -12,7 +12,7 @@ from arca.adapters.dynamo import Table, Update, Write
 from arca.adapters.keys import latest_key
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, event_is_newer, receipt_not_exist_or_expired
 from arca.adapters.store.feed import _stamped
-from arca.domain.entities import Event
+from arca.domain.events import Event
 from local.iam import expression_attributes
 
 KEY = {"pk": "a", "sk": "b"}

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from arca.adapters.store.aliases import _alias_change
 from arca.adapters.store.records import AliasRecord, event_entity, event_item
 from arca.adapters.store.rollouts import _rollout_change
-from arca.domain.entities import Event, Rollout
+from arca.domain.entities import Rollout
 from arca.domain.events import (
     DETAILS,
     EVENT_TYPES,
@@ -24,6 +24,7 @@ from arca.domain.events import (
     Change,
     ConsumerReleased,
     ConsumerUpdated,
+    Event,
     LatestUpdated,
     LinkDeleted,
     LinkUpdated,

@@ -92,7 +92,7 @@ def test_the_resolve_function_starts_with_its_hot_route_and_takes_in_the_others_
     assert {r.operation for r in entry.routes} >= {"health", "get_version", "list_events", "oci_get_manifest"}
 
 
-def test_a_cold_start_of_the_resolve_function_builds_no_model() -> None:
+def test_a_cold_start_of_the_resolve_function_builds_no_model_and_imports_no_event_model() -> None:
     import subprocess
     import sys
     from pathlib import Path
@@ -101,17 +101,21 @@ def test_a_cold_start_of_the_resolve_function_builds_no_model() -> None:
 
     # Given a fresh interpreter that imports the resolve function and builds its services, as a cold start does
     code = (
-        "import pydantic; import arca.handlers.resolve; from arca import wiring; wiring.services()\n"
+        "import json, sys, pydantic; import arca.handlers.resolve; from arca import wiring; wiring.services()\n"
         "seen, todo = set(), [pydantic.BaseModel]\n"
         "while todo:\n"
         "    for sub in todo.pop().__subclasses__():\n"
         "        if sub not in seen: seen.add(sub); todo.append(sub)\n"
-        "print(sorted(f'{m.__module__}.{m.__qualname__}' for m in seen\n"
-        "    if m.__module__.startswith('arca.') and m.__pydantic_complete__))"
+        "print(json.dumps({'built': sorted(f'{m.__module__}.{m.__qualname__}' for m in seen\n"
+        "    if m.__module__.startswith('arca.') and m.__pydantic_complete__),\n"
+        "    'events': 'arca.domain.events' in sys.modules}))"
     )
     package = str(Path(arca.__file__).parent.parent)
     env = {"AWS_DEFAULT_REGION": "us-east-1", "ARCA_TABLE_NAME": "t", "ARCA_BUCKET_NAME": "b", "PYTHONPATH": package}
     # When it has started
-    built = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    started = json.loads(out)
     # Then no model of Arca's has built its validator (each defers it to its first use)
-    assert built.strip() == "[]"
+    assert started["built"] == []
+    # And the event models (what writes announce, and the feed's answers) are not imported: resolve announces nothing
+    assert started["events"] is False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arca.domain.entities import Event
+from arca.domain.events import Event
 
 SOURCE = "arca"
 

@@ -7,8 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from arca.api.dependencies import EventsService, ReadingService
 from arca.api.params import Limit, Name, NextToken, answers
 from arca.api.routing import Router
-from arca.domain.entities import EventPage
-from arca.domain.events import ID_PATTERN
+from arca.domain.events import ID_PATTERN, EventPage
 
 router = Router()
 

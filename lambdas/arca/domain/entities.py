@@ -17,12 +17,9 @@ from pydantic import (
     GetJsonSchemaHandler,
     SerializerFunctionWrapHandler,
     model_serializer,
-    model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
-
-from arca.domain.events import EventDetail, detail_of
 
 VersionRef = int | Literal["LATEST"]
 
@@ -506,36 +503,6 @@ class ErrorBody(_Entity):
     """Every error answer has this shape."""
 
     error: ErrorDetail
-
-
-# Events (the per-artifact feed; arca.domain.events makes their ids).
-
-
-class Event(_Entity):
-    """One committed change. Ids sort in commit order within an artifact."""
-
-    id: str = Field(description="sorts in commit order within the artifact; `after=` takes it")
-    type: str = Field(description="e.g. version.published, alias.updated")
-    at: str
-    by: str | None = Field(None, description="the caller's identity where known")
-    name: str
-    version: VersionRef | None = None
-    alias: str | None = None
-    detail: EventDetail = Field(description="what the change carries: its fields are the type's")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _typed_detail(cls, data: Any) -> Any:
-        """The detail (a stored map, absent when empty) read as its type's: one type, one shape."""
-        if isinstance(data, dict) and "type" in data:
-            return {**data, "detail": detail_of(str(data["type"]), data.get("detail"))}
-        return data
-
-
-class EventPage(_Entity):
-    events: list[Event]
-    next_token: str | None
-    via: str | None = via_field()
 
 
 # Attestations: documents about a version (provenance, SBOMs, test reports), immutable and content-addressed.

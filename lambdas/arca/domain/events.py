@@ -23,9 +23,12 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     Tag,
     model_serializer,
+    model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from arca.domain.entities import via_field
 
 ID_PATTERN = r"^[0-9]{16}-[0-9a-f]{8}$"
 _DIGITS = 16
@@ -289,6 +292,41 @@ def detail_of(type_: str, detail: Any) -> Detail:
             raise ValueError(f"a {type_} event cannot carry {type(detail).__name__}")
         return detail
     return cls.model_validate(detail or {})
+
+
+# The per-artifact feed, as the API shows it (arca.domain.entities holds the other answers; the resolve function,
+# which announces nothing, never imports these models).
+
+
+class Event(BaseModel):
+    """One committed change. Ids sort in commit order within an artifact."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    id: str = Field(description="sorts in commit order within the artifact; `after=` takes it")
+    type: str = Field(description="e.g. version.published, alias.updated")
+    at: str
+    by: str | None = Field(None, description="the caller's identity where known")
+    name: str
+    version: Ref | None = None
+    alias: str | None = None
+    detail: EventDetail = Field(description="what the change carries: its fields are the type's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_detail(cls, data: Any) -> Any:
+        """The detail (a stored map, absent when empty) read as its type's: one type, one shape."""
+        if isinstance(data, dict) and "type" in data:
+            return {**data, "detail": detail_of(str(data["type"]), data.get("detail"))}
+        return data
+
+
+class EventPage(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    events: list[Event]
+    next_token: str | None
+    via: str | None = via_field()
 
 
 @dataclass(frozen=True)

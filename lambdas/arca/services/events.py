@@ -9,8 +9,7 @@ from typing import Any
 from arca.adapters.bus import Bus
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import event_entity, image_item
-from arca.domain.entities import Event, EventPage
-from arca.domain.events import ArtifactPurged, event_id
+from arca.domain.events import ArtifactPurged, Event, EventPage, event_id
 from arca.services.reading import Reading
 
 

@@ -24,11 +24,11 @@ from arca.domain.errors import (
     PolicyMovedError,
     RegistryError,
 )
-from arca.domain.events import AliasDeleted, AliasUpdated, Change
 from arca.domain.receipts import Seal
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
     from arca.adapters.store.guards import Guard
+    from arca.domain.events import Change
 
 # Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
 # every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
@@ -216,6 +216,8 @@ def _policy_moved(cancelled: TransactionCancelled, old: AliasRecord | None) -> b
 
 def _alias_change(new: AliasRecord, old: AliasRecord | None, action: str) -> Change:
     """alias.updated (a set or a rollback, with the targets before and after) or alias.deleted."""
+    from arca.domain.events import AliasDeleted, AliasUpdated, Change
+
     before = old.version if old is not None and not old.deleted else None
     if new.deleted:
         return Change(AliasDeleted(revision=new.revision), before, alias=new.alias)

@@ -16,11 +16,11 @@ from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import LatestRecord, VersionRecord, latest_record, signed_attributes, version_record
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.events import ArtifactCreated, Change, LatestUpdated, VersionPublished
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
 
-if TYPE_CHECKING:  # the request models are not needed on the read path (the resolve function's cold start)
+if TYPE_CHECKING:  # the request and event models are not needed on the read path (the resolve function's cold start)
+    from arca.domain.events import Change
     from arca.domain.models import Content
 
 
@@ -129,6 +129,8 @@ class ArtifactStore:
             )
         # The idempotency record keeps the answer: LATEST or the version as the API shows it, not its record
         writes = sealed(seal, written.entity()) + writes
+        from arca.domain.events import Change, LatestUpdated, VersionPublished
+
         changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
@@ -213,6 +215,8 @@ class ArtifactStore:
         ]
         written = latest_record(item)
         writes = [*sealed(seal, answer(written)), latest, *listing_rows(name), *rows]
+        from arca.domain.events import ArtifactCreated, Change
+
         change = Change(ArtifactCreated(tags=tags, **({"description": description} if description else {})))
         try:
             self.feed.commit(writes, name, [change], by=by, now=now)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Update, Write
 from arca.adapters.store.conditions import ITEM_NOT_EXIST, event_is_newer
 from arca.adapters.store.pages import fitting
 from arca.adapters.store.records import event_entity, event_item
-from arca.domain.entities import Event
 from arca.domain.errors import ContentionError
-from arca.domain.events import Change, next_ids
+
+if TYPE_CHECKING:  # the events' models are imported by the writes that announce them: a resolve imports none
+    from arca.domain.events import Change, Event
 
 # Tries of one event-carrying transaction that later ids keep overtaking (each try goes after the last seen).
 EVENT_ATTEMPTS = 10
@@ -63,6 +65,8 @@ class Feed:
         if not changes:
             self.table.transact(writes)
             return []
+        from arca.domain.events import Event, next_ids
+
         for _ in range(EVENT_ATTEMPTS):
             ids = next_ids(self._micros(), self._floors.get(name), len(changes))
             events = [

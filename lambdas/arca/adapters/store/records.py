@@ -12,7 +12,6 @@ from arca.domain.entities import (
     Alias,
     AliasAction,
     AliasRevision,
-    Event,
     Latest,
     Rollout,
     Target,
@@ -21,7 +20,8 @@ from arca.domain.entities import (
 )
 from arca.domain.signing import Signed
 
-if TYPE_CHECKING:  # the write side's: a resolve's cold start does not import the guards' models
+if TYPE_CHECKING:  # the write side's and the feed's: a resolve's cold start imports neither the guards' models
+    from arca.domain.events import Event  # nor the events'
     from arca.domain.guards import Serving
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256", "files", "file_types")
@@ -278,6 +278,8 @@ def image_item(image: dict[str, Any]) -> Item:
 
 
 def event_entity(item: Item) -> Event:
+    from arca.domain.events import Event
+
     return Event(**{f: item[f] for f in Event.model_fields if f in item})
 
 

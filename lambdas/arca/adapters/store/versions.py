@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
@@ -16,8 +17,10 @@ from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import VersionRecord, version_entity, version_record
 from arca.domain.entities import Version
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, VersionPinnedError
-from arca.domain.events import Change, VersionDeleted, VersionRestored
 from arca.domain.receipts import Seal
+
+if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
+    from arca.domain.events import VersionDeleted
 
 VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: each with its event item, plus LATEST's count and an idempotency
@@ -91,6 +94,8 @@ class VersionStore:
         were read (ContentionError otherwise); with `lease_rev`, only while no consumer lease was taken on it since
         (its `lease_rev` as read; ContentionError otherwise: the caller reads the leases again).
         """
+        from arca.domain.events import Change, VersionDeleted, VersionRestored
+
         change = Change(VersionDeleted() if deleted else VersionRestored(), number)
         revs = None if tag_rev is None else {number: tag_rev}
         leases = None if lease_rev is None else {number: lease_rev}
@@ -153,6 +158,8 @@ class VersionStore:
         `numbers`); IdempotencyKeyTakenError when that key was used meanwhile. With `tag_revs` (by version), each
         holds only while its tags are as they were read; with `lease_revs`, only while no lease was taken on it.
         """
+        from arca.domain.events import Change, VersionDeleted
+
         changes = [Change(VersionDeleted(prune=True) if detail is None else detail, n) for n in numbers]
         try:
             self.feed.commit(
