@@ -14,7 +14,14 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, lat
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.receipts import raise_if_key_taken, sealed
-from arca.adapters.store.records import LatestRecord, VersionRecord, latest_record, signed_attributes, version_record
+from arca.adapters.store.records import (
+    LatestRecord,
+    VersionRecord,
+    artifact_tag_item,
+    latest_record,
+    signed_attributes,
+    version_record,
+)
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
 from arca.domain.receipts import Seal
 from arca.domain.signing import Signed
@@ -198,19 +205,7 @@ class ArtifactStore:
             condition = Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev)
             latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
         rows = [
-            Write(
-                f"tag{i}",
-                "Put",
-                keys.artifact_tag_key(name, tag),
-                item={
-                    "kind": "artifact-tag",
-                    "name": name,
-                    "tag": tag,
-                    "value": value,
-                    "gsi1pk": keys.artifact_tag_search_pk(tag, value),
-                    "gsi1sk": name,
-                },
-            )
+            Write(f"tag{i}", "Put", keys.artifact_tag_key(name, tag), item=artifact_tag_item(name, tag, value))
             for i, (tag, value) in enumerate(sorted(tags.items()))
         ]
         written = latest_record(item)

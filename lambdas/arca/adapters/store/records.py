@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arca.adapters import keys
 from arca.adapters.dynamo import Item, deserialize
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import (
@@ -294,6 +295,18 @@ def event_item(event: Event) -> Item:
     if not item.get("detail"):
         item.pop("detail", None)
     return item
+
+
+def artifact_tag_item(name: str, tag: str, value: str) -> Item:
+    """The row that makes an artifact found by its tag `tag=value` (the search index's GSI1)."""
+    return {
+        "kind": "artifact-tag",
+        "name": name,
+        "tag": tag,
+        "value": value,
+        "gsi1pk": keys.artifact_tag_search_pk(tag, value),
+        "gsi1sk": name,
+    }
 
 
 def alias_item(new: AliasRecord) -> dict[str, Any]:

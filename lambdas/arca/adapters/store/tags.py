@@ -17,7 +17,7 @@ from arca.adapters.keys import Key
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
-from arca.adapters.store.records import TARGET_FIELDS, LatestRecord, VersionRecord
+from arca.adapters.store.records import TARGET_FIELDS, LatestRecord, VersionRecord, artifact_tag_item
 from arca.domain.entities import VersionHit
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import ArtifactUpdated, Change, VersionTagged
@@ -103,14 +103,7 @@ class TagStore:
         writes += _tag_row_writes(
             changed,
             lambda tag: keys.artifact_tag_key(name, tag),
-            lambda tag, value: {
-                "kind": "artifact-tag",
-                "name": name,
-                "tag": tag,
-                "value": value,
-                "gsi1pk": keys.artifact_tag_search_pk(tag, value),
-                "gsi1sk": name,
-            },
+            lambda tag, value: artifact_tag_item(name, tag, value),
         )
         # The description only when it changed (then null for removed), as the tags
         updated = (
