@@ -111,9 +111,12 @@ class FakeApi:
                 "Location": located,
             }
         if rest[:1] == ["resolve"]:
-            number = artifact.aliases[rest[1]] if not rest[1].isdigit() else int(rest[1])
-            version = artifact.versions[number]
-            return 200, {**version, "ref": rest[1], "download_url": "", "route": "primary"}
+            if rest[1] == "LATEST" and not artifact.versions:
+                return 404, {"error": {"code": "NotFoundError", "message": f"{artifact.name} has no version yet"}}
+            number = max(artifact.versions) if rest[1] == "LATEST" else artifact.aliases.get(rest[1], 0)
+            version = artifact.versions[int(rest[1]) if rest[1].isdigit() else number]
+            located = f"{self.url}/blobs/{version['sha256']}"
+            return 200, {**version, "ref": rest[1], "download_url": located, "route": "primary"}
         if rest[:1] == ["aliases"] and method == "GET" and len(rest) == 1:
             listed = [{"name": artifact.name, "alias": a, "version": v} for a, v in sorted(artifact.aliases.items())]
             return 200, {"aliases": listed, "next_token": None}
@@ -133,6 +136,7 @@ class FakeApi:
             separators=(",", ":"),
         )
         number = max(artifact.versions, default=0) + 1
+        self.blobs[hashlib.sha256(manifest.encode()).hexdigest()] = manifest.encode()  # its document, as content
         artifact.files[number] = files
         artifact.versions[number] = {
             "name": artifact.name,

@@ -109,8 +109,11 @@ def test_a_tree_publish_racing_the_collection_of_one_of_its_files_never_commits_
                     return _applier(services, name)
                 finally:
                     applied.set()
-            # Once version 1 has expired, the content has no reference left: its collection begins now
-            expired(services, name, applied)
+            # Once version 1 has expired, the content has no reference left: its collection begins now. The second
+            # publisher does not wait for it, so some rounds see a publish count the content before its expiry (a
+            # loaded machine can otherwise let the collection win every round, which proves nothing of that order)
+            if t != 2:
+                expired(services, name, applied)
             return publish_tree(services, name, {"shared.bin": data, f"own/{t}.bin": own[t]})
 
         return run

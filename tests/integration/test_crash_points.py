@@ -26,11 +26,11 @@ KEY = {"Idempotency-Key": "crash-sweep"}
 # The AWS calls each swept operation makes from the given state; a test below checks the counts, so the
 # sweep covers every call, and a new call cannot escape it.
 # publish: single-PUT content is found by its HeadObject, with no Query of multipart layouts; purge: one Query
-# more, of the (empty) uploads partition, and four more for the retention policy, the blob counts, the consumer
-# leases and the OCI upload sessions; prune: one Query of the consumer leases; alias: the
-# policy's GetItem (a new alias has no item to say it has none; an alias that has one reads no policy); policy:
-# LATEST, the policy, the alias it marks, and its transaction.
-CALLS = {"alias": 7, "policy": 4, "prune": 5, "publish": 7, "purge": 24, "rollback": 5, "tag": 2}
+# more, of the (empty) uploads partition, and five more for the retention policy, the blob counts, the consumer
+# leases, the OCI upload sessions and the OCI referrers waiting for their subject; prune: one Query of the
+# consumer leases; alias: the policy's GetItem (a new alias has no item to say it has none; an alias that has
+# one reads no policy); policy: LATEST, the policy, the alias it marks, and its transaction.
+CALLS = {"alias": 7, "policy": 4, "prune": 5, "publish": 7, "purge": 25, "rollback": 5, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
 

@@ -46,7 +46,7 @@ def get_artifact(name: Name, reading: ReadingService) -> Summary:
     return reading.summary_through(name)
 
 
-@writes.put("/artifacts/<name>", responses=answers(201, 400, 409, 415, 503), tags=["publishing"])
+@writes.put("/artifacts/<name>", responses=answers(201, 400, 409, 415, 422, 503), tags=["publishing"])
 def create_artifact(
     name: Name,
     caller: Caller,
