@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -52,8 +53,17 @@ def stored(name: str) -> dict[str, dict[str, Any]]:
     return found
 
 
-def violations(name: str) -> list[str]:
-    """What breaks the invariants in `name` now (empty: nothing)."""
+@dataclass(frozen=True)
+class Snapshot:
+    """`name`'s items (by `pk|sk`), the keys of its stored blobs, LATEST, and the unexpired versions."""
+
+    items: dict[str, dict[str, Any]]
+    objects: set[str]
+    latest: dict[str, Any]
+    holders: list[dict[str, Any]]
+
+
+def snapshot(name: str) -> Snapshot:
     items = stored(name)
     s3 = boto3.client("s3")
     bucket = settings.settings().bucket_name
@@ -62,9 +72,16 @@ def violations(name: str) -> list[str]:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=keys.blob_prefix(name))
         for o in page.get("Contents", [])
     }
-    found: list[str] = []
     latest = items[f"{name}|LATEST"]
     holders = [i for k, i in items.items() if i["pk"] == name and k != f"{name}|LATEST" and not i.get("expired")]
+    return Snapshot(items, objects, latest, holders)
+
+
+def violations(name: str) -> list[str]:
+    """What breaks the invariants in `name` now (empty: nothing)."""
+    now = snapshot(name)
+    items, objects, latest, holders = now.items, now.objects, now.latest, now.holders
+    found: list[str] = []
     for holder in (*holders, latest):
         if keys.blob_key(name, holder["sha256"]) not in objects:
             found.append(f"{holder['sk']} holds {holder['sha256'][:8]} whose bytes are gone")

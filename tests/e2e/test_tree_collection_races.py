@@ -31,6 +31,7 @@ from tests.e2e.test_collection_races import (
     _applier,
     expired,
     rounds,
+    snapshot,
     stored,
     upload,
 )
@@ -39,17 +40,11 @@ from tests.helpers import acting, sha256
 
 def tree_violations(name: str) -> list[str]:
     """What breaks the invariants of shared file contents in `name` now (empty: nothing)."""
-    items = stored(name)
+    now = snapshot(name)
+    items, objects, latest, holders = now.items, now.objects, now.latest, now.holders
     s3 = boto3.client("s3")
     bucket = settings.settings().bucket_name
-    objects = {
-        o["Key"]
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=keys.blob_prefix(name))
-        for o in page.get("Contents", [])
-    }
     found: list[str] = []
-    latest = items[f"{name}|LATEST"]
-    holders = [i for k, i in items.items() if i["pk"] == name and k != f"{name}|LATEST" and not i.get("expired")]
     least: dict[str, int] = {}
     for sha in (*(v["sha256"] for v in holders if v.get("counted")), latest.get("counted_sha256")):
         if sha:
