@@ -182,33 +182,23 @@ class ArtifactStore:
         """
         if seen is not None and not seen.purged:
             raise exists_error(name)
-        item: Item = {
-            "kind": "latest",
-            "name": name,
-            "created_at": now,
-            "updated_at": now,
-            "newest": seen.newest if seen else 0,
-            "version_count": 0,
-            "deleted_count": 0,
-            "rev": (seen.rev if seen else 0) + 1,
-            "purges": seen.purges if seen else 0,
-            "revision_base": seen.revision_base if seen else 0,
-            "alias_count": 0,
-            **({"tags": tags} if tags else {}),
-            **({"description": description} if description is not None else {}),
-            **({"tag_rev": 1, "tagged_at": now} if tags or description is not None else {}),
-            **keys.latest_key(name),
-        }
-        if seen is None:
-            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
-        else:  # over a tombstone: still that tombstone (no purge, link or write since it was read)
-            condition = Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev)
-            latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=condition)
+        latest = first_latest(
+            name,
+            seen,
+            now=now,
+            newest=seen.newest if seen else 0,
+            version_count=0,
+            fields={
+                **({"tags": tags} if tags else {}),
+                **({"description": description} if description is not None else {}),
+                **({"tag_rev": 1, "tagged_at": now} if tags or description is not None else {}),
+            },
+        )
         rows = [
             Write(f"tag{i}", "Put", keys.artifact_tag_key(name, tag), item=artifact_tag_item(name, tag, value))
             for i, (tag, value) in enumerate(sorted(tags.items()))
         ]
-        written = latest_record(item)
+        written = latest_record(dict(latest.item or {}))
         writes = [*sealed(seal, answer(written)), latest, *listing_rows(name), *rows]
         from arca.domain.events import ArtifactCreated, Change
 
@@ -242,37 +232,19 @@ class ArtifactStore:
         if seen is not None and seen.link:
             raise LinkedNameError(name, seen.link)
         if seen is None or seen.purged:
-            item = {
-                "kind": "latest",
-                "name": name,
-                **fields,
-                "created_at": now,
-                "updated_at": now,
-                "newest": publish_as or (seen.newest if seen else 0),
-                "version_count": 1 if publish_as else 0,
-                "deleted_count": 0,
-                "rev": (seen.rev if seen else 0) + 1,
-                "purges": seen.purges if seen else 0,
-                "revision_base": seen.revision_base if seen else 0,
-                "alias_count": 0,
-                **({"newest_sha256": content.sha256} if publish_as else {}),
-                **(signed_attributes(signed) if publish_as else {}),
-                "counted_sha256": content.sha256,
-                **keys.latest_key(name),
-            }
-            # Over a tombstone, compare-and-set on `rev` too: a purge finished after `seen` was read
-            # (its blobs gone) must send the writer back to re-read and re-verify.
-            if seen is None:
-                latest = Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
-            else:
-                latest = Write(
-                    "latest",
-                    "Put",
-                    keys.latest_key(name),
-                    item=item,
-                    condition=Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev),
-                    compare={"rev": seen.rev},
-                )
+            latest = first_latest(
+                name,
+                seen,
+                now=now,
+                newest=publish_as or (seen.newest if seen else 0),
+                version_count=1 if publish_as else 0,
+                fields={
+                    **fields,
+                    **({"newest_sha256": content.sha256} if publish_as else {}),
+                    **(signed_attributes(signed) if publish_as else {}),
+                    "counted_sha256": content.sha256,
+                },
+            )
             return [latest, *listing_rows(name)]
         if seen.purging:
             raise ConflictError(f"artifact {name!r} is being purged", field="name")
@@ -314,6 +286,36 @@ class ArtifactStore:
                 compare={"rev": seen.rev, "collections": seen.collections or None},
             )
         ]
+
+
+def first_latest(
+    name: str, seen: LatestRecord | None, *, now: str, newest: int, version_count: int, fields: Item
+) -> Write:
+    """The Put of LATEST for a new artifact (`seen` None) or over a purged one's tombstone (whose counters go on, so
+    version numbers are never reused), holding `fields` besides its counters.
+
+    Over a tombstone, a compare-and-set on `rev` too: a purge finished after `seen` was read (its blobs gone), a
+    link or another write must send the writer back to re-read.
+    """
+    item: Item = {
+        "kind": "latest",
+        "name": name,
+        **fields,
+        "created_at": now,
+        "updated_at": now,
+        "newest": newest,
+        "version_count": version_count,
+        "deleted_count": 0,
+        "rev": (seen.rev if seen else 0) + 1,
+        "purges": seen.purges if seen else 0,
+        "revision_base": seen.revision_base if seen else 0,
+        "alias_count": 0,
+        **keys.latest_key(name),
+    }
+    if seen is None:
+        return Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
+    condition = Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev)
+    return Write("latest", "Put", keys.latest_key(name), item=item, condition=condition, compare={"rev": seen.rev})
 
 
 def exists_error(name: str) -> ConflictError:
