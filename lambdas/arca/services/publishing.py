@@ -220,9 +220,10 @@ class Publishing:
             given = {entry.path: index for index, entry in enumerate(request.files)}
         else:
             assert request.tree is not None
-            tree = parse_manifest(self._uploaded(name, request.tree, "tree", MAX_MANIFEST_BYTES), field="tree")
+            uploaded = self._uploaded(name, request.tree, "tree", "tree manifest", MAX_MANIFEST_BYTES)
+            tree = parse_manifest(uploaded, field="tree")
             if request.file_types is not None:
-                document = self._uploaded(name, request.file_types, "file_types", MAX_TYPES_BYTES)
+                document = self._uploaded(name, request.file_types, "file_types", "types document", MAX_TYPES_BYTES)
                 tree = parse_types(document, tree, field="file_types")
             given = {entry.path: index for index, entry in enumerate(tree.files)}
         first: dict[str, FileEntry] = {}  # each content once, by the first path (in path order) that holds it
@@ -292,7 +293,7 @@ class Publishing:
             return ConflictError(NOT_UPLOADED, field="sha256")
         return None
 
-    def _uploaded(self, name: str, sha256: str, field: str, most: int) -> bytes:
+    def _uploaded(self, name: str, sha256: str, field: str, what: str, most: int) -> bytes:
         """The bytes of an uploaded document a publish names (a tree manifest, a types document): its single PUT,
         else its verified multipart layout. ConflictError naming `field` when it is not uploaded, ValidationError
         when it is over `most` bytes (no such document is larger)."""
@@ -307,7 +308,6 @@ class Publishing:
             if stat is None:
                 raise ConflictError(f"{field}: {NOT_UPLOADED}", field=field)
         if stat.size > most:
-            what = "tree manifest" if field == "tree" else "types document"
             raise ValidationError(
                 f"{field}: the content is {stat.size} bytes, more than any {what} ({most})", field=field
             )
