@@ -195,8 +195,7 @@ class TreeCalls(TransferCalls):
             raise
         if newest.files is None or newest.content_type != TREE_MEDIA_TYPE:
             return set()
-        manifest = self._bytes(newest.download_url)
-        return {entry.sha256 for entry in parse_manifest(manifest, sha256=newest.sha256)}
+        return {entry.sha256 for entry in self._entries(name, newest)}
 
     def _upload_contents(
         self, name: str, uploads: Sequence[Any], total: int, parallel: int, progress: TreeProgress | None
@@ -287,11 +286,7 @@ class TreeCalls(TransferCalls):
         cache: HashCache | None,
         progress: TreeProgress | None,
     ) -> DownloadedTree:
-        manifest = self._bytes(resolution.download_url)
-        if resolution.content_type and resolution.content_type != TREE_MEDIA_TYPE:
-            entries = self._listed_entries(name, resolution, manifest)
-        else:
-            entries = parse_manifest(manifest, sha256=resolution.sha256)
+        entries = self._entries(name, resolution)
         if only is not None:
             entries = [e for e in entries if e.path == only]
             if not entries:
@@ -335,6 +330,14 @@ class TreeCalls(TransferCalls):
         return DownloadedTree(
             name, resolution.version, resolution.sha256, directory, len(entries), len(plan.missing), total
         )
+
+    def _entries(self, name: str, resolution: Resolution) -> list[TreeEntry]:
+        """The files of the tree `resolution` names: its document read through its download URL and checked against
+        its sha256 (a tree manifest parsed; an OCI manifest's files listed by the files route)."""
+        manifest = self._bytes(resolution.download_url)
+        if resolution.content_type and resolution.content_type != TREE_MEDIA_TYPE:
+            return self._listed_entries(name, resolution, manifest)
+        return parse_manifest(manifest, sha256=resolution.sha256)
 
     def _listed_entries(self, name: str, resolution: Resolution, document: bytes) -> list[TreeEntry]:
         """The files of a version whose document is no Arca tree manifest (an OCI manifest pushed under /v2/), as
