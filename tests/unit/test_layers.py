@@ -22,7 +22,7 @@ ALLOWED = {
     "handlers": {"api", "observability", "snapstart"},
 }
 # What the stores share; a store imports no other store (each aggregate's writes are its own).
-STORE_HELPERS = {"feed", "pages", "records", "conditions"}
+STORE_HELPERS = {"feed", "pages", "records", "conditions", "change"}
 # Words of DynamoDB expressions and boto3's condition builders: only the stores of adapters/store/ and the low-level
 # table may spell them.
 EXPRESSION_WORDS = (

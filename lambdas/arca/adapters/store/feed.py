@@ -15,6 +15,7 @@ from arca.adapters.store.records import event_entity, event_item
 from arca.domain.errors import ContentionError
 
 if TYPE_CHECKING:  # the events' models are imported by the writes that announce them: a resolve imports none
+    from arca.adapters.store.change import Change as StagedChange
     from arca.domain.events import Change, Event
 
 # Tries of one event-carrying transaction that later ids keep overtaking (each try goes after the last seen).
@@ -94,6 +95,15 @@ class Feed:
             self._raise_floor(name, ids[-1])
             return events
         raise ContentionError(f"events of {name!r} kept being overtaken; retry")
+
+    def commit_change(self, change: StagedChange) -> list[Event]:
+        """Commit one staged change (arca.adapters.store.change): its items and an event item per announced change,
+        in one transaction ordered as `commit` orders it. A cancellation raises what the staged items' refusals
+        say it means (a ContentionError, for the service's compare-and-set to retry, when none speaks)."""
+        try:
+            return self.commit(change.writes(), change.name, change.announced, by=change.by, now=change.now)
+        except TransactionCancelled as cancelled:
+            raise change.refusal(cancelled) from None
 
     def _raise_floor(self, name: str, event: str) -> None:
         if len(self._floors) >= MAX_FLOORS and name not in self._floors:

@@ -6,9 +6,9 @@ from typing import Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
-from arca.adapters.store.conditions import receipt_not_exist_or_expired
+from arca.adapters.store.records import receipt_write
 from arca.domain.errors import IdempotencyKeyTakenError
-from arca.domain.receipts import Answer, Receipt, Seal, StoredReceipt
+from arca.domain.receipts import Answer, Seal, StoredReceipt
 
 
 class ReceiptStore:
@@ -26,7 +26,7 @@ class ReceiptStore:
         """The record alone (`outcome` as the seal renders it), for a write that changed nothing (a deduplicated
         publish, a dry run)."""
         try:
-            self.table.transact([_receipt_write(seal.receipt, seal.render(outcome))])
+            self.table.transact([receipt_write(seal.receipt, seal.render(outcome))])
         except TransactionCancelled as cancelled:
             raise_if_key_taken(cancelled)
             raise
@@ -34,25 +34,7 @@ class ReceiptStore:
 
 def sealed(seal: Seal | None, entity: Any) -> list[Write]:
     """The idempotency record a write carries in its own transaction (none without a seal)."""
-    return [] if seal is None else [_receipt_write(seal.receipt, seal.render(entity))]
-
-
-def _receipt_write(receipt: Receipt, answer: Answer) -> Write:
-    """The record `__idem#<scope>` / `<key>`, put only where none is retained (an expired one is replaced)."""
-    item = {
-        "kind": "idempotency",
-        "fingerprint": receipt.fingerprint,
-        "status": answer.status,
-        "body": answer.body,
-        "ttl": receipt.expires,
-    }
-    return Write(
-        "receipt",
-        "Put",
-        keys.receipt_key(receipt.scope, receipt.key),
-        item=item,
-        condition=receipt_not_exist_or_expired(receipt.now),
-    )
+    return [] if seal is None else [receipt_write(seal.receipt, seal.render(entity))]
 
 
 def raise_if_key_taken(cancelled: TransactionCancelled) -> None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, deserialize
+from arca.adapters.dynamo import Item, Write, deserialize
+from arca.adapters.store.conditions import receipt_not_exist_or_expired
 from arca.domain.downloads import recorded_filename
 from arca.domain.entities import (
     Alias,
@@ -24,6 +25,7 @@ from arca.domain.signing import Signed
 if TYPE_CHECKING:  # the write side's and the feed's: a resolve's cold start imports neither the guards' models
     from arca.domain.events import Event  # nor the events'
     from arca.domain.guards import Serving
+    from arca.domain.receipts import Answer, Receipt
 
 CONTENT_FIELDS = ("sha256", "size", "content_type", "metadata", "part_size", "parts_sha256", "files", "file_types")
 TARGET_FIELDS = ("sha256", "size", "content_type")
@@ -338,3 +340,22 @@ def target_of(source: LatestRecord | VersionRecord) -> Target:
 
 def signed_attributes(signed: Signed | None) -> dict[str, str]:
     return {} if signed is None else {"manifest": signed.manifest, "signature": signed.signature}
+
+
+def receipt_write(receipt: Receipt, answer: Answer) -> Write:
+    """The idempotency record `__idem#<scope>` / `<key>`, put only where none is retained (an expired one is
+    replaced)."""
+    item = {
+        "kind": "idempotency",
+        "fingerprint": receipt.fingerprint,
+        "status": answer.status,
+        "body": answer.body,
+        "ttl": receipt.expires,
+    }
+    return Write(
+        "receipt",
+        "Put",
+        keys.receipt_key(receipt.scope, receipt.key),
+        item=item,
+        condition=receipt_not_exist_or_expired(receipt.now),
+    )
