@@ -246,6 +246,10 @@ class VersionPatch(_TagBody):
     tags: TagMap
 
 
+# Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
+# every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
+MAX_ALIASES = 100
+
 # Attestations: at most this many a version; inline content at most this many bytes (as canonical JSON).
 MAX_ATTESTATIONS = 100
 MAX_INLINE_ATTESTATION = 256 * 1024

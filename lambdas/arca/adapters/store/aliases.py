@@ -24,15 +24,13 @@ from arca.domain.errors import (
     PolicyMovedError,
     RegistryError,
 )
+from arca.domain.models import MAX_ALIASES
 from arca.domain.receipts import Seal
 
 if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
     from arca.adapters.store.guards import Guard
     from arca.domain.events import Change
 
-# Live aliases an artifact may have. Each pins its versions in their `pinned_by` sets, so this also keeps
-# every version item far below DynamoDB's 400 KB item limit (100 names of at most 64 bytes).
-MAX_ALIASES = 100
 # Every attribute an alias transaction (write_alias, a rollout's start and steps) names on the artifact's own items,
 # LATEST and its versions: the pins (`ADD`/`DELETE pinned_by`, on a live version only), LATEST's alias count and
 # event order (`alias_count`, `last_event`), the key and ARTIFACT_IS_LIVE's checks. The alias and rollout roles may

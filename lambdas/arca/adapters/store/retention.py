@@ -21,12 +21,12 @@ from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.aliases import MAX_ALIASES
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
 from arca.domain.errors import LinkedNameError, NotFoundError
 from arca.domain.events import Change, VersionExpired
+from arca.domain.models import MAX_ALIASES
 from arca.domain.retention import RetentionPolicy
 from arca.domain.versions import encode_version
 
