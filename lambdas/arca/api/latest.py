@@ -11,8 +11,8 @@ from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import Name, answers
 from arca.api.routing import Router
 from arca.domain.entities import Latest
+from arca.domain.publishing import LatestBody
 from arca.domain.receipts import Seal
-from arca.domain.trees import LatestBody
 
 router = Router()
 

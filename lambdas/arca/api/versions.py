@@ -24,8 +24,8 @@ from arca.api.params import (
 from arca.api.routing import Router
 from arca.domain.entities import FilePage, Latest, PruneResult, Published, Version, VersionPage
 from arca.domain.models import PruneBody
+from arca.domain.publishing import PublishBody
 from arca.domain.receipts import Answer, Seal
-from arca.domain.trees import PublishBody
 from arca.observability import metrics
 
 reads = Router()
