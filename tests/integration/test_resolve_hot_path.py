@@ -16,6 +16,7 @@ from arca import wiring
 from arca.api import hot
 from arca.api.app import resolve_http
 from arca.handlers.http import EntryPoint
+from arca.observability import metrics
 from local.events import api_event, lambda_context
 from local.iam import acting_as
 from tests.helpers import HandlerApi, hooked
@@ -59,19 +60,24 @@ def counted() -> Iterator[list[str]]:
         yield calls
 
 
-def both(path: str, query: dict[str, list[str]] | None = None) -> tuple[Any, Any, list[str], list[str]]:
-    """The hot path's answer (None: left to the app) and the app's, to one request, with the AWS calls of each;
-    made within one second, so that the presigned URLs and their expiry are the same."""
+def both(path: str, query: dict[str, list[str]] | None = None) -> tuple[Any, Any, list[Any], list[Any]]:
+    """The hot path's answer (None: left to the app) and the app's, to one request, with the AWS calls and the
+    request metrics of each; made within one second, so that the presigned URLs and their expiry are the same."""
     entry = EntryPoint("resolve")
     entry.load_all()
     event, function = api_event("GET", path, query=query, request_id="req-1")
     assert function == "resolve"
     for _ in range(5):
         started = int(time.time())
+        metrics.clear_metrics()
         with acting_as("resolve"), counted() as hot_calls:
             mine = hot.serve(entry.hot, event)
+        hot_calls += [dict(metrics.metric_set), dict(metrics.dimension_set)]
+        metrics.clear_metrics()
         with acting_as("resolve"), counted() as app_calls:
             theirs = resolve_http(entry.app, entry.routes, event, lambda_context("resolve"))
+        app_calls += [dict(metrics.metric_set), dict(metrics.dimension_set)]
+        metrics.clear_metrics()
         if int(time.time()) == started:
             return mine, theirs, hot_calls, app_calls
     raise AssertionError("no pair of answers within one second")
@@ -104,7 +110,8 @@ def test_the_hot_path_answers_as_the_app_with_the_same_calls(
 ) -> None:
     # When the hot path and the app each answer the same resolve of an alias
     mine, theirs, hot_calls, app_calls = both(path, query)
-    # Then the hot path answered it, with the app's status, headers and body, and made the same AWS calls
+    # Then the hot path answered it, with the app's status, headers and body, made the same AWS calls and counted
+    # the request as the app does
     assert mine is not None
     assert mine == theirs
     assert json.loads(mine["body"]) == json.loads(theirs["body"])
@@ -135,9 +142,9 @@ def test_what_the_hot_path_does_not_serve_exactly_it_leaves_to_the_app_before_an
 ) -> None:
     # When the hot path is given a request it cannot answer exactly as the app
     mine, _, hot_calls, _ = both(path, query)
-    # Then it leaves it to the app, having made no AWS call
+    # Then it leaves it to the app, having made no AWS call and counted nothing
     assert mine is None
-    assert hot_calls == []
+    assert hot_calls == [{}, {}]
 
 
 def test_the_handler_answers_a_resolve_of_an_alias_without_building_its_app(world: HandlerApi) -> None:

@@ -51,10 +51,11 @@ def serve(
     ref = params["ref"]
     if query is None or not _ALIAS_REF.fullmatch(ref) or ref == LATEST or ref.isdigit():
         return None
-    count_request(route.operation)
     request_id = str((event.get("requestContext") or {}).get("requestId") or "")
     try:
         name = validate_name(params["name"])
+        # Counted as the app's middleware counts it: once its parameters are read (a bad name is not counted).
+        count_request(route.operation)
         answer = resolving().resolve_alias(name, ref, routing_key=query.get("routing_key"))
     except RegistryError as error:
         logger.info("request refused", extra={"code": error.code, "status": status_of(error), "reason": error.message})
