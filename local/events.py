@@ -87,7 +87,7 @@ def _resource(method: str, path: str) -> tuple[str | None, str, dict[str, str] |
     """(function, API Gateway resource, path parameters) of a request: its route's resource, or the greedy resource
     of the route family that holds the path (None, the path, None: API Gateway has no resource for it)."""
     from arca import routes  # on first use: see local.server.routes
-    from arca.api.routing import family_path_parameters, split_name
+    from arca.api.paths import family_path_parameters, split_name
 
     name, segments = split_name(path)
     segments = [s for s in segments if s]

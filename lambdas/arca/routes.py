@@ -7,9 +7,9 @@ Importing it imports every router (and so the services' modules); a Lambda funct
 from __future__ import annotations
 
 from arca.api.functions import FAMILIES, SERVED, table
-from arca.api.routing import Family, NoRouteError, Route, family_functions
-from arca.api.routing import canonical_path as _canonical_path
-from arca.api.routing import match as _match
+from arca.api.paths import Family, NoRouteError, Route, family_functions
+from arca.api.paths import canonical_path as _canonical_path
+from arca.api.paths import match as _match
 
 ROUTES: tuple[Route, ...] = table()
 FUNCTIONS: tuple[str, ...] = tuple(SERVED)

@@ -28,8 +28,10 @@ Hook = Callable[[], None]
 
 
 def before_snapshot() -> None:
-    """Build the services and their clients: the snapshot then holds the loaded service models."""
-    wiring.services()
+    """Build the services and their clients: the snapshot then holds the loaded service models (and the read
+    services, which are built on first use otherwise)."""
+    services = wiring.services()
+    assert services.reading is not None and services.resolving is not None
 
 
 def after_restore() -> None:

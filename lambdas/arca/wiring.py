@@ -12,26 +12,25 @@ from botocore.config import Config
 
 from arca.adapters.dynamo import Table
 from arca.adapters.s3 import Blobs
-from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import ArtifactStore
-from arca.adapters.store.feed import Feed
-from arca.adapters.store.history import HistoryStore
-from arca.adapters.store.uploads import UploadStore
-from arca.adapters.store.versions import VersionStore
-from arca.services.reading import Reading
 from arca.services.retry import Policy
 from arca.settings import settings
 
 if TYPE_CHECKING:
+    from arca.adapters.store.aliases import AliasStore
+    from arca.adapters.store.artifacts import ArtifactStore
     from arca.adapters.store.attestations import AttestationStore
     from arca.adapters.store.consumers import ConsumerStore
+    from arca.adapters.store.feed import Feed
     from arca.adapters.store.guards import GuardStore
+    from arca.adapters.store.history import HistoryStore
     from arca.adapters.store.links import LinkStore
     from arca.adapters.store.purge import PurgeStore
     from arca.adapters.store.receipts import ReceiptStore
     from arca.adapters.store.retention import RetentionStore
     from arca.adapters.store.rollouts import RolloutStore
     from arca.adapters.store.tags import TagStore
+    from arca.adapters.store.uploads import UploadStore
+    from arca.adapters.store.versions import VersionStore
     from arca.domain.signing import Signer
     from arca.services.aliases import Aliases
     from arca.services.attestations import Attesting
@@ -44,6 +43,8 @@ if TYPE_CHECKING:
     from arca.services.oci import Oci
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
+    from arca.services.reading import Reading
+    from arca.services.resolving import Resolving
     from arca.services.retention import Retention
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
@@ -87,13 +88,20 @@ class Stores:
     writing services use are built on first use, so the resolve function never loads them."""
 
     def __init__(self, table: Table) -> None:
+        from arca.adapters.store.aliases import AliasStore
+        from arca.adapters.store.artifacts import ArtifactStore
+        from arca.adapters.store.feed import Feed
+        from arca.adapters.store.history import HistoryStore
+        from arca.adapters.store.uploads import UploadStore
+        from arca.adapters.store.versions import VersionStore
+
         self.table = table
-        self.feed = Feed(table)
-        self.artifacts = ArtifactStore(table, self.feed)
-        self.versions = VersionStore(table, self.feed)
-        self.aliases = AliasStore(table, self.feed)
-        self.history = HistoryStore(table, self.aliases)
-        self.uploads = UploadStore(table)
+        self.feed: Feed = Feed(table)
+        self.artifacts: ArtifactStore = ArtifactStore(table, self.feed)
+        self.versions: VersionStore = VersionStore(table, self.feed)
+        self.aliases: AliasStore = AliasStore(table, self.feed)
+        self.history: HistoryStore = HistoryStore(table, self.aliases)
+        self.uploads: UploadStore = UploadStore(table)
 
     @cached_property
     def receipts(self) -> ReceiptStore:
@@ -154,14 +162,15 @@ class Services:
     """The use-case services over the stores and one bucket, with clients of their own; each service is given
     only the stores it uses.
 
-    The writing services (and the request models they import) are built on first use, so the resolve
-    function, which only reads, never loads them.
+    The stores and every service are built on first use, so the resolve function, which only reads, never loads
+    the writing services (and the request models they import), and its hot path (arca.api.hot) loads neither the
+    stores nor `Reading` (nor pydantic, which their records need): `resolving` reads without them.
     """
 
     def __init__(self, policy: Policy | None = None) -> None:
         config = settings()
         self.policy = policy or Policy()
-        self.stores = Stores(Table(client("dynamodb", config=DYNAMODB_CONFIG), config.table_name))
+        self.table = Table(client("dynamodb", config=DYNAMODB_CONFIG), config.table_name)
         self.blobs = Blobs(
             client("s3", config=s3_config(os.environ)),
             config.bucket_name,
@@ -169,10 +178,25 @@ class Services:
             upload_ttl=config.upload_url_ttl,
             download_ttl=config.download_url_ttl,
         )
+
+    @cached_property
+    def stores(self) -> Stores:
+        return Stores(self.table)
+
+    @cached_property
+    def reading(self) -> Reading:
+        from arca.services.reading import Reading
+
         stores = self.stores
-        self.reading = Reading(
-            stores.artifacts, stores.versions, stores.aliases, stores.history, stores.uploads, self.blobs
-        )
+        return Reading(stores.artifacts, stores.versions, stores.aliases, stores.history, stores.uploads, self.blobs)
+
+    @cached_property
+    def resolving(self) -> Resolving:
+        """The resolve function's hot path: an alias resolved with no model (arca.api.hot)."""
+        from arca.adapters.store.resolving import ResolveStore
+        from arca.services.resolving import Resolving
+
+        return Resolving(ResolveStore(self.table), self.blobs)
 
     @cached_property
     def signer(self) -> Signer | None:
@@ -340,6 +364,10 @@ def services() -> Services:
 
 def reading() -> Reading:
     return services().reading
+
+
+def resolving() -> Resolving:
+    return services().resolving
 
 
 def publishing() -> Publishing:

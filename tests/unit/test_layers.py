@@ -219,8 +219,9 @@ def test_routes_are_declared_only_on_their_own_modules_routers() -> None:
 def test_only_the_dependencies_module_of_api_reaches_the_composition_root() -> None:
     # Given the api modules
     reaching = sorted(f.name for f in (PACKAGE / "api").glob("*.py") if "arca.wiring" in _imported(f))
-    # Then routes are given their services (Powertools Depends on wiring's providers), never locate them
-    assert reaching == ["dependencies.py"]
+    # Then routes are given their services (Powertools Depends on wiring's providers), never locate them; the resolve
+    # function's hot path, which answers before any route exists, is given its one provider as a default (decision 117)
+    assert reaching == ["dependencies.py", "hot.py"]
 
 
 def test_every_router_is_served_by_one_function_and_every_function_names_only_routers() -> None:

@@ -92,6 +92,78 @@ def test_the_resolve_function_starts_with_its_hot_route_and_takes_in_the_others_
     assert {r.operation for r in entry.routes} >= {"health", "get_version", "list_events", "oci_get_manifest"}
 
 
+def test_the_hot_routes_are_the_routes_the_resolve_router_declares() -> None:
+    from arca.api.functions import hot_routes, load, routes
+
+    # Given the routes the resolve function answers before its app exists, and those its resolve router declares
+    hot = hot_routes("resolve")
+    declared = routes("resolve", load(("resolve.router",)))
+    # Then they are the same routes, in the same families
+    assert hot == declared
+    assert [r.family for r in hot] == [r.family for r in declared]
+
+
+# A first request's one Query, answered before botocore sends it: an alias item on version 1 (the item as stored).
+_ALIAS_ITEM = {
+    "pk": {"S": "team/app#aliases"},
+    "sk": {"S": "prod"},
+    "name": {"S": "team/app"},
+    "alias": {"S": "prod"},
+    "version": {"N": "1"},
+    "revision": {"N": "3"},
+    "primary": {"M": {"sha256": {"S": "0" * 64}, "size": {"N": "5"}, "content_type": {"S": "text/plain"}}},
+}
+
+
+def test_a_cold_start_of_the_resolve_function_and_its_first_resolve_import_no_pydantic_nor_event_handler() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import arca
+    from arca.adapters import keys
+
+    item = {**_ALIAS_ITEM, "pk": {"S": keys.alias_key("team/app", "prod")["pk"]}}
+    event, _ = api_event("GET", "/artifacts/team/app/resolve/prod", query={"routing_key": ["user-42"]})
+    # Given a fresh interpreter that imports the resolve function, builds its services as a cold start does, and
+    # answers its first request, a resolve of an alias (its one Query answered in the process)
+    code = (
+        "import json, os, sys, types; import arca.handlers.resolve as r; from arca import wiring\n"
+        "def query(**_):\n"
+        "    return types.SimpleNamespace(status_code=200, headers={}), {'Items': [json.loads(os.environ['ITEM'])],"
+        " 'Count': 1, 'ScannedCount': 1}\n"
+        "wiring.CLIENT_HANDLERS.append(('before-call.dynamodb.Query', query)); wiring.services()\n"
+        "context = types.SimpleNamespace(function_name='arca-resolve', memory_limit_in_mb=512, aws_request_id='1',"
+        " invoked_function_arn='arn:aws:lambda:us-east-1:000000000000:function:arca-resolve')\n"
+        "answer = r.handler(json.loads(os.environ['EVENT']), context)\n"
+        "print(json.dumps({'status': answer['statusCode'], 'body': json.loads(answer['body']),\n"
+        "    'pydantic': sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')),\n"
+        "    'event_handler': sorted(m for m in sys.modules if m.startswith('aws_lambda_powertools.event_handler')),\n"
+        "    'arca': sorted(m for m in sys.modules if m.startswith('arca.'))}))"
+    )
+    package = str(Path(arca.__file__).parent.parent)
+    env = {
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "ARCA_TABLE_NAME": "t",
+        "ARCA_BUCKET_NAME": "b",
+        "PYTHONPATH": package,
+        "ITEM": json.dumps(item),
+        "EVENT": json.dumps(event),
+    }
+    # When it has answered
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    started = json.loads(out.strip().splitlines()[-1])
+    assert started["status"] == 200 and started["body"]["version"] == 1 and started["body"]["alias_revision"] == 3
+    # Then neither pydantic nor Powertools' event handler was imported (decision 117)
+    assert started["pydantic"] == []
+    assert started["event_handler"] == []
+    # Nor any model of Arca's, the read side's stores and service, or the event models
+    assert not {m for m in started["arca"] if m.startswith(("arca.domain.entities", "arca.domain.events"))}
+    assert not {"arca.services.reading", "arca.adapters.store.records", "arca.api.app"} & set(started["arca"])
+
+
 def test_a_cold_start_of_the_resolve_function_builds_no_model_and_imports_no_event_model() -> None:
     import subprocess
     import sys

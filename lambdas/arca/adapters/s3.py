@@ -11,13 +11,15 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
 from arca.domain.downloads import content_disposition
-from arca.domain.entities import UploadTarget
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
+
+if TYPE_CHECKING:  # the answer of a write: the resolve function's cold start imports no model
+    from arca.domain.entities import UploadTarget
 
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
 # Signed into every presigned PUT and removed when the blob is published: the bucket's lifecycle expires
@@ -120,6 +122,8 @@ class Blobs:
             },
             ExpiresIn=self.upload_ttl,
         )
+        from arca.domain.entities import UploadTarget
+
         return UploadTarget(
             url=url,
             method="PUT",

@@ -1,7 +1,7 @@
 """One Powertools resolver per function: validation on, one error shape, and direct invocation.
 
-- Errors: one table from error class to status (MRO lookup), one function that builds the error body,
-  and handlers for the registry's errors, request validation, unknown routes and the unexpected.
+- Errors: the one table from error class to status and the error body (arca.api.errors), and handlers
+  for the registry's errors, request validation, unknown routes and the unexpected.
 - Direct invocation, `{"operation": "...", ...fields}`, becomes the proxy event of that operation's route
   and goes through the same resolver, so validation and behaviour are the HTTP API's; an error is raised
   as the registry's exception of that code, so the invocation's errorType is the code. Its path parameters
@@ -21,20 +21,15 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from arca.api.errors import error_body, status_of
 from arca.api.params import JSON
-from arca.api.routing import NoRouteError, Route, Router, canonical_path, match
+from arca.api.paths import NoRouteError, Route, canonical_path, match
+from arca.api.routing import Router
 from arca.domain.errors import (
-    ConflictError,
-    IdempotencyKeyReusedError,
     InternalError,
     MethodNotAllowed,
     NotFoundError,
-    NotYetImplementedError,
-    PayloadTooLargeError,
-    PolicyViolation,
-    PreconditionFailedError,
     RegistryError,
-    ThrottledError,
     UnsupportedMediaTypeError,
     ValidationError,
     error_class,
@@ -42,36 +37,9 @@ from arca.domain.errors import (
 from arca.domain.names import reserved_word, validate_name
 from arca.observability import count_request, logger
 
-# The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
-STATUS: dict[type[RegistryError], int] = {
-    ValidationError: 400,
-    PolicyViolation: 403,
-    NotFoundError: 404,
-    ConflictError: 409,
-    PreconditionFailedError: 412,
-    IdempotencyKeyReusedError: 422,
-    PayloadTooLargeError: 413,
-    MethodNotAllowed: 405,
-    UnsupportedMediaTypeError: 415,
-    ThrottledError: 503,
-    NotYetImplementedError: 501,
-}
 # Direct invocations carry these headers as plain fields.
 DIRECT_HEADERS = {"if_match": "If-Match", "if_none_match": "If-None-Match", "idempotency_key": "Idempotency-Key"}
 _WITHOUT_BODY = frozenset({"GET", "DELETE", "HEAD"})
-
-
-def status_of(error: RegistryError) -> int:
-    return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
-
-
-def error_body(error: RegistryError, request_id: str) -> dict[str, Any]:
-    """The spec's error shape: `{"error": {code, message, request_id, field?, …details}}`."""
-    body: dict[str, Any] = {"code": error.code, "message": error.message, "request_id": request_id}
-    if error.field:
-        body["field"] = error.field
-    body.update(error.details)
-    return {"error": body}
 
 
 def validation_error(errors: list[Any]) -> ValidationError:

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from arca.api.routing import Family, Route, Router, bind, family_functions
+from arca.api.paths import Declared, Family, Route, bind, family_functions
+
+if TYPE_CHECKING:
+    from arca.api.routing import Router
 
 # function -> its routers, as `<module of arca.api>.<router>`.
 SERVED: dict[str, tuple[str, ...]] = {
@@ -54,10 +58,16 @@ SERVED: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# The routers a function loads when it starts, where not all: the rest are imported on the first request they serve
-# (a direct invocation loads them all, and so does a SnapStart snapshot). The resolve function starts with its hot
-# path only, so a cold start loads no model of the routes it is not asked for.
-EAGER: dict[str, tuple[str, ...]] = {"resolve": ("resolve.router",)}
+# The routes a function answers itself, before its Powertools app exists (arca.api.hot): (method, path, operation),
+# each declared on a router of the function too (a test holds them equal), which answers every other request. The
+# resolve function's cold start then imports neither pydantic nor Powertools' event handler (decision 117); the app,
+# with every router, is built on the first request the hot routes do not serve (and before a SnapStart snapshot).
+HOT: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "resolve": (
+        ("GET", "/artifacts/{name}/resolve/{ref}", "resolve"),
+        ("GET", "/artifacts/{name}/resolve/{ref}/content", "resolve_content"),
+    )
+}
 
 _NAME = "/artifacts/{name}"
 # Route families: below each prefix one greedy resource per method (arca.api.routing.Family), so that a route added
@@ -76,6 +86,17 @@ FAMILIES: tuple[Family, ...] = (
     # was decoded on the way (`refs/pr/1`): the route only picks the function, the protocol reads the path again.
     Family("/hf", spans=(("repo", 1, 2), ("revision", 1, None), ("path", 1, None), ("filename", 1, None))),
 )
+
+
+def hot_routes(function: str) -> tuple[Route, ...]:
+    """The routes `function` answers before its app is built (HOT), bound to their families; no router imported."""
+    declared = [Declared(method, path, operation, "", False) for method, path, operation in HOT.get(function, ())]
+    return bind(function, [_Declarations(declared)], FAMILIES)
+
+
+class _Declarations:
+    def __init__(self, declared: list[Declared]) -> None:
+        self.declared = declared
 
 
 def load(entries: tuple[str, ...]) -> tuple[Router, ...]:

@@ -1,6 +1,6 @@
 """One exception hierarchy; `code` is stable and is also the class name.
 
-The HTTP status of each class lives in one table (`arca.api.app.STATUS`); direct Lambda invocations
+The HTTP status of each class lives in one table (`arca.api.errors.STATUS`); direct Lambda invocations
 raise the same class, so the invocation's ``errorType`` is the same code.
 """
 
