@@ -92,7 +92,7 @@ class Stores:
         self.artifacts = ArtifactStore(table, self.feed)
         self.versions = VersionStore(table, self.feed)
         self.aliases = AliasStore(table, self.feed)
-        self.history = HistoryStore(table, self.aliases)
+        self.history = HistoryStore(table)
         self.uploads = UploadStore(table)
 
     @cached_property
@@ -129,7 +129,7 @@ class Stores:
     def purge(self) -> PurgeStore:
         from arca.adapters.store.purge import PurgeStore
 
-        return PurgeStore(self.table, self.aliases, self.links)
+        return PurgeStore(self.table)
 
     @cached_property
     def guards(self) -> GuardStore:
