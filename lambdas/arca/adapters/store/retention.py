@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import ConditionFailed, Item, Reason, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
-from arca.domain.errors import LinkedNameError, NotFoundError
+from arca.domain.errors import ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, VersionExpired
 from arca.domain.models import MAX_ALIASES
 from arca.domain.retention import RetentionPolicy
@@ -47,22 +48,23 @@ class RetentionStore:
         item = self.table.get(keys.retention_policy_key(name))
         return None if item is None else RetentionPolicy.model_validate(item)
 
-    def put_policy(self, policy: RetentionPolicy) -> RetentionPolicy:
-        """Store the policy while the artifact is live (NotFoundError / LinkedNameError otherwise)."""
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
+
+    def stage_policy(self, change: Staged, policy: RetentionPolicy) -> None:
+        """Stage the policy, while the artifact is live (the commit raises NotFoundError / LinkedNameError
+        otherwise)."""
         item = {
             "kind": "retention-policy",
             **policy.model_dump(exclude_none=True),
             **keys.retention_index_attributes(policy.name),
         }
-        writes = [
-            Write("policy", "Put", keys.retention_policy_key(policy.name), item=item),
+        change.stage(Write("policy", "Put", keys.retention_policy_key(policy.name), item=item))
+        change.stage(
             Write("latest", "ConditionCheck", keys.latest_key(policy.name), condition=ARTIFACT_IS_LIVE),
-        ]
-        try:
-            self.table.transact(writes)
-        except TransactionCancelled as cancelled:
-            self._refuse(policy.name, cancelled)
-        return policy
+            refused=lambda reason: _not_live(reason, policy.name),
+        )
 
     def delete_policy(self, name: str) -> bool:
         """True when a policy was removed."""
@@ -71,12 +73,6 @@ class RetentionStore:
         except TransactionCancelled:
             return False
         return True
-
-    def _refuse(self, name: str, cancelled: TransactionCancelled) -> None:
-        latest = cancelled.failed("latest")
-        if latest is not None and latest.item is not None and latest.item.get("link"):
-            raise LinkedNameError(name, latest.item["link"]) from None
-        raise NotFoundError(f"artifact {name!r} does not exist") from None
 
     def policies_page(self, *, start: dict[str, str] | None, limit: int) -> tuple[list[str], dict[str, str] | None]:
         """Names of artifacts with a policy, in name order, from the sparse index (one Query)."""
@@ -126,20 +122,22 @@ class RetentionStore:
 
     # Expiry.
 
-    def expire(self, version: VersionRecord, *, cutoff: str, now: str, by: str) -> bool:
-        """Turn a soft-deleted version into a tombstone, in one transaction; False when its state changed since it
-        was read (restored, pinned, already expired): then nothing was written.
+    def stage_expiry(self, change: Staged, version: VersionRecord, *, cutoff: str) -> bool:
+        """Stage the turning of a soft-deleted version into a tombstone; False (nothing staged) when the version is
+        gone. The commit raises ExpiryRefused when its state changed since it was read (restored, pinned, already
+        expired, its tags written, or LATEST took its content): then nothing was written.
 
         The version keeps its number (the item stays, `expired`), leaves the content index, and its reference
         leaves its blob count; the marker `expired#%06d` holds what `finish` still has to clean up.
         """
-        name, number = version.name, version.version
+        name, number, now = version.name, version.version, change.now
         item = self.table.get(keys.version_key(name, number))
         if item is None:
             return False
         # Its tags go with it (the item and their index rows), as read: a tag write since moved `tag_rev`.
         tags = sorted(item.get("tags") or {})
         tag_rev = int(item.get("tag_rev", 0))
+        refused = ExpiryRefused(f"version {number} of {name!r} changed since it was judged")
         writes = [
             Write(
                 "version",
@@ -186,10 +184,9 @@ class RetentionStore:
                     values={":minus": -1},
                 )
             )
-        try:
-            self.feed.commit(writes, name, [Change(VersionExpired(), number)], by=by, now=now)
-        except TransactionCancelled:
-            return False
+        for write in writes:
+            change.stage(write, refused=refused if write.condition is not None else None)
+        change.announce(Change(VersionExpired(), number))
         return True
 
     def markers(self, name: str, *, limit: int) -> list[tuple[int, str]]:
@@ -294,6 +291,16 @@ class RetentionStore:
         except TransactionCancelled:
             return False
         return True
+
+
+class ExpiryRefused(ContentionError):
+    """An expiry's version or LATEST changed since they were read: the version is not expired now."""
+
+
+def _not_live(reason: Reason, name: str) -> RegistryError:
+    if reason.item is not None and reason.item.get("link"):
+        return LinkedNameError(name, reason.item["link"])
+    return NotFoundError(f"artifact {name!r} does not exist")
 
 
 @dataclass(frozen=True)
