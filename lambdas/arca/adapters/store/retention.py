@@ -25,7 +25,7 @@ from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
-from arca.domain.errors import ContentionError, LinkedNameError, NotFoundError, RegistryError
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, VersionExpired
 from arca.domain.models import MAX_ALIASES
 from arca.domain.retention import RetentionPolicy
@@ -231,13 +231,15 @@ class RetentionStore:
                 return True
         return len(page.items) == LEGACY_HOLDERS and page.last_key is not None
 
-    def claim(self, name: str, sha256: str, *, token: str, now: str, objects: list[StoredObject]) -> Claim | None:
-        """Mark the content's count `collecting` with our `token` while nothing references it (a count of zero or
-        none) and no other collection holds it, recording the `objects` (the exact versions) to delete; and advance
-        LATEST's `collections` in the same transaction, so a reference checked before cannot commit after (the
-        fence, arca.adapters.store.artifacts). Another collection's claim when one holds it (its `token` is not
-        ours); None when a reference holds the content or the artifact is gone."""
-        writes = [
+    def stage_claim(self, change: Staged, sha256: str, *, token: str, objects: list[StoredObject]) -> Claim:
+        """Stage the marking of the content's count `collecting` with our `token` while nothing references it (a
+        count of zero or none) and no other collection holds it, recording the `objects` (the exact versions) to
+        delete; and LATEST's `collections` advanced, so a reference checked before cannot commit after (the fence,
+        arca.adapters.store.artifacts). The claim made once the change commits; the commit raises CollectionHeld
+        (with the other collection's claim) when one holds the content, NotCollectable when a reference holds it
+        or the artifact is gone."""
+        name, now = change.name, change.now
+        change.stage(
             Write(
                 "count",
                 "Update",
@@ -246,15 +248,9 @@ class RetentionStore:
                 condition=at_most("refs", 0) & Attr("collecting").not_exists(),
                 values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
             ),
-            _advance_collections(name),
-        ]
-        try:
-            self.table.transact(writes)
-        except TransactionCancelled as cancelled:
-            held = cancelled.failed("count")
-            if held is not None and held.item is not None and held.item.get("collecting"):
-                return claim_of(held.item)
-            return None
+            refused=lambda reason: _held(reason, sha256),
+        )
+        change.stage(_advance_collections(name), refused=NotCollectable(f"artifact {name!r} is gone"))
         return Claim(token=token, claimed_at=now, objects=tuple(objects))
 
     def take_over(
@@ -295,6 +291,25 @@ class RetentionStore:
 
 class ExpiryRefused(ContentionError):
     """An expiry's version or LATEST changed since they were read: the version is not expired now."""
+
+
+class CollectionHeld(ConflictError):
+    """Another collection holds the content (`claim`): a claim of it is refused."""
+
+    def __init__(self, message: str, claim: Claim) -> None:
+        super().__init__(message)
+        self.claim = claim
+
+
+class NotCollectable(ConflictError):
+    """A reference holds the content (or its artifact is gone): a claim of it is refused."""
+
+
+def _held(reason: Reason, sha256: str) -> RegistryError:
+    held = claim_of(reason.item) if reason.item is not None else None
+    if held is not None:
+        return CollectionHeld(f"content {sha256} is being collected", held)
+    return NotCollectable(f"content {sha256} is referenced")
 
 
 def _not_live(reason: Reason, name: str) -> RegistryError:
