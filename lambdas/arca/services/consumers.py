@@ -96,7 +96,9 @@ class Consumers:
                 return
             now = self.policy.now()
             change = Change(name, by=identity, now=now)
-            self.store.stage_release(change, seen, announce=seen.live(now))
+            self.store.stage_release(change, seen)
+            if seen.live(now):
+                self.store.stage_released(change, seen)
             self.store.commit(change)
 
         self.policy.compare_and_set(attempt)

@@ -203,17 +203,18 @@ class ConsumerStore:
             updated_at=request.now,
         )
 
-    def stage_release(self, change: Staged, seen: LeaseRecord, *, announce: bool) -> None:
-        """Stage the deletion of the lease `seen` (the commit raises ContentionError if it changed since); a live
-        one's release is announced (`consumer.released`, with LATEST's event order), a lapsed one goes quietly."""
-        name = change.name
+    def stage_release(self, change: Staged, seen: LeaseRecord) -> None:
+        """Stage the deletion of the lease `seen` (the commit raises ContentionError if it changed since). A lapsed
+        lease goes quietly; a live one's release is also announced (`stage_released`)."""
         change.stage(
-            Write("lease", "Delete", keys.consumer_key(name, seen.consumer), condition=Attr("rev").eq(seen.rev)),
+            Write("lease", "Delete", keys.consumer_key(change.name, seen.consumer), condition=Attr("rev").eq(seen.rev)),
             refused=ContentionError(f"the lease of {seen.consumer!r} changed concurrently"),
         )
-        if announce:
-            change.stage(Write("latest", "ConditionCheck", keys.latest_key(name), condition=ITEM_EXISTS))
-            change.announce(Change(ConsumerReleased(consumer=seen.consumer), seen.version))
+
+    def stage_released(self, change: Staged, seen: LeaseRecord) -> None:
+        """Stage the `consumer.released` event of a live lease's release (with LATEST's event order)."""
+        change.stage(Write("latest", "ConditionCheck", keys.latest_key(change.name), condition=ITEM_EXISTS))
+        change.announce(Change(ConsumerReleased(consumer=seen.consumer), seen.version))
 
 
 def _artifact_refusal(reason: Reason, name: str) -> RegistryError:
