@@ -100,7 +100,7 @@ class Stores:
         self.artifacts: ArtifactStore = ArtifactStore(table, self.feed)
         self.versions: VersionStore = VersionStore(table, self.feed)
         self.aliases: AliasStore = AliasStore(table, self.feed)
-        self.history: HistoryStore = HistoryStore(table, self.aliases)
+        self.history: HistoryStore = HistoryStore(table)
         self.uploads: UploadStore = UploadStore(table)
 
     @cached_property
@@ -137,7 +137,7 @@ class Stores:
     def purge(self) -> PurgeStore:
         from arca.adapters.store.purge import PurgeStore
 
-        return PurgeStore(self.table, self.aliases, self.links)
+        return PurgeStore(self.table)
 
     @cached_property
     def guards(self) -> GuardStore:

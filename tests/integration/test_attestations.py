@@ -243,6 +243,7 @@ def test_an_attestation_made_when_ids_were_the_contents_sha256_is_found_by_its_d
     api: HandlerApi, aws: SimpleNamespace
 ) -> None:
     from arca import wiring
+    from arca.adapters.store.change import Change
     from arca.domain.entities import Attestation
     from tests.helpers import acting
 
@@ -257,7 +258,10 @@ def test_an_attestation_made_when_ids_were_the_contents_sha256_is_found_by_its_d
         media_type="application/json",
         created_at="2026-01-01T00:00:00.000Z",
     )
-    assert acting("publish", wiring.services().stores.attestations).add("team/app", 1, old, now=old.created_at)
+    store = acting("publish", wiring.services().stores.attestations)
+    change = Change("team/app", by=None, now=old.created_at)
+    store.stage_add(change, 1, old)
+    store.commit(change)
     before = snapshot(aws)
     # When the same document of that type is posted, and then under another type
     again = api.call("POST", BASE, {"type": "slsa-provenance", "content": PROVENANCE})
@@ -267,3 +271,31 @@ def test_an_attestation_made_when_ids_were_the_contents_sha256_is_found_by_its_d
     assert again.status == 200 and again.body["id"] == old.id
     assert other.status == 201 and other.body["id"] == attestation_id("test-report", old.sha256)
     assert api.call("GET", f"{BASE}/{old.id}").body["type"] == "slsa-provenance"
+
+
+def test_an_attestation_a_concurrent_request_made_first_is_the_answer_and_nothing_more_is_written(
+    api: HandlerApi, monkeypatch
+) -> None:
+    from arca import wiring
+
+    # Given an attestation made by a request that committed after this one read and found none
+    published(api)
+    first = api.call("POST", BASE, {"type": "slsa-provenance", "content": PROVENANCE})
+    store = wiring.services().stores.attestations
+    read = store.get
+    reads: list[tuple[object, ...]] = []
+
+    def before_the_other_committed(*args: object) -> object:
+        reads.append(args)
+        return None if len(reads) <= 2 else read(*args)  # by id, then by the content's sha256
+
+    monkeypatch.setattr(store, "get", before_the_other_committed)
+    # When the same document is posted
+    again = api.call("POST", BASE, {"type": "slsa-provenance", "content": PROVENANCE})
+    # Then its transaction is refused, and the answer is the attestation there is, written once and announced once
+    assert again.status == 200 and again.body == first.body
+    assert len(reads) == 3
+    version = api.call("GET", "/artifacts/team/app/versions/1").body
+    assert version["attestations"] == ["slsa-provenance"]
+    events = api.call("GET", "/artifacts/team/app/events").body["events"]
+    assert [e["type"] for e in events].count("attestation.added") == 1

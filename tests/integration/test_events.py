@@ -155,7 +155,9 @@ def test_a_failed_transaction_writes_no_event(api: HandlerApi, aws: SimpleNamesp
     # Given an artifact whose purge has begun (its mark set), so the next publish's transaction is cancelled
     api.publish("app", b"one")
     with iam.acting_as("publish"):
-        wiring.services().stores.purge.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+        wiring.services().stores.purge.mark_purging(
+            "app", token="t", force=True, now="2026-01-01T00:00:00.000Z", aliases=list, links=list
+        )
     digest = api.upload("app", b"two")
     before = snapshot(aws)
     # When

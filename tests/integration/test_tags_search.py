@@ -399,7 +399,9 @@ def test_tag_write_on_a_purging_artifact_is_a_409(api: HandlerApi, aws: SimpleNa
     # Given an artifact marked by a purge
     api.publish("app", b"one")
     with iam.acting_as("publish"):
-        wiring.services().stores.purge.mark_purging("app", token="t", force=True, now="2026-01-01T00:00:00.000Z")
+        wiring.services().stores.purge.mark_purging(
+            "app", token="t", force=True, now="2026-01-01T00:00:00.000Z", aliases=list, links=list
+        )
     before = snapshot(aws)
     # Then tag patches are refused and write nothing
     assert tag(api, "app", 1, {"a": "b"}).status == 409

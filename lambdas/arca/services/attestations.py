@@ -16,7 +16,8 @@ import json
 
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
-from arca.adapters.store.attestations import AttestationStore
+from arca.adapters.store.attestations import AttestationStore, AttestationTaken
+from arca.adapters.store.change import Change
 from arca.domain.entities import Attestation, AttestationPage
 from arca.domain.errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
 from arca.domain.models import DEFAULT_CONTENT_TYPE, MAX_INLINE_ATTESTATION, AttestationBody
@@ -99,12 +100,16 @@ class Attesting:
             created_at=now,
             created_by=identity,
         )
-        if self.store.add(name, version, attestation, now=now):
-            return attestation, True
-        existing = self.store.get(name, version, identity)
-        if existing is None:  # made by a concurrent request, then gone with its version: nothing to show
-            raise NotFoundError(f"artifact {name!r} has no version {version}")
-        return existing, False
+        change = Change(name, by=attestation.created_by, now=now)
+        self.store.stage_add(change, version, attestation)
+        try:
+            self.store.commit(change)
+        except AttestationTaken:  # made by a concurrent request
+            existing = self.store.get(name, version, identity)
+            if existing is None:  # and gone with its version since: nothing to show
+                raise NotFoundError(f"artifact {name!r} has no version {version}") from None
+            return existing, False
+        return attestation, True
 
     def _legacy(self, name: str, version: int, type_: str, sha256: str) -> Attestation | None:
         """The attestation of this document and type made when an id was the content's sha256 alone, if any."""

@@ -22,7 +22,8 @@ from enum import Enum
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.artifacts import ArtifactStore
-from arca.adapters.store.retention import Claim, RetentionStore, StoredObject, claim_of
+from arca.adapters.store.change import Change
+from arca.adapters.store.retention import Claim, CollectionHeld, NotCollectable, RetentionStore, StoredObject, claim_of
 from arca.adapters.store.uploads import UploadStore
 from arca.services.retry import Policy, now_iso
 
@@ -63,7 +64,7 @@ class Collection:
                 self.store.release(name, marker, sha256, token=None)
                 return Collected.KEPT
             token = _token()
-            claim = self.store.claim(name, sha256, token=token, now=self.policy.now(), objects=self._seen(name, sha256))
+            claim = self._claim(name, sha256, token)
             if claim is None:
                 self.store.release(name, marker, sha256, token=None)  # a reference came first
                 return Collected.KEPT
@@ -74,6 +75,19 @@ class Collection:
             if claim is None:
                 return Collected.BUSY
         return self._remove(name, sha256, claim, marker)
+
+    def _claim(self, name: str, sha256: str, token: str) -> Claim | None:
+        """Claim the content for our collection (`token`): our claim, another collection's that holds it, or None
+        when a reference holds it or the artifact is gone (arca.adapters.store.retention, `stage_claim`)."""
+        change = Change(name, by=None, now=self.policy.now())
+        claim = self.store.stage_claim(change, sha256, token=token, objects=self._seen(name, sha256))
+        try:
+            self.store.commit(change)
+        except CollectionHeld as held:
+            return held.claim
+        except NotCollectable:
+            return None
+        return claim
 
     def abandoned(self, name: str, sha256: str) -> Claim | None:
         """The collection holding this content, if one does (a GetItem of its count)."""

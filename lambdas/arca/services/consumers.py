@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from arca.adapters.store.change import Change
 from arca.adapters.store.consumers import ConsumerStore, LeaseRecord, LeaseWrite
 from arca.domain.consumers import MAX_LEASES, MAX_LEASES_PER_VERSION, RENEW_MARGIN, expiry
 from arca.domain.entities import ConsumerList, Lease
@@ -63,7 +64,10 @@ class Consumers:
                     return renewed
             if seen is None or not seen.live(now) or seen.version != version:
                 self._check_limits(name, consumer, version, now)
-            return self.store.take(request, seen)
+            change = Change(name, by=identity, now=now)
+            taken = self.store.stage_take(change, request, seen)
+            self.store.commit(change)
+            return taken
 
         return self.policy.compare_and_set(attempt).entity()
 
@@ -91,7 +95,11 @@ class Consumers:
             if seen is None:
                 return
             now = self.policy.now()
-            self.store.release(name, seen, announce=seen.live(now), by=identity, now=now)
+            change = Change(name, by=identity, now=now)
+            self.store.stage_release(change, seen)
+            if seen.live(now):
+                self.store.stage_released(change, seen)
+            self.store.commit(change)
 
         self.policy.compare_and_set(attempt)
 

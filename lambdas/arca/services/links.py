@@ -1,7 +1,7 @@
 """Links: a second name for an artifact (after a rename, or a team's view of shared artifacts).
 
 A link is one hop: it points at an artifact, never at a link, and a name is either an artifact or a link.
-Both hold by conditions on the two LATEST items in one transaction (LinkStore.write_link), not by the
+Both hold by conditions on the two LATEST items in one transaction (LinkStore.stage_link), not by the
 reads here, which only choose the write and its message. Reads follow a link in Reading.follow; writes
 under a link name are refused (LinkedNameError, 409 naming the target) where they read the name first.
 """
@@ -9,6 +9,7 @@ under a link name are refused (LinkedNameError, 409 naming the target) where the
 from __future__ import annotations
 
 from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.change import Change
 from arca.adapters.store.links import LinkStore
 from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, NotFoundError
@@ -35,7 +36,9 @@ class Links:
                 raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name")
             if seen is not None and seen.link == target:
                 return Link(name=name, link=target, created_at=seen.created_at, updated_at=seen.updated_at), False
-            written = self.store.write_link(name, target, seen, now=self.policy.now(), by=identity)
+            change = Change(target, by=identity, now=self.policy.now())
+            written = self.store.stage_link(change, name, target, seen)
+            self.store.commit(change)
             return written, seen is None or seen.link is None
 
         return self.policy.compare_and_set(attempt)
@@ -47,6 +50,8 @@ class Links:
             seen = self.artifacts.latest(name)
             if seen is None or not seen.link:
                 raise NotFoundError(f"{name!r} is not a link")
-            self.store.delete_link(name, seen, now=self.policy.now(), by=identity)
+            change = Change(seen.link, by=identity, now=self.policy.now())
+            self.store.stage_unlink(change, name, seen)
+            self.store.commit(change)
 
         self.policy.compare_and_set(attempt)

@@ -608,7 +608,14 @@ class Publishing:
         if not force:
             self._refuse_aliases(name)
         token = uuid.uuid4().hex
-        self.purging.mark_purging(name, token=token, force=force, now=self.policy.now())
+        self.purging.mark_purging(
+            name,
+            token=token,
+            force=force,
+            now=self.policy.now(),
+            aliases=lambda: [a.alias for a in self.aliases.live_aliases(name)],
+            links=lambda: self.links.links_to(name),
+        )
         if not force:
             try:
                 # LATEST items written before `alias_count` existed count no aliases: look once more.

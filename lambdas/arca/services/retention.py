@@ -18,9 +18,10 @@ from typing import Any
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.change import Change
 from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
-from arca.adapters.store.retention import RetentionStore
+from arca.adapters.store.retention import ExpiryRefused, RetentionStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
@@ -93,7 +94,10 @@ class Retention:
         """Store the artifact's policy (replacing any); NotFoundError / LinkedNameError as any write."""
         self.reading.live_latest(name)
         policy = RetentionPolicy(**body.model_dump(), name=name, updated_at=self.policy.now(), updated_by=identity)
-        return self.store.put_policy(policy)
+        change = Change(name, by=identity, now=policy.updated_at)
+        self.store.stage_policy(change, policy)
+        self.store.commit(change)
+        return policy
 
     def get(self, name: str) -> RetentionPolicy:
         self.reading.live_latest(name)
@@ -209,7 +213,7 @@ class Retention:
                     doomed[version.version] = version.tag_rev
                     lease_revs[version.version] = version.lease_rev
                     continue
-                if self.store.expire(version, cutoff=cutoff, now=self.policy.now(), by=BY):
+                if self._expire(version, cutoff):
                     expiries += 1
                     expired.append(version.version)
                     self._finish_one(name, version.version, version.sha256)
@@ -225,6 +229,17 @@ class Retention:
                 break
         applied = Applied(name=name, deleted=deleted, expired=sorted(set(expired), reverse=True), next_token=next_token)
         return applied, known
+
+    def _expire(self, version: VersionRecord, cutoff: str) -> bool:
+        """Expire `version` in one transaction; False when its state changed since it was read (nothing written)."""
+        change = Change(version.name, by=BY, now=self.policy.now())
+        if not self.store.stage_expiry(change, version, cutoff=cutoff):
+            return False
+        try:
+            self.store.commit(change)
+        except ExpiryRefused:
+            return False
+        return True
 
     def _delete(self, name: str, doomed: dict[int, int], lease_revs: dict[int, int]) -> list[int]:
         """Soft-delete `doomed` (version: its tags' counter when judged), each only while unpinned, its tags

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from arca.adapters.store.change import Change
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.tags import TagStore
 from arca.adapters.store.versions import VersionFilters, VersionStore
@@ -41,7 +42,10 @@ class Tagging:
             merged = merge(seen.tags, patch)
             if merged == seen.tags:  # nothing changes: nothing is written
                 return seen
-            return self.store.write_version_tags(seen, merged, now=self.policy.now(), by=identity)
+            change = Change(seen.name, by=identity, now=self.policy.now())
+            written = self.store.stage_version_tags(change, seen, merged)
+            self.store.commit(change)
+            return written
 
         return self.policy.compare_and_set(attempt).entity()
 
@@ -57,7 +61,10 @@ class Tagging:
             assert wanted is None or isinstance(wanted, str)
             if merged == seen.tags and wanted == seen.description:
                 return seen
-            return self.store.write_artifact_tags(seen, merged, wanted, now=self.policy.now(), by=identity)
+            change = Change(seen.name, by=identity, now=self.policy.now())
+            written = self.store.stage_artifact_tags(change, seen, merged, wanted)
+            self.store.commit(change)
+            return written
 
         return self.reading.summary_of(self.policy.compare_and_set(attempt))
 

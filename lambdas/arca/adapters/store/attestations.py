@@ -13,12 +13,13 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import Item, Table, Write
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.domain.entities import Attestation
-from arca.domain.errors import AttestationLimitError, ConflictError, NotFoundError
+from arca.domain.errors import AttestationLimitError, ConflictError, NotFoundError, RegistryError
 from arca.domain.events import AttestationAdded, Change
 from arca.domain.models import MAX_ATTESTATIONS
 
@@ -58,13 +59,18 @@ class AttestationStore:
         )
         return [attestation_entity(i) for i in items], next_token
 
-    def add(self, name: str, version: int, attestation: Attestation, *, now: str) -> bool:
-        """Put the attestation, add its type to the version and count it, with its `attestation.added` event,
-        in one transaction. Returns False (nothing written) when an attestation with this id exists already.
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
 
-        Raises NotFoundError (no such version or artifact), ConflictError (the version is deleted, or the
-        artifact being purged), AttestationLimitError (MAX_ATTESTATIONS reached).
+    def stage_add(self, change: Staged, version: int, attestation: Attestation) -> None:
+        """Stage the attestation, its type added to the version and counted, and its `attestation.added` event.
+
+        The commit raises AttestationTaken (nothing written) when an attestation with this id exists already,
+        NotFoundError (no such version or artifact), ConflictError (the version is deleted, or the artifact being
+        purged), AttestationLimitError (MAX_ATTESTATIONS reached).
         """
+        name = change.name
         key = keys.attestation_key(name, version, attestation.id)
         item: dict[str, Any] = {
             "kind": "attestation",
@@ -72,8 +78,11 @@ class AttestationStore:
             "version": version,
             **attestation.model_dump(include=set(FIELDS)),
         }
-        writes = [
+        change.stage(
             Write("attestation", "Put", key, item=item, condition=ITEM_NOT_EXIST),
+            refused=AttestationTaken(f"version {version} of {name!r} has the attestation {attestation.id} already"),
+        )
+        change.stage(
             Write(
                 "version",
                 "Update",
@@ -82,25 +91,22 @@ class AttestationStore:
                 condition=VERSION_OPEN,
                 values={":types": {attestation.type}, ":one": 1},
             ),
+            refused=lambda reason: _version_refusal(reason.item, name, version),
+        )
+        change.stage(
             Write("latest", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
-        ]
+            refused=ConflictError(f"artifact {name!r} does not exist or is being purged", field="name"),
+        )
         added = AttestationAdded(id=attestation.id, type=attestation.type, sha256=attestation.sha256)
-        change = Change(added, version)
-        try:
-            self.feed.commit(writes, name, [change], by=attestation.created_by, now=now)
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("attestation") is not None:
-                return False
-            refused = cancelled.failed("version")
-            if refused is not None:
-                raise _version_refusal(refused.item, name, version) from None
-            if cancelled.failed("latest") is not None:
-                raise ConflictError(f"artifact {name!r} does not exist or is being purged", field="name") from None
-            raise
-        return True
+        change.announce(Change(added, version))
 
 
-def _version_refusal(item: Item | None, name: str, version: int) -> Exception:
+class AttestationTaken(ConflictError):
+    """The attestation's id is taken already (the same document, attested concurrently): nothing was written, and
+    the service answers with the attestation there is."""
+
+
+def _version_refusal(item: Item | None, name: str, version: int) -> RegistryError:
     if item is None:
         return NotFoundError(f"artifact {name!r} has no version {version}")
     if item.get("deleted"):

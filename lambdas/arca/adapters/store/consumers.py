@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import ConditionFailed, Item, Reason, Table, Update, Write
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.domain.consumers import SHOWN_CONSUMERS
 from arca.domain.entities import Lease, VersionConsumers
-from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, ConsumerReleased, ConsumerUpdated
 
 
@@ -142,12 +143,16 @@ class ConsumerStore:
             return None
         return lease_record(item)
 
-    def take(self, request: LeaseWrite, seen: LeaseRecord | None) -> LeaseRecord:
-        """Write the lease as `request` says, over `seen` (the lease as read, None when absent), in one transaction
-        with the version's `lease_rev` and the `consumer.updated` event. Raises ContentionError when the lease
-        changed since it was read, NotFoundError (field version) when the version does not exist, ConflictError
-        (field version) when it is deleted, NotFoundError when the artifact does not exist, LinkedNameError when
-        `name` is a link."""
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
+
+    def stage_take(self, change: Staged, request: LeaseWrite, seen: LeaseRecord | None) -> LeaseRecord:
+        """Stage the lease as `request` says, over `seen` (the lease as read, None when absent), with the version's
+        `lease_rev` and the `consumer.updated` event. The commit raises ContentionError when the lease changed
+        since it was read, NotFoundError (field version) when the version does not exist, ConflictError (field
+        version) when it is deleted, NotFoundError when the artifact does not exist, LinkedNameError when `name` is
+        a link."""
         name, consumer = request.name, request.consumer
         rev = (seen.rev if seen is not None else 0) + 1
         item: Item = {
@@ -163,8 +168,11 @@ class ConsumerStore:
         if request.by is not None:
             item["by"] = request.by
         condition = ITEM_NOT_EXIST if seen is None else Attr("rev").eq(seen.rev)
-        writes = [
+        change.stage(
             Write("lease", "Put", keys.consumer_key(name, consumer), item=item, condition=condition),
+            refused=ContentionError(f"the lease of {consumer!r} changed concurrently"),
+        )
+        change.stage(
             Write(
                 "version",
                 "Update",
@@ -173,35 +181,18 @@ class ConsumerStore:
                 condition=ITEM_EXISTS & Attr("deleted").eq(False),
                 values={":one": 1},
             ),
+            refused=lambda reason: _version_refusal(reason, name, request.version),
+            rank=1,  # the artifact's refusal is said first
+        )
+        change.stage(
             Write("latest", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
-        ]
+            refused=lambda reason: _artifact_refusal(reason, name),
+        )
         previous = seen.version if seen is not None and seen.version != request.version else None
         detail = ConsumerUpdated(
             consumer=consumer, expires_at=request.expires_at, labels=dict(request.labels), previous_version=previous
         )
-        try:
-            self.feed.commit(writes, name, [Change(detail, request.version)], by=request.by, now=request.now)
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("lease") is not None:
-                raise ContentionError(f"the lease of {consumer!r} changed concurrently") from None
-            latest = cancelled.failed("latest")
-            if latest is not None:
-                found = latest.item
-                if found is not None and found.get("link"):
-                    raise LinkedNameError(name, found["link"]) from None
-                if found is None or found.get("purged"):
-                    raise NotFoundError(f"artifact {name!r} does not exist") from None
-                raise ConflictError(f"artifact {name!r} is being purged", field="name") from None
-            version = cancelled.failed("version")
-            if version is not None:
-                if version.item is None:
-                    raise NotFoundError(
-                        f"artifact {name!r} has no version {request.version}", field="version"
-                    ) from None
-                raise ConflictError(
-                    f"version {request.version} is deleted; a lease names a live version", field="version"
-                ) from None
-            raise ConflictError(f"concurrent change: {cancelled}") from None
+        change.announce(Change(detail, request.version))
         return LeaseRecord(
             consumer=consumer,
             version=request.version,
@@ -212,21 +203,35 @@ class ConsumerStore:
             updated_at=request.now,
         )
 
-    def release(self, name: str, seen: LeaseRecord, *, announce: bool, by: str | None, now: str) -> None:
-        """Delete the lease `seen` (ContentionError if it changed since); a live one's release is announced
-        (`consumer.released`, with LATEST's event order), a lapsed one goes quietly."""
-        delete = Write("lease", "Delete", keys.consumer_key(name, seen.consumer), condition=Attr("rev").eq(seen.rev))
-        try:
-            if announce:
-                latest = Write("latest", "ConditionCheck", keys.latest_key(name), condition=ITEM_EXISTS)
-                change = Change(ConsumerReleased(consumer=seen.consumer), seen.version)
-                self.feed.commit([delete, latest], name, [change], by=by, now=now)
-            else:
-                self.table.transact([delete])
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("lease") is not None:
-                raise ContentionError(f"the lease of {seen.consumer!r} changed concurrently") from None
-            raise ConflictError(f"concurrent change: {cancelled}") from None
+    def stage_release(self, change: Staged, seen: LeaseRecord) -> None:
+        """Stage the deletion of the lease `seen` (the commit raises ContentionError if it changed since). A lapsed
+        lease goes quietly; a live one's release is also announced (`stage_released`)."""
+        change.stage(
+            Write("lease", "Delete", keys.consumer_key(change.name, seen.consumer), condition=Attr("rev").eq(seen.rev)),
+            refused=ContentionError(f"the lease of {seen.consumer!r} changed concurrently"),
+        )
+
+    def stage_released(self, change: Staged, seen: LeaseRecord) -> None:
+        """Stage the `consumer.released` event of a live lease's release (with LATEST's event order)."""
+        change.stage(Write("latest", "ConditionCheck", keys.latest_key(change.name), condition=ITEM_EXISTS))
+        change.announce(Change(ConsumerReleased(consumer=seen.consumer), seen.version))
+
+
+def _artifact_refusal(reason: Reason, name: str) -> RegistryError:
+    """The artifact a lease is taken on is a link, gone, or being purged."""
+    found = reason.item
+    if found is not None and found.get("link"):
+        return LinkedNameError(name, found["link"])
+    if found is None or found.get("purged"):
+        return NotFoundError(f"artifact {name!r} does not exist")
+    return ConflictError(f"artifact {name!r} is being purged", field="name")
+
+
+def _version_refusal(reason: Reason, name: str, version: int) -> RegistryError:
+    """The version a lease names is gone, or deleted."""
+    if reason.item is None:
+        return NotFoundError(f"artifact {name!r} has no version {version}", field="version")
+    return ConflictError(f"version {version} is deleted; a lease names a live version", field="version")
 
 
 def _labels_key(labels: Mapping[str, str]) -> str:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table
-from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.pages import page
-from arca.adapters.store.records import RevisionRecord, revision_record
+from arca.adapters.store.pages import first_at, page
+from arca.adapters.store.records import AliasRecord, RevisionRecord, alias_record, revision_record
+from arca.domain.errors import LinkedNameError
 
 
 class HistoryStore:
-    def __init__(self, table: Table, aliases: AliasStore) -> None:
+    def __init__(self, table: Table) -> None:
         self.table = table
-        self.aliases = aliases
 
     def revision(self, name: str, alias: str, revision: int) -> RevisionRecord | None:
         item = self.table.get(keys.history_key(name, alias, revision))
@@ -72,11 +71,11 @@ class HistoryStore:
         pk = keys.history_pk(name)
         oldest = self.table.query(pk, sk_prefix=keys.history_prefix(alias), limit=1, consistent=True).items
         if not oldest:
-            self.aliases.alias(name, alias)  # no history at all: a link name shows here (LinkedNameError)
+            self._alias(name, alias)  # no history at all: a link name shows here (LinkedNameError)
             return None
         if oldest[0]["updated_at"] > moment:
             return None
-        current = self.aliases.alias(name, alias)
+        current = self._alias(name, alias)
         if current is None:
             return None
         found: Item | None = None
@@ -90,3 +89,11 @@ class HistoryStore:
             else:
                 high = middle - 1
         return found if found is not None else oldest[0]  # `found` is the record of `low` once it moved
+
+    def _alias(self, name: str, alias: str) -> AliasRecord | None:
+        """The alias item as it is now (a deletion tombstone included); LinkedNameError when `name` is a link (its
+        marker is the first item at or after any alias name)."""
+        item = first_at(self.table, keys.alias_key(name, alias))
+        if item is not None and item["sk"] == keys.LINK_SK:
+            raise LinkedNameError(name, item["link"])
+        return None if item is None or item["sk"] != alias else alias_record(item)

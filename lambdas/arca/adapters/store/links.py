@@ -16,14 +16,14 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.artifacts import listing_rows, unlisting_rows
+from arca.adapters.dynamo import Item, Reason, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.records import LatestRecord
+from arca.adapters.store.records import LatestRecord, listing_rows, unlisting_rows
 from arca.domain.entities import Link
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RegistryError
 from arca.domain.events import Change, LinkDeleted, LinkUpdated
 from arca.domain.models import MAX_ALIASES
 
@@ -39,15 +39,21 @@ class LinkStore:
         page = self.table.query(keys.links_pk(target), consistent=True, limit=limit, projection="pk, sk")
         return [i["sk"] for i in page.items]
 
-    def write_link(self, name: str, target: str, seen: LatestRecord | None, *, now: str, by: str | None = None) -> Link:
-        """Make `name` a link to `target`, or re-point it, in one transaction (a compare-and-set on `seen`).
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
+
+    def stage_link(self, change: Staged, name: str, target: str, seen: LatestRecord | None) -> Link:
+        """Stage `name` as a link to `target`, or its re-pointing (a compare-and-set on `seen`), into `change`:
+        a change of `target` (announced in its feed: reads under the link name follow it there).
 
         `seen` is the name's LATEST as read: None (never used), a tombstone (a purged artifact: its counters
-        stay, so version numbers are not reused if it is an artifact again) or a link (re-pointed). Raises
-        ContentionError when the name changed since, ConflictError when the name is an artifact, NotFoundError
-        (field target) when the target is not a live artifact, ConflictError when the target is a link or
-        being purged.
+        stay, so version numbers are not reused if it is an artifact again) or a link (re-pointed). The commit
+        raises ContentionError when the name changed since, ConflictError when the name is an artifact,
+        NotFoundError (field target) when the target is not a live artifact, ConflictError when the target is a
+        link or being purged.
         """
+        now = change.now
         old = seen.link if seen is not None else None
         latest_key = keys.latest_key(name)
         if seen is None:
@@ -72,58 +78,36 @@ class LinkStore:
                 condition=condition,
                 values=values,
             )
-        writes = [
-            own,
+        change.stage(own, refused=lambda reason: _name_refusal(reason, name))
+        change.stage(
             _link_count("target", target, 1, condition=ARTIFACT_IS_LIVE),
-            Write("row", "Put", keys.link_row_key(target, name), item={"kind": "link-row"}),
-            Write("marker", "Put", keys.link_marker_key(name), item={"kind": "link-marker", "link": target}),
-        ]
+            refused=lambda reason: _target_refusal(reason, target),
+        )
+        change.stage(Write("row", "Put", keys.link_row_key(target, name), item={"kind": "link-row"}))
+        change.stage(Write("marker", "Put", keys.link_marker_key(name), item={"kind": "link-marker", "link": target}))
         if old:
-            writes += [
-                _link_count("old_target", old, -1, condition=ITEM_EXISTS),
-                Write("old_row", "Delete", keys.link_row_key(old, name)),
-                Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}),
-                Write("leaf", "Update", keys.dir_keys(name)[-1][0], update="SET link = :t", values={":t": target}),
-            ]
+            change.stage(_link_count("old_target", old, -1, condition=ITEM_EXISTS))
+            change.stage(Write("old_row", "Delete", keys.link_row_key(old, name)))
+            change.stage(Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}))
+            leaf = keys.dir_keys(name)[-1][0]
+            change.stage(Write("leaf", "Update", leaf, update="SET link = :t", values={":t": target}))
         else:
-            writes += listing_rows(name, link=target)
-        # Announced in the target's feed (reads under the link name follow it there), ordered on its LATEST.
-        change = Change(LinkUpdated(link=name, target=target, previous_target=old or None))
-        try:
-            self.feed.commit(writes, target, [change], by=by, now=now)
-        except TransactionCancelled as cancelled:
-            failed = cancelled.failed("link")
-            if failed is not None:
-                now_item = failed.item
-                if now_item is not None and (not now_item.get("purged") or now_item.get("purging")):
-                    raise ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name") from None
-                raise ContentionError(f"{name!r} changed concurrently") from None
-            reason = cancelled.failed("target")
-            found = reason.item if reason is not None else None
-            if found is not None and found.get("link"):
-                raise ConflictError(
-                    f"target {target!r} is a link itself; link to {found['link']!r}", field="target"
-                ) from None
-            if found is not None and found.get("purging"):
-                raise ConflictError(f"target {target!r} is being purged", field="target") from None
-            if reason is not None:
-                raise NotFoundError(f"target {target!r} is not an artifact", field="target") from None
-            raise ConflictError(f"concurrent change: {cancelled}") from None
+            for write in listing_rows(name, link=target):
+                change.stage(write)
+        change.announce(Change(LinkUpdated(link=name, target=target, previous_target=old or None)))
         created = seen.created_at if seen is not None and old else now
         return Link(name=name, link=target, created_at=created, updated_at=now)
 
-    def delete_link(self, name: str, seen: LatestRecord, *, now: str, by: str | None = None) -> None:
-        """Remove the link `seen` (its name stays a tombstone keeping its counters); ContentionError if it moved.
-        Announced as `link.deleted` in the target's feed."""
+    def stage_unlink(self, change: Staged, name: str, seen: LatestRecord) -> None:
+        """Stage the removal of the link `seen` (its name stays a tombstone keeping its counters) into `change`, a
+        change of its target, announced as `link.deleted` in the target's feed; the commit raises ContentionError
+        if the link moved."""
         assert seen.link is not None
         writes = _unlink_writes(name, seen.link, condition=Attr("link").eq(seen.link) & latest_unchanged(seen.rev))
-        change = Change(LinkDeleted(link=name, target=seen.link))
-        try:
-            self.feed.commit(writes, seen.link, [change], by=by, now=now)
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("link") is not None:
-                raise ContentionError(f"link {name!r} changed concurrently") from None
-            raise ConflictError(f"concurrent change: {cancelled}") from None
+        change.stage(writes[0], refused=ContentionError(f"link {name!r} changed concurrently"))
+        for write in writes[1:]:
+            change.stage(write)
+        change.announce(Change(LinkDeleted(link=name, target=seen.link)))
 
     def remove_links(self, target: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
         """A forced purge's step: remove every link to `target` (marked: no new link can be made), one
@@ -150,6 +134,24 @@ class LinkStore:
                                 )
                             ]
                         )
+
+
+def _name_refusal(reason: Reason, name: str) -> RegistryError:
+    """The link's own name: an artifact now (live, or being purged), or changed since it was read."""
+    found = reason.item
+    if found is not None and (not found.get("purged") or found.get("purging")):
+        return ConflictError(f"{name!r} is an artifact; a link needs a free name", field="name")
+    return ContentionError(f"{name!r} changed concurrently")
+
+
+def _target_refusal(reason: Reason, target: str) -> RegistryError:
+    """The target is a link itself, being purged, or no live artifact."""
+    found = reason.item
+    if found is not None and found.get("link"):
+        return ConflictError(f"target {target!r} is a link itself; link to {found['link']!r}", field="target")
+    if found is not None and found.get("purging"):
+        return ConflictError(f"target {target!r} is being purged", field="target")
+    return NotFoundError(f"target {target!r} is not an artifact", field="target")
 
 
 def _unlink_writes(name: str, target: str, *, condition: ConditionBase) -> list[Write]:

@@ -10,22 +10,26 @@ from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
-from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import unlisting_rows
 from arca.adapters.store.conditions import ITEM_EXISTS, at_most, below
-from arca.adapters.store.links import LinkStore
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.versions import VERSIONS
+from arca.adapters.store.records import unlisting_rows
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError
 
 
 class PurgeStore:
-    def __init__(self, table: Table, aliases: AliasStore, links: LinkStore) -> None:
+    def __init__(self, table: Table) -> None:
         self.table = table
-        self.aliases = aliases
-        self.links = links
 
-    def mark_purging(self, name: str, *, token: str, force: bool, now: str) -> None:
+    def mark_purging(
+        self,
+        name: str,
+        *,
+        token: str,
+        force: bool,
+        now: str,
+        aliases: Callable[[], list[str]],
+        links: Callable[[], list[str]],
+    ) -> None:
         """Set the `purging` mark, owned by `token`; after it, publishes and alias writes fail.
 
         Without `force` the mark is set only under `alias_count <= 0` (the count the alias transactions
@@ -33,7 +37,8 @@ class PurgeStore:
         over a forced one's mark. A re-run takes over its own kind of mark (a crashed or budget-stopped
         purge is continued by calling again). Setting the mark advances `rev`, so a publish that read
         LATEST before it fails its condition. Raises NotFoundError (absent or purged), AliasesExistError-like
-        ConflictError (details: the aliases) or ConflictError (a forced purge holds the mark).
+        ConflictError (details: the aliases, or the links: read by `aliases` and `links` only then, to name them)
+        or ConflictError (a forced purge holds the mark).
         """
         condition = ITEM_EXISTS & Attr("purged").not_exists()
         values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
@@ -57,17 +62,17 @@ class PurgeStore:
                     f"a forced purge of {name!r} is running; purge with force=true to continue"
                 ) from None
             if int(failed.item.get("alias_count", 0)) > 0:
-                live = [a.alias for a in self.aliases.live_aliases(name)]
+                live = aliases()
                 raise ConflictError(
                     f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                     details={"aliases": live},
                 ) from None
             if int(failed.item.get("link_count", 0)) > 0:
-                links = self.links.links_to(name)
+                linked = links()
                 raise ConflictError(
-                    f"artifact {name!r} is the target of links ({', '.join(links)}); delete them or purge with "
+                    f"artifact {name!r} is the target of links ({', '.join(linked)}); delete them or purge with "
                     "force=true",
-                    details={"links": links},
+                    details={"links": linked},
                 ) from None
             raise ConflictError(f"artifact {name!r} changed during the purge; retry") from None
 
@@ -112,7 +117,7 @@ class PurgeStore:
             (keys.history_pk(name), None),
             (keys.alias_pk(name), None),
         )
-        for pk, bounds in (*partitions, (name, VERSIONS)):
+        for pk, bounds in (*partitions, (name, keys.VERSIONS)):
             start = None
             aliases = pk == keys.alias_pk(name)
             leases = pk == keys.consumers_pk(name)

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import ConditionFailed, Item, Reason, Table, TransactionCancelled, Update, Write
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import VersionRecord
-from arca.domain.errors import LinkedNameError, NotFoundError
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, VersionExpired
 from arca.domain.models import MAX_ALIASES
 from arca.domain.retention import RetentionPolicy
@@ -47,22 +48,23 @@ class RetentionStore:
         item = self.table.get(keys.retention_policy_key(name))
         return None if item is None else RetentionPolicy.model_validate(item)
 
-    def put_policy(self, policy: RetentionPolicy) -> RetentionPolicy:
-        """Store the policy while the artifact is live (NotFoundError / LinkedNameError otherwise)."""
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
+
+    def stage_policy(self, change: Staged, policy: RetentionPolicy) -> None:
+        """Stage the policy, while the artifact is live (the commit raises NotFoundError / LinkedNameError
+        otherwise)."""
         item = {
             "kind": "retention-policy",
             **policy.model_dump(exclude_none=True),
             **keys.retention_index_attributes(policy.name),
         }
-        writes = [
-            Write("policy", "Put", keys.retention_policy_key(policy.name), item=item),
+        change.stage(Write("policy", "Put", keys.retention_policy_key(policy.name), item=item))
+        change.stage(
             Write("latest", "ConditionCheck", keys.latest_key(policy.name), condition=ARTIFACT_IS_LIVE),
-        ]
-        try:
-            self.table.transact(writes)
-        except TransactionCancelled as cancelled:
-            self._refuse(policy.name, cancelled)
-        return policy
+            refused=lambda reason: _not_live(reason, policy.name),
+        )
 
     def delete_policy(self, name: str) -> bool:
         """True when a policy was removed."""
@@ -71,12 +73,6 @@ class RetentionStore:
         except TransactionCancelled:
             return False
         return True
-
-    def _refuse(self, name: str, cancelled: TransactionCancelled) -> None:
-        latest = cancelled.failed("latest")
-        if latest is not None and latest.item is not None and latest.item.get("link"):
-            raise LinkedNameError(name, latest.item["link"]) from None
-        raise NotFoundError(f"artifact {name!r} does not exist") from None
 
     def policies_page(self, *, start: dict[str, str] | None, limit: int) -> tuple[list[str], dict[str, str] | None]:
         """Names of artifacts with a policy, in name order, from the sparse index (one Query)."""
@@ -126,20 +122,22 @@ class RetentionStore:
 
     # Expiry.
 
-    def expire(self, version: VersionRecord, *, cutoff: str, now: str, by: str) -> bool:
-        """Turn a soft-deleted version into a tombstone, in one transaction; False when its state changed since it
-        was read (restored, pinned, already expired): then nothing was written.
+    def stage_expiry(self, change: Staged, version: VersionRecord, *, cutoff: str) -> bool:
+        """Stage the turning of a soft-deleted version into a tombstone; False (nothing staged) when the version is
+        gone. The commit raises ExpiryRefused when its state changed since it was read (restored, pinned, already
+        expired, its tags written, or LATEST took its content): then nothing was written.
 
         The version keeps its number (the item stays, `expired`), leaves the content index, and its reference
         leaves its blob count; the marker `expired#%06d` holds what `finish` still has to clean up.
         """
-        name, number = version.name, version.version
+        name, number, now = version.name, version.version, change.now
         item = self.table.get(keys.version_key(name, number))
         if item is None:
             return False
         # Its tags go with it (the item and their index rows), as read: a tag write since moved `tag_rev`.
         tags = sorted(item.get("tags") or {})
         tag_rev = int(item.get("tag_rev", 0))
+        refused = ExpiryRefused(f"version {number} of {name!r} changed since it was judged")
         writes = [
             Write(
                 "version",
@@ -186,10 +184,9 @@ class RetentionStore:
                     values={":minus": -1},
                 )
             )
-        try:
-            self.feed.commit(writes, name, [Change(VersionExpired(), number)], by=by, now=now)
-        except TransactionCancelled:
-            return False
+        for write in writes:
+            change.stage(write, refused=refused if write.condition is not None else None)
+        change.announce(Change(VersionExpired(), number))
         return True
 
     def markers(self, name: str, *, limit: int) -> list[tuple[int, str]]:
@@ -234,13 +231,15 @@ class RetentionStore:
                 return True
         return len(page.items) == LEGACY_HOLDERS and page.last_key is not None
 
-    def claim(self, name: str, sha256: str, *, token: str, now: str, objects: list[StoredObject]) -> Claim | None:
-        """Mark the content's count `collecting` with our `token` while nothing references it (a count of zero or
-        none) and no other collection holds it, recording the `objects` (the exact versions) to delete; and advance
-        LATEST's `collections` in the same transaction, so a reference checked before cannot commit after (the
-        fence, arca.adapters.store.artifacts). Another collection's claim when one holds it (its `token` is not
-        ours); None when a reference holds the content or the artifact is gone."""
-        writes = [
+    def stage_claim(self, change: Staged, sha256: str, *, token: str, objects: list[StoredObject]) -> Claim:
+        """Stage the marking of the content's count `collecting` with our `token` while nothing references it (a
+        count of zero or none) and no other collection holds it, recording the `objects` (the exact versions) to
+        delete; and LATEST's `collections` advanced, so a reference checked before cannot commit after (the fence,
+        arca.adapters.store.artifacts). The claim made once the change commits; the commit raises CollectionHeld
+        (with the other collection's claim) when one holds the content, NotCollectable when a reference holds it
+        or the artifact is gone."""
+        name, now = change.name, change.now
+        change.stage(
             Write(
                 "count",
                 "Update",
@@ -249,15 +248,9 @@ class RetentionStore:
                 condition=at_most("refs", 0) & Attr("collecting").not_exists(),
                 values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
             ),
-            _advance_collections(name),
-        ]
-        try:
-            self.table.transact(writes)
-        except TransactionCancelled as cancelled:
-            held = cancelled.failed("count")
-            if held is not None and held.item is not None and held.item.get("collecting"):
-                return claim_of(held.item)
-            return None
+            refused=lambda reason: _held(reason, sha256),
+        )
+        change.stage(_advance_collections(name), refused=NotCollectable(f"artifact {name!r} is gone"))
         return Claim(token=token, claimed_at=now, objects=tuple(objects))
 
     def take_over(
@@ -294,6 +287,35 @@ class RetentionStore:
         except TransactionCancelled:
             return False
         return True
+
+
+class ExpiryRefused(ContentionError):
+    """An expiry's version or LATEST changed since they were read: the version is not expired now."""
+
+
+class CollectionHeld(ConflictError):
+    """Another collection holds the content (`claim`): a claim of it is refused."""
+
+    def __init__(self, message: str, claim: Claim) -> None:
+        super().__init__(message)
+        self.claim = claim
+
+
+class NotCollectable(ConflictError):
+    """A reference holds the content (or its artifact is gone): a claim of it is refused."""
+
+
+def _held(reason: Reason, sha256: str) -> RegistryError:
+    held = claim_of(reason.item) if reason.item is not None else None
+    if held is not None:
+        return CollectionHeld(f"content {sha256} is being collected", held)
+    return NotCollectable(f"content {sha256} is referenced")
+
+
+def _not_live(reason: Reason, name: str) -> RegistryError:
+    if reason.item is not None and reason.item.get("link"):
+        return LinkedNameError(name, reason.item["link"])
+    return NotFoundError(f"artifact {name!r} does not exist")
 
 
 @dataclass(frozen=True)

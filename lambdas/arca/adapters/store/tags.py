@@ -12,14 +12,15 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import Item, Reason, Table, Update, Write
 from arca.adapters.keys import Key
+from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
 from arca.adapters.store.records import TARGET_FIELDS, LatestRecord, VersionRecord, artifact_tag_item
 from arca.domain.entities import VersionHit
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RegistryError
 from arca.domain.events import ArtifactUpdated, Change, VersionTagged
 
 
@@ -28,32 +29,38 @@ class TagStore:
         self.table = table
         self.feed = feed
 
-    def write_version_tags(
-        self, seen: VersionRecord, tags: dict[str, str], *, now: str, by: str | None = None
-    ) -> VersionRecord:
-        """Replace the version's tags with `tags` (the merge decided from `seen`), and their index rows.
+    def commit(self, change: Staged) -> None:
+        """Commit a change staged with these stores (forwarded to the feed, the one place a change commits)."""
+        self.feed.commit_change(change)
 
-        Allowed on a soft-deleted version, never on an expired one (ConflictError: it carries no tags). Raises
-        ContentionError when the tags changed since `seen` was read, NotFoundError when the version or the artifact
-        is gone, ConflictError while a purge runs.
+    def stage_version_tags(self, change: Staged, seen: VersionRecord, tags: dict[str, str]) -> VersionRecord:
+        """Stage the version's tags as `tags` (the merge decided from `seen`), and their index rows.
+
+        Allowed on a soft-deleted version, never on an expired one (ConflictError: it carries no tags). The
+        commit raises ContentionError when the tags changed since `seen` was read, NotFoundError when the version
+        or the artifact is gone, ConflictError while a purge runs.
         """
         name, number = seen.name, seen.version
         key = keys.version_key(name, number)
-        condition = _tag_rev_condition(seen.tag_rev)
-        writes = [
+        what = f"version {number}"
+        change.stage(
             Write(
                 "version",
                 "Update",
                 key,
                 update=Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",)),
-                condition=ITEM_EXISTS & Attr("expired").not_exists() & condition,
-                values={":tags": tags, ":now": now, ":one": 1},
+                condition=ITEM_EXISTS & Attr("expired").not_exists() & _tag_rev_condition(seen.tag_rev),
+                values={":tags": tags, ":now": change.now, ":one": 1},
             ),
+            refused=lambda reason: _version_refusal(reason, name, what),
+        )
+        change.stage(
             Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
-        ]
+            refused=lambda reason: _artifact_refusal(reason, name, what),
+        )
         facts = {f: getattr(seen, f) for f in (*TARGET_FIELDS, "created_at")}
         changed = _changed(seen.tags, tags)
-        writes += _tag_row_writes(
+        for write in _tag_row_writes(
             changed,
             lambda tag: keys.version_tag_key(name, number, tag),
             lambda tag, value: {
@@ -66,18 +73,18 @@ class TagStore:
                 "gsi1pk": keys.version_tag_search_pk(tag, value),
                 "gsi1sk": keys.version_search_sk(name, number),
             },
-        )
-        change = Change(VersionTagged(tags=dict(changed)), number)
-        self._transact_tags(name, writes, what=f"version {number}", change=change, by=by, now=now)
+        ):
+            change.stage(write)
+        change.announce(Change(VersionTagged(tags=dict(changed)), number))
         return seen.model_copy(update={"tags": tags, "tag_rev": seen.tag_rev + 1})
 
-    def write_artifact_tags(
-        self, seen: LatestRecord, tags: dict[str, str], description: str | None, *, now: str, by: str | None = None
+    def stage_artifact_tags(
+        self, change: Staged, seen: LatestRecord, tags: dict[str, str], description: str | None
     ) -> LatestRecord:
-        """Replace the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
+        """Stage the artifact's tags and description (kept on LATEST, under its own `tag_rev`), and their rows.
 
         LATEST's `rev` does not move: tags are not content, so a publish racing this is not sent back.
-        Raises ContentionError, NotFoundError or ConflictError as `write_version_tags`.
+        The commit raises ContentionError, NotFoundError or ConflictError as `stage_version_tags`.
         """
         name = seen.name
         condition = _tag_rev_condition(seen.tag_rev)
@@ -88,50 +95,33 @@ class TagStore:
         else:
             update = update.also(set=("description = :description",))
             values[":description"] = description
-        writes = [
+        change.stage(
             Write(
                 "artifact",
                 "Update",
                 keys.latest_key(name),
                 update=update,
                 condition=ARTIFACT_IS_LIVE & condition,
-                values={**values, ":tags": tags, ":now": now, ":one": 1},
+                values={**values, ":tags": tags, ":now": change.now, ":one": 1},
                 compare={"tag_rev": seen.tag_rev or None},
-            )
-        ]
+            ),
+            refused=lambda reason: _artifact_refusal(reason, name, "the artifact"),
+        )
         changed = _changed(seen.tags, tags)
-        writes += _tag_row_writes(
+        for write in _tag_row_writes(
             changed,
             lambda tag: keys.artifact_tag_key(name, tag),
             lambda tag, value: artifact_tag_item(name, tag, value),
-        )
+        ):
+            change.stage(write)
         # The description only when it changed (then null for removed), as the tags
         updated = (
             ArtifactUpdated(tags=dict(changed), description=description)
             if description != seen.description
             else ArtifactUpdated(tags=dict(changed))
         )
-        change = Change(updated)
-        self._transact_tags(name, writes, what="the artifact", change=change, by=by, now=now)
+        change.announce(Change(updated))
         return seen.model_copy(update={"tags": tags, "description": description, "tag_rev": seen.tag_rev + 1})
-
-    def _transact_tags(
-        self, name: str, writes: list[Write], *, what: str, change: Change, by: str | None, now: str
-    ) -> None:
-        try:
-            self.feed.commit(writes, name, [change], by=by, now=now)
-        except TransactionCancelled as cancelled:
-            artifact = cancelled.failed("artifact")
-            version = cancelled.failed("version")
-            if version is not None and version.item is None:
-                raise NotFoundError(f"artifact {name!r} has no {what}") from None
-            if version is not None and version.item is not None and version.item.get("expired"):
-                raise ConflictError(f"{what} expired: it carries no tags", field="version") from None
-            if artifact is not None and (artifact.item is None or artifact.item.get("purged")):
-                raise NotFoundError(f"artifact {name!r} does not exist") from None
-            if artifact is not None and artifact.item is not None and artifact.item.get("purging"):
-                raise ConflictError(f"artifact {name!r} is being purged") from None
-            raise ContentionError(f"the tags of {what} of {name!r} changed concurrently") from None
 
     def search_versions(
         self, *, sha256: str | None = None, tag: tuple[str, str] | None = None, limit: int, token: str | None
@@ -189,6 +179,24 @@ class TagStore:
             keep=lambda i: True,
         )
         return [i["name"] for i in items], next_token
+
+
+def _version_refusal(reason: Reason, name: str, what: str) -> RegistryError | None:
+    """The tagged version is gone, or expired; otherwise its tags moved (or the artifact says why)."""
+    if reason.item is None:
+        return NotFoundError(f"artifact {name!r} has no {what}")
+    if reason.item.get("expired"):
+        return ConflictError(f"{what} expired: it carries no tags", field="version")
+    return None
+
+
+def _artifact_refusal(reason: Reason, name: str, what: str) -> RegistryError:
+    """The artifact is gone or being purged; otherwise the tags of `what` moved."""
+    if reason.item is None or reason.item.get("purged"):
+        return NotFoundError(f"artifact {name!r} does not exist")
+    if reason.item.get("purging"):
+        return ConflictError(f"artifact {name!r} is being purged")
+    return ContentionError(f"the tags of {what} of {name!r} changed concurrently")
 
 
 def _tag_rev_condition(seen: int) -> ConditionBase:
