@@ -80,11 +80,11 @@ class Attesting:
         else:
             assert body.sha256 is not None and body.size is not None  # the body model requires both
             sha256, size, media_type = body.sha256, body.size, body.media_type or DEFAULT_CONTENT_TYPE
-        identity = attestation_id(body.type, sha256)
-        existing = self.store.get(name, version, identity) or self._legacy(name, version, body.type, sha256)
+        made = attestation_id(body.type, sha256)
+        existing = self.store.get(name, version, made) or self._legacy(name, version, body.type, sha256)
         if existing is not None:
             return existing, False
-        key = keys.attestation_blob_key(name, version, identity)
+        key = keys.attestation_blob_key(name, version, made)
         if data is not None:
             self.blobs.put(key, data, content_type=media_type)
         else:
@@ -92,7 +92,7 @@ class Attesting:
             self.blobs.copy(source, self.blobs.verify(source, sha256, size), key, content_type=media_type)
         now = self.policy.now()
         attestation = Attestation(
-            id=identity,
+            id=made,
             type=body.type,
             sha256=sha256,
             size=size,
@@ -105,7 +105,7 @@ class Attesting:
         try:
             self.store.commit(change)
         except AttestationTaken:  # made by a concurrent request
-            existing = self.store.get(name, version, identity)
+            existing = self.store.get(name, version, made)
             if existing is None:  # and gone with its version since: nothing to show
                 raise NotFoundError(f"artifact {name!r} has no version {version}") from None
             return existing, False
