@@ -19,6 +19,7 @@ from arca.adapters.store.records import (
     VersionRecord,
     artifact_tag_item,
     latest_record,
+    listing_rows,
     signed_attributes,
     version_record,
 )
@@ -329,33 +330,6 @@ def _content_detail(content: Content) -> dict[str, Any]:
 
 def _same_bytes(seen: LatestRecord, content: Content) -> bool:
     return seen.sha256 == content.sha256 and seen.size == content.size
-
-
-def listing_rows(name: str, *, link: str | None = None) -> list[Write]:
-    """The name-index row and the folder rows that make a new artifact (or a link, carrying its target)
-    listable: each folder counts one child more, the leaf row is put."""
-    extra = {"link": link} if link else {}
-    leaf = {"kind": "link" if link else "artifact", **extra}
-    return [Write("name", "Put", keys.name_key(name), item={"kind": "name", **extra}), *_folder_rows(name, 1, leaf)]
-
-
-def unlisting_rows(name: str) -> list[Write]:
-    """The opposite of `listing_rows`, for a purged artifact or a removed link: its rows go, each folder counts
-    one child less (a folder row with no children left is skipped by the listing)."""
-    return [Write("name", "Delete", keys.name_key(name)), *_folder_rows(name, -1, None)]
-
-
-def _folder_rows(name: str, delta: int, leaf: Item | None) -> list[Write]:
-    """Each folder row of `name` counts `delta` children more; its own row is put as `leaf`, or deleted."""
-    writes = []
-    for i, (key, folder) in enumerate(keys.dir_keys(name)):
-        if folder:
-            writes.append(Write(f"dir{i}", "Update", key, update=Update(add=("children :n",)), values={":n": delta}))
-        elif leaf is None:
-            writes.append(Write(f"dir{i}", "Delete", key))
-        else:
-            writes.append(Write(f"dir{i}", "Put", key, item=leaf))
-    return writes
 
 
 def collecting_error(sha256: str, count: Item | None) -> ConflictError:

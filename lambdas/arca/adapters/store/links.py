@@ -17,11 +17,10 @@ from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
-from arca.adapters.store.artifacts import listing_rows, unlisting_rows
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.records import LatestRecord
+from arca.adapters.store.records import LatestRecord, listing_rows, unlisting_rows
 from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.events import Change, LinkDeleted, LinkUpdated

@@ -11,11 +11,10 @@ from boto3.dynamodb.conditions import Attr
 from arca.adapters import keys
 from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
 from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import unlisting_rows
 from arca.adapters.store.conditions import ITEM_EXISTS, at_most, below
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.versions import VERSIONS
+from arca.adapters.store.records import unlisting_rows
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError
 
 
@@ -112,7 +111,7 @@ class PurgeStore:
             (keys.history_pk(name), None),
             (keys.alias_pk(name), None),
         )
-        for pk, bounds in (*partitions, (name, VERSIONS)):
+        for pk, bounds in (*partitions, (name, keys.VERSIONS)):
             start = None
             aliases = pk == keys.alias_pk(name)
             leases = pk == keys.consumers_pk(name)

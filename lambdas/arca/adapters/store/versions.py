@@ -22,7 +22,6 @@ from arca.domain.receipts import Seal
 if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
     from arca.domain.events import VersionDeleted
 
-VERSIONS = (keys.FIRST_VERSION_SK, keys.LAST_VERSION_SK)
 # Versions soft-deleted per transaction: each with its event item, plus LATEST's count and an idempotency
 # record, within TransactWriteItems' limit of 100 items.
 DELETE_BATCH = 49
@@ -53,7 +52,7 @@ class VersionStore:
             limit=limit,
             token=token,
             keep=lambda i: include_deleted or not i.get("deleted"),
-            sk_between=VERSIONS,
+            sk_between=keys.VERSIONS,
             forward=not newest_first,
         )
         return [version_entity(i) for i in items], next_token
@@ -62,7 +61,7 @@ class VersionStore:
         self, name: str, *, start: dict[str, str] | None, size: int
     ) -> tuple[list[VersionRecord], dict[str, str] | None]:
         """One Query of up to `size` versions, newest first, deleted ones included; and the key to go on from."""
-        page = self.table.query(name, sk_between=VERSIONS, forward=False, consistent=True, limit=size, start=start)
+        page = self.table.query(name, sk_between=keys.VERSIONS, forward=False, consistent=True, limit=size, start=start)
         return [version_record(i) for i in page.items], page.last_key
 
     @staticmethod
@@ -73,7 +72,7 @@ class VersionStore:
     @staticmethod
     def resume_from(name: str, scope: str, token: str) -> tuple[dict[str, str], dict[str, int]]:
         """The key and counters of a `resume_token`; ValidationError(next_token) for any other token."""
-        return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=VERSIONS))
+        return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=keys.VERSIONS))
 
     def set_deleted(
         self,
@@ -302,7 +301,7 @@ class VersionStore:
             )
         else:
             items, next_token = page(
-                self.table, name, scope, limit=limit, token=token, keep=keep, sk_between=VERSIONS, forward=forward
+                self.table, name, scope, limit=limit, token=token, keep=keep, sk_between=keys.VERSIONS, forward=forward
             )
         return [version_entity(i) for i in items], next_token
 
