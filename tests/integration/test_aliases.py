@@ -301,7 +301,11 @@ def test_prune_skips_a_version_pinned_meanwhile_and_deletes_the_rest(app: Handle
     from arca import wiring
 
     table = wiring.services().stores.table
-    planned = wiring.services().stores.versions._deletion_writes("team/app", [1, 2], deleted=True, now="2026-01-01")
+    from arca.adapters.store.change import Change
+
+    batch = Change("team/app", by=None, now="2026-01-01")
+    wiring.services().stores.versions.stage_deleted(batch, [1, 2], deleted=True, explained=False)
+    planned = batch.writes()
     put_alias(app, "prod", version=1)
     # When the planned batch is tried, and prune runs for real
     from arca.adapters.dynamo import TransactionCancelled

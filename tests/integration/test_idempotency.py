@@ -121,15 +121,15 @@ def test_concurrent_requests_with_one_key_make_one_change(api: HandlerApi, aws: 
     blob = {"sha256": api.upload("app", b"one"), "size": 3, "force": True}
     api.publish("app", b"zero")
     repository = wiring.services().stores.artifacts
-    write_latest = repository.write_latest
+    stage_latest = repository.stage_latest
     inner: list[Reply] = []
 
     def the_other_commits_first(*args: Any, **kwargs: Any) -> Any:
-        repository.write_latest = write_latest  # type: ignore[method-assign]
+        repository.stage_latest = stage_latest  # type: ignore[method-assign]
         inner.append(api.call("POST", "/artifacts/app/versions", blob, headers=KEY))
-        return write_latest(*args, **kwargs)
+        return stage_latest(*args, **kwargs)
 
-    repository.write_latest = the_other_commits_first  # type: ignore[method-assign]
+    repository.stage_latest = the_other_commits_first  # type: ignore[method-assign]
     # When the first goes on
     outer = api.call("POST", "/artifacts/app/versions", blob, headers=KEY)
     # Then one version was made, and both got its answer

@@ -128,13 +128,13 @@ def test_publish_that_read_latest_before_the_mark_fails_its_condition(api: Handl
     api.publish("app", b"a")
     digest = api.upload("app", b"b")
     publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().publishing)
-    write_latest = publisher.artifacts.write_latest
+    stage_latest = publisher.artifacts.stage_latest
 
     def purge_marks_first(*args: Any, **kwargs: Any) -> Any:
         assert not purger.purge("app", force=False, budget=Budget(calls=0))
-        return write_latest(*args, **kwargs)
+        return stage_latest(*args, **kwargs)
 
-    publisher.artifacts.write_latest = purge_marks_first  # type: ignore[method-assign]
+    publisher.artifacts.stage_latest = purge_marks_first  # type: ignore[method-assign]
     # When the publish commits
     with pytest.raises(ConflictError):
         publisher.publish("app", Content(sha256=digest, size=1))

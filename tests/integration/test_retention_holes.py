@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from arca import wiring
+from arca.domain.errors import ContentionError
 from local import iam
 from tests.helpers import HandlerApi, sha256
 from tests.integration.test_retention import NAME, POLICY, Clock, apply, clock, publish_many, rows
@@ -134,7 +135,14 @@ def test_a_kept_tag_added_after_the_versions_were_read_stops_the_soft_delete(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(versions, "versions_chunk", then_tagged)
         if not batch:
-            patch.setattr(versions, "delete_versions", lambda *a, **k: False)  # as if a version was pinned meanwhile
+            commit = versions.commit
+
+            def batch_refused(change: Any) -> None:  # as if a version was pinned meanwhile
+                if len(change.announced) > 1:
+                    raise ContentionError("a version of the batch changed")
+                commit(change)
+
+            patch.setattr(versions, "commit", batch_refused)
         applied = apply(api)
     # Then version 1 stays live (its tags changed since they were judged); 2 goes
     assert 1 not in applied["deleted"] and 2 in applied["deleted"], applied

@@ -8,8 +8,10 @@ import pytest
 
 from arca.adapters import keys
 from arca.adapters.dynamo import CONDITION_FAILED, Reason, TransactionCancelled, Write
-from arca.adapters.store.artifacts import COUNT_BATCH, count_contents
+from arca.adapters.store.artifacts import COUNT_BATCH, ArtifactStore
+from arca.adapters.store.feed import Feed
 from arca.domain.errors import ConflictError
+from arca.services.publishing import count_contents
 
 
 class Transactions:
@@ -29,6 +31,14 @@ class Transactions:
         self.committed.append(writes)
 
 
+NOW = "2026-01-01T00:00:00Z"
+
+
+def store(table: Transactions) -> ArtifactStore:
+    """The artifact store over the recording table, its changes committed through a feed as the service's are."""
+    return ArtifactStore(table, Feed(table))  # type: ignore[arg-type]
+
+
 def contents(n: int) -> list[str]:
     return [f"{i:064x}" for i in range(n)]
 
@@ -37,7 +47,7 @@ def test_the_contents_are_counted_a_bounded_transaction_at_a_time_in_the_order_g
     # Given
     table = Transactions()
     # When 2.5 transactions' worth are counted
-    count_contents(table, "m", contents(COUNT_BATCH * 2 + COUNT_BATCH // 2))  # type: ignore[arg-type]
+    count_contents(store(table), "m", contents(COUNT_BATCH * 2 + COUNT_BATCH // 2), now=NOW)
     # Then each transaction adds one reference to each of at most COUNT_BATCH counts, each once, in order
     assert [len(t) for t in table.committed] == [COUNT_BATCH, COUNT_BATCH, COUNT_BATCH // 2]
     written = [w for t in table.committed for w in t]
@@ -53,7 +63,7 @@ def test_a_content_being_collected_is_refused_by_name_and_earlier_counts_stay() 
     table = Transactions(collecting=held)
     # When
     with pytest.raises(ConflictError) as refused:
-        count_contents(table, "m", contents(COUNT_BATCH + 3))  # type: ignore[arg-type]
+        count_contents(store(table), "m", contents(COUNT_BATCH + 3), now=NOW)
     # Then the 409 names that content, and the first transaction's counts are not taken back
     assert held in refused.value.message and refused.value.details == {"collecting": True}
     assert "since 2026-01-01T00:00:00Z" in refused.value.message
@@ -62,5 +72,5 @@ def test_a_content_being_collected_is_refused_by_name_and_earlier_counts_stay() 
 
 def test_no_contents_write_nothing() -> None:
     table = Transactions()
-    count_contents(table, "m", [])  # type: ignore[arg-type]
+    count_contents(store(table), "m", [], now=NOW)
     assert table.committed == []

@@ -23,6 +23,7 @@ Key = dict[str, str]
 # Version sort keys are six digits; these bound a Query to versions only (LATEST sorts after them).
 FIRST_VERSION_SK = "000000"
 LAST_VERSION_SK = "999999"
+# The sort-key range of an artifact's versions in its partition (sk BETWEEN these).
 VERSIONS = (FIRST_VERSION_SK, LAST_VERSION_SK)
 NAMES_PK = "__names"
 _DIR_PREFIX = "__dir#"

@@ -22,17 +22,19 @@ from arca.adapters import keys
 from arca.adapters.multipart import Multipart
 from arca.adapters.s3 import NOT_UPLOADED, Blobs
 from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.artifacts import ArtifactStore
+from arca.adapters.store.artifacts import COUNT_BATCH, ArtifactStore
+from arca.adapters.store.change import Change
 from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.uploads import COMPLETE, Layout, UploadStore
-from arca.adapters.store.versions import DELETE_BATCH, VersionStore
+from arca.adapters.store.versions import DELETE_BATCH, VersionStore, VersionUnchanged
 from arca.domain.entities import Latest, PruneResult, Published, Skipped, Summary, Upload, Version
 from arca.domain.errors import (
     ConflictError,
+    ContentionError,
     NotFoundError,
     PayloadTooLargeError,
     ValidationError,
@@ -128,16 +130,11 @@ class Publishing:
             refuse_link(name, seen)
             if seen is not None and seen.purging:
                 raise ConflictError(f"artifact {name!r} is being purged", field="name")
-            return self.artifacts.create_empty(
-                name,
-                seen,
-                description=description,
-                tags=dict(tags or {}),
-                now=self.policy.now(),
-                answer=self.reading.summary_of,
-                seal=seal,
-                by=identity,
-            )
+            change = Change(name, by=identity, now=self.policy.now())
+            written = self.artifacts.stage_created(change, seen, description=description, tags=dict(tags or {}))
+            change.seal(seal, self.reading.summary_of(written))
+            self.artifacts.commit(change)
+            return written
 
         return self.reading.summary_of(self.policy.compare_and_set(attempt))
 
@@ -336,10 +333,11 @@ class Publishing:
     ) -> LatestRecord:
         def attempt() -> LatestRecord:
             latest = checked.read()
-            written = self.artifacts.write_latest(
-                name, latest, checked.content, now=self.policy.now(), seal=seal, by=identity
-            )
+            change = Change(name, by=identity, now=self.policy.now())
+            written = self.artifacts.stage_latest(change, latest, checked.content)
             assert isinstance(written, LatestRecord)
+            change.seal(seal, written.entity())
+            self.artifacts.commit(change)
             return written
 
         return self.policy.compare_and_set(attempt)
@@ -350,7 +348,7 @@ class Publishing:
         LATEST is read before the check, and purge deletes blobs only after its mark has advanced `rev`:
         a write conditioned on a reading made before the check cannot commit over a blob that a purge
         deleted after it. Retention's collections fence the same way: each claim and each finish advances
-        LATEST's `collections`, and the write holds only while it is as read (ArtifactStore.write_latest). A
+        LATEST's `collections`, and the write holds only while it is as read (ArtifactStore.stage_latest). A
         reading that shows a purge or a collection since the check (`purges` or `collections` moved) checks
         again, so every compare-and-set try is conditioned on a reading its check followed.
         """
@@ -365,7 +363,7 @@ class Publishing:
             )
             # A types document is counted with them (never collected while a version could name it).
             types = [checked.content.file_types] if checked.content.file_types is not None else []
-            self.artifacts.count_contents(name, sorted({*trees[-1].contents(), *types}))
+            count_contents(self.artifacts, name, sorted({*trees[-1].contents(), *types}), now=self.policy.now())
             return checked
         return _Checked(name, lambda: self._locate(name, content), lambda: self.artifacts.latest(name), seen)
 
@@ -432,10 +430,11 @@ class Publishing:
                 parts_sha256=snapshot.parts_sha256,
             )
             signed = self._sign(text)
-            version = self.artifacts.write_latest(
-                name, latest, snapshot, now=now, publish_as=newest + 1, signed=signed, seal=made, by=identity
-            )
+            change = Change(name, by=identity, now=now)
+            version = self.artifacts.stage_latest(change, latest, snapshot, publish_as=newest + 1, signed=signed)
             assert isinstance(version, VersionRecord)
+            change.seal(made, version.entity())
+            self.artifacts.commit(change)
             return self._with_parts(Published(**version.entity().model_dump(), deduplicated=False), version)
 
         return self.policy.compare_and_set(attempt)
@@ -483,10 +482,14 @@ class Publishing:
     def _set_deleted(
         self, name: str, number: int, *, deleted: bool, identity: str | None, lease_rev: int | None = None
     ) -> Version:
-        unchanged = self.versions.set_deleted(
-            name, number, deleted=deleted, now=self.policy.now(), by=identity, lease_rev=lease_rev
-        )
-        return (unchanged or self.reading.version(name, number)).entity()
+        change = Change(name, by=identity, now=self.policy.now())
+        leases = None if lease_rev is None else {number: lease_rev}
+        self.versions.stage_deleted(change, [number], deleted=deleted, lease_revs=leases)
+        try:
+            self.versions.commit(change)
+        except VersionUnchanged as unchanged:  # already so: idempotent, the version as it is
+            return unchanged.record.entity()
+        return self.reading.version(name, number).entity()
 
     def prune(
         self,
@@ -572,8 +575,18 @@ class Publishing:
     ) -> bool:
         """One transaction (with `seal`'s record, if any); True when it committed. If one of its versions
         was pinned or leased meanwhile the batch is cancelled whole, and its versions are then deleted one by one."""
-        now = self.policy.now()
-        if self.versions.delete_versions(name, batch, now=now, seal=seal, by=identity, lease_revs=lease_revs):
+        from arca.domain.events import VersionDeleted
+
+        change = Change(name, by=identity, now=self.policy.now())
+        self.versions.stage_deleted(
+            change, batch, deleted=True, lease_revs=lease_revs, explained=False, detail=VersionDeleted(prune=True)
+        )
+        change.seal(seal, batch)
+        try:
+            self.versions.commit(change)
+        except ContentionError:  # one of its versions was pinned, leased or deleted meanwhile: one by one
+            pass
+        else:
             deleted.extend(batch)
             return True
         for number in batch:
@@ -700,3 +713,13 @@ def _holds(latest: LatestRecord, content: StoredContent) -> bool:
 def _check_size(size: int) -> None:
     if size > MAX_BLOB_SIZE:
         raise PayloadTooLargeError(f"size {size} is over the {MAX_BLOB_SIZE}-byte limit of one upload", field="size")
+
+
+def count_contents(artifacts: ArtifactStore, name: str, contents: list[str], *, now: str) -> None:
+    """Add a reference to each content's blob count (a tree's files, before the write that makes the tree), one
+    change of COUNT_BATCH at a time (ArtifactStore.stage_counts): ConflictError naming a content a collection holds;
+    what earlier changes counted stays counted (over-counted, never under)."""
+    for start in range(0, len(contents), COUNT_BATCH):
+        change = Change(name, by=None, now=now)
+        artifacts.stage_counts(change, contents[start : start + COUNT_BATCH])
+        artifacts.commit(change)

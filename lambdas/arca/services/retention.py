@@ -23,7 +23,7 @@ from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import ExpiryRefused, RetentionStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
-from arca.domain.errors import ConflictError, NotFoundError, VersionPinnedError
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
 from arca.domain.retention import (
     Applied,
@@ -250,18 +250,23 @@ class Retention:
         now = self.policy.now()
         numbers = list(doomed)
         detail = VersionDeleted(retention=True)
-        if self.versions.delete_versions(
-            name, numbers, now=now, by=BY, detail=detail, tag_revs=doomed, lease_revs=lease_revs
-        ):
+        change = Change(name, by=BY, now=now)
+        self.versions.stage_deleted(
+            change, numbers, deleted=True, tag_revs=doomed, lease_revs=lease_revs, explained=False, detail=detail
+        )
+        try:
+            self.versions.commit(change)
             return numbers
+        except ContentionError:  # one of them was pinned, tagged, leased or deleted meanwhile: one by one
+            pass
         done = []
         for number, tag_rev in doomed.items():
+            one = Change(name, by=BY, now=now)
+            leases = {number: lease_revs[number]}
+            self.versions.stage_deleted(one, [number], deleted=True, tag_revs={number: tag_rev}, lease_revs=leases)
             try:
-                unchanged = self.versions.set_deleted(
-                    name, number, deleted=True, now=now, by=BY, tag_rev=tag_rev, lease_rev=lease_revs[number]
-                )
-                if unchanged is None:
-                    done.append(number)
+                self.versions.commit(one)
+                done.append(number)
             except (VersionPinnedError, ConflictError, NotFoundError):
                 continue  # pinned, or its tags changed, since it was read: the alias or the tag wins
         return done

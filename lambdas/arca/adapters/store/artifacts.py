@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr
-from pydantic import BaseModel
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import Item, Reason, Table, Update, Write
+from arca.adapters.store.change import Change, Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, latest_unchanged, no_collection_since
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
-from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import (
     LatestRecord,
     VersionRecord,
@@ -23,13 +21,18 @@ from arca.adapters.store.records import (
     signed_attributes,
     version_record,
 )
-from arca.domain.errors import ConflictError, ContentionError, LinkedNameError
-from arca.domain.receipts import Seal
+from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, RegistryError
 from arca.domain.signing import Signed
 
 if TYPE_CHECKING:  # the request and event models are not needed on the read path (the resolve function's cold start)
-    from arca.domain.events import Change
     from arca.domain.models import Content
+
+
+# Blob counts one change adds a reference to (DynamoDB takes 100 actions a transaction).
+COUNT_BATCH = 100
+# The order in which a LATEST write's refusals are asked: a collection holding the content, then LATEST moved (the
+# writer re-reads), then the version taken.
+COUNT_RANK, LATEST_RANK, VERSION_RANK = 0, 1, 2
 
 
 class ArtifactStore:
@@ -41,10 +44,6 @@ class ArtifactStore:
         """LATEST as stored, tombstones (purged) and marks (purging) included."""
         item = self.table.get(keys.latest_key(name))
         return None if item is None else latest_record(item)
-
-    def count_contents(self, name: str, contents: list[str]) -> None:
-        """Add a reference to each content's blob count (`count_contents`)."""
-        count_contents(self.table, name, contents)
 
     def names_page(
         self, prefix: str, *, limit: int, token: str | None
@@ -81,30 +80,40 @@ class ArtifactStore:
         )
         return [(parent + i["sk"], i.get("link")) for i in items], next_token
 
-    def write_latest(
+    def commit(self, change: Change) -> None:
+        """Commit a change staged into by the stores (Feed.commit_change: its refusals say what a failure means)."""
+        self.feed.commit_change(change)
+
+    def stage_latest(
         self,
-        name: str,
+        change: Change,
         seen: LatestRecord | None,
         content: Content,
         *,
-        now: str,
         publish_as: int | None = None,
         signed: Signed | None = None,
-        seal: Seal | None = None,
-        by: str | None = None,
     ) -> LatestRecord | VersionRecord:
-        """Set LATEST to `content` (a compare-and-set on what was `seen`) and, with `publish_as`, put that version.
+        """Stage LATEST set to `content` (a compare-and-set on what was `seen`), its blob counts and, with
+        `publish_as`, that version, with the events they announce.
 
         `signed` (the version's manifest and signature) goes on the version item and on LATEST, which keeps it
         while its bytes stay the newest version's; a LATEST write of other bytes removes it.
 
-        A new (or purged) artifact gets its LATEST and its listing rows in the same transaction, and so does
-        the idempotency record of `seal`. Returns the new version when publishing, else LATEST as written.
-        Raises ContentionError when LATEST moved since it was read, ConflictError when the artifact is being
-        purged, IdempotencyKeyTakenError when the seal's key was used meanwhile.
+        A new (or purged) artifact gets its LATEST and its listing rows in the same change. Returns the new version
+        when publishing, else LATEST as written. Raises LinkedNameError for a link and ConflictError while a purge
+        runs (as `seen` shows); once committed, ConflictError when a collection holds the content, ContentionError
+        when LATEST moved since it was read.
         """
-        writes = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
-        writes += blob_count_writes(name, seen, content.sha256, published=publish_as is not None)
+        name, now = change.name, change.now
+        latest = self._latest_writes(name, seen, content, now=now, publish_as=publish_as, signed=signed)
+        # Asked after the blob counts (a collection holding the content is said first), before the version: the
+        # loser of a publish race usually fails twice (the counter moved, and the winner's version exists), and
+        # re-reads.
+        change.stage(latest[0], refused=ContentionError(f"LATEST of {name!r} changed concurrently"), rank=LATEST_RANK)
+        for row in latest[1:]:
+            change.stage(row)
+        for sha256, count in blob_count_writes(name, seen, content.sha256, published=publish_as is not None):
+            change.stage(count, refused=_collecting(sha256), rank=COUNT_RANK)
         version: Item | None = None
         if publish_as is not None:
             version = {
@@ -119,12 +128,16 @@ class ArtifactStore:
                 **keys.version_key(name, publish_as),
             }
             key = keys.version_key(name, publish_as)
-            writes.append(Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST))
+            change.stage(
+                Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST),
+                refused=ConflictError(f"concurrent change: version {publish_as} of {name!r} exists"),
+                rank=VERSION_RANK,
+            )
         written: LatestRecord | VersionRecord
         if version is not None:
             written = version_record(version)
         elif seen is None or seen.purged:
-            written = latest_record(dict(writes[0].item or {}))
+            written = latest_record(dict(latest[0].item or {}))
         else:
             written = seen.model_copy(
                 update={
@@ -135,52 +148,30 @@ class ArtifactStore:
                     **({} if _same_bytes(seen, content) else {"manifest": None, "signature": None}),
                 }
             )
-        # The idempotency record keeps the answer: LATEST or the version as the API shows it, not its record
-        writes = sealed(seal, written.entity()) + writes
-        from arca.domain.events import Change, LatestUpdated, VersionPublished
+        from arca.domain.events import Change as Announced
+        from arca.domain.events import LatestUpdated, VersionPublished
 
-        changes: list[Change] = []
         fields = content.model_dump()
         changed = seen is None or seen.purged or fields != {f: getattr(seen, f) for f in fields}
         # A publish that snapshots LATEST as it is announces only the version; PUT latest always writes LATEST.
         if changed or publish_as is None:
-            changes.append(Change(LatestUpdated(**_content_detail(content)), "LATEST"))
+            change.announce(Announced(LatestUpdated(**_content_detail(content)), "LATEST"))
         if publish_as is not None:
-            changes.append(Change(VersionPublished(**_content_detail(content)), publish_as))
-        try:
-            self.feed.commit(writes, name, changes, by=by, now=now)
-        except TransactionCancelled as lost:
-            raise_if_key_taken(lost)
-            collecting = [r for n in lost.reasons if n.startswith("blob") and (r := lost.failed(n)) is not None]
-            if collecting:
-                raise collecting_error(content.sha256, collecting[0].item) from None
-            # The loser of a publish race usually fails twice: the counter moved, and the winner's version
-            # exists. DynamoDB Local reports both reasons; moto stops at the first.
-            if lost.failed("latest") is None:
-                raise ConflictError(f"concurrent change: {lost}") from None
-            raise ContentionError(f"LATEST of {name!r} changed concurrently") from None
+            change.announce(Announced(VersionPublished(**_content_detail(content)), publish_as))
         return written
 
-    def create_empty(
-        self,
-        name: str,
-        seen: LatestRecord | None,
-        *,
-        description: str | None,
-        tags: dict[str, str],
-        now: str,
-        answer: Callable[[LatestRecord], BaseModel],
-        seal: Seal | None = None,
-        by: str | None = None,
+    def stage_created(
+        self, change: Change, seen: LatestRecord | None, *, description: str | None, tags: dict[str, str]
     ) -> LatestRecord:
-        """Create `name` with no version yet: its LATEST (holding no content), its listing rows, its tags' search
-        rows and the `artifact.created` event, in one transaction (with the idempotency record of `seal`, whose
-        answer is `answer` of LATEST as written).
+        """Stage `name` created with no version yet: its LATEST (holding no content), its listing rows, its tags'
+        search rows and the `artifact.created` event. Returns LATEST as written.
 
         `seen` is the name's LATEST as read: None (never used) or a tombstone (a purged artifact: its counters
-        stay, so version numbers are not reused). Raises ConflictError (field name) when the name is an artifact
-        or a link meanwhile, ContentionError when the tombstone changed since it was read.
+        stay, so version numbers are not reused). Raises ConflictError (field name) when it is live; once
+        committed, ConflictError (field name) or LinkedNameError when the name is an artifact or a link meanwhile,
+        ContentionError when the tombstone changed since it was read.
         """
+        name, now = change.name, change.now
         if seen is not None and not seen.purged:
             raise exists_error(name)
         latest = first_latest(
@@ -195,29 +186,46 @@ class ArtifactStore:
                 **({"tag_rev": 1, "tagged_at": now} if tags or description is not None else {}),
             },
         )
-        rows = [
-            Write(f"tag{i}", "Put", keys.artifact_tag_key(name, tag), item=artifact_tag_item(name, tag, value))
-            for i, (tag, value) in enumerate(sorted(tags.items()))
-        ]
-        written = latest_record(dict(latest.item or {}))
-        writes = [*sealed(seal, answer(written)), latest, *listing_rows(name), *rows]
-        from arca.domain.events import ArtifactCreated, Change
 
-        change = Change(ArtifactCreated(tags=tags, **({"description": description} if description else {})))
-        try:
-            self.feed.commit(writes, name, [change], by=by, now=now)
-        except TransactionCancelled as lost:
-            raise_if_key_taken(lost)
-            failed = lost.failed("latest")
-            if failed is None:
-                raise ConflictError(f"concurrent change: {lost}") from None
-            found = failed.item
+        def taken(reason: Reason) -> RegistryError:
+            found = reason.item
             if found is not None and found.get("link"):
-                raise LinkedNameError(name, str(found["link"])) from None
+                return LinkedNameError(name, str(found["link"]))
             if found is not None and not found.get("purged"):
-                raise exists_error(name) from None
-            raise ContentionError(f"{name!r} changed concurrently") from None
-        return written
+                return exists_error(name)
+            return ContentionError(f"{name!r} changed concurrently")
+
+        change.stage(latest, refused=taken)
+        for row in listing_rows(name):
+            change.stage(row)
+        for i, (tag, value) in enumerate(sorted(tags.items())):
+            change.stage(
+                Write(f"tag{i}", "Put", keys.artifact_tag_key(name, tag), item=artifact_tag_item(name, tag, value))
+            )
+        from arca.domain.events import ArtifactCreated
+        from arca.domain.events import Change as Announced
+
+        change.announce(Announced(ArtifactCreated(tags=tags, **({"description": description} if description else {}))))
+        return latest_record(dict(latest.item or {}))
+
+    def stage_counts(self, change: Change, contents: list[str]) -> None:
+        """Stage a reference added to each content's blob count (a tree's files, before the write that makes the
+        tree; at most COUNT_BATCH a change). Each holds only while no collection of that content is under way
+        (`collecting`): once committed, ConflictError naming the first content refused otherwise. A reference added
+        by a write that then fails or is deduplicated stays (the content is then kept longer, never removed while
+        referenced)."""
+        if len(contents) > COUNT_BATCH:
+            raise ValueError(f"at most {COUNT_BATCH} blob counts a change")
+        for index, sha in enumerate(contents):
+            write = Write(
+                f"blob{index}",
+                "Update",
+                keys.blob_count_key(change.name, sha),
+                update="ADD refs :one",
+                condition=Attr("collecting").not_exists(),
+                values={":one": 1},
+            )
+            change.stage(write, refused=_collecting(sha))
 
     def _latest_writes(
         self,
@@ -332,6 +340,11 @@ def _same_bytes(seen: LatestRecord, content: Content) -> bool:
     return seen.sha256 == content.sha256 and seen.size == content.size
 
 
+def _collecting(sha256: str) -> Refusal:
+    """The refusal of a reference to `sha256` added to its blob count: the count as it was names the collection."""
+    return lambda reason: collecting_error(sha256, reason.item)
+
+
 def collecting_error(sha256: str, count: Item | None) -> ConflictError:
     """The 409 of a reference refused because retention is removing the content (its count is `collecting`)."""
     since = f" since {count['claimed_at']}" if count and count.get("claimed_at") else ""
@@ -343,37 +356,7 @@ def collecting_error(sha256: str, count: Item | None) -> ConflictError:
     )
 
 
-# Blob counts one transaction adds a reference to (DynamoDB takes 100 actions a transaction).
-COUNT_BATCH = 100
-
-
-def count_contents(table: Table, name: str, contents: list[str]) -> None:
-    """Add a reference to each content's blob count (a tree's files, before the write that makes the tree),
-    COUNT_BATCH a transaction. Each holds only while no collection of that content is under way (`collecting`):
-    ConflictError naming it otherwise. A reference added by a write that then fails or is deduplicated stays (the
-    content is then kept longer, never removed while referenced)."""
-    for start in range(0, len(contents), COUNT_BATCH):
-        batch = contents[start : start + COUNT_BATCH]
-        writes = [
-            Write(
-                f"blob{index}",
-                "Update",
-                keys.blob_count_key(name, sha),
-                update="ADD refs :one",
-                condition=Attr("collecting").not_exists(),
-                values={":one": 1},
-            )
-            for index, sha in enumerate(batch)
-        ]
-        try:
-            table.transact(writes)
-        except TransactionCancelled as lost:
-            failed = next((i for i in range(len(batch)) if lost.failed(f"blob{i}") is not None), 0)
-            reason = lost.failed(f"blob{failed}")
-            raise collecting_error(batch[failed], reason.item if reason is not None else None) from None
-
-
-def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, published: bool) -> list[Write]:
+def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, published: bool) -> list[tuple[str, Write]]:
     """The blob counts' part of a LATEST write (keys.blob_count_key): +1 for a published version, and LATEST's
     reference moved from its counted content to `sha256` when that changes, netted per content (one action per
     item). A new reference holds only while no collection of that content is under way (`collecting`), so
@@ -386,13 +369,16 @@ def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, publ
         if seen.counted_sha256 is not None:
             deltas[seen.counted_sha256] = deltas.get(seen.counted_sha256, 0) - 1
     return [
-        Write(
-            f"blob{index}",
-            "Update",
-            keys.blob_count_key(name, sha),
-            update="ADD refs :delta",
-            condition=Attr("collecting").not_exists() if delta > 0 else None,
-            values={":delta": delta},
+        (
+            sha,
+            Write(
+                f"blob{index}",
+                "Update",
+                keys.blob_count_key(name, sha),
+                update="ADD refs :delta",
+                condition=Attr("collecting").not_exists() if delta > 0 else None,
+                values={":delta": delta},
+            ),
         )
         for index, (sha, delta) in enumerate(sorted(deltas.items()))
         if delta

@@ -9,15 +9,21 @@ from typing import TYPE_CHECKING
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import Item, Reason, Table, Update, Write
+from arca.adapters.store.change import Change, Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, leases_unchanged, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, first_at, index_page, page, sk_test
-from arca.adapters.store.receipts import raise_if_key_taken, sealed
 from arca.adapters.store.records import VersionRecord, version_entity, version_record
 from arca.domain.entities import Version
-from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, VersionPinnedError
-from arca.domain.receipts import Seal
+from arca.domain.errors import (
+    ConflictError,
+    ContentionError,
+    LinkedNameError,
+    NotFoundError,
+    RegistryError,
+    VersionPinnedError,
+)
 
 if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
     from arca.domain.events import VersionDeleted
@@ -27,6 +33,18 @@ if TYPE_CHECKING:  # the event models are imported by the writes that announce t
 DELETE_BATCH = 49
 # Index candidates a `sha256:` reference confirms by a consistent read before answering that none is live.
 CONTENT_CANDIDATES = 3
+
+
+# A deletion's version refusals are asked before LATEST's (a missing version is said before a missing artifact).
+LATEST_RANK = 1
+
+
+class VersionUnchanged(ConflictError):
+    """Not a failure: the version was already in the state a delete or restore asked for (`record`, as it was)."""
+
+    def __init__(self, record: VersionRecord) -> None:
+        super().__init__(f"version {record.version} is already {'deleted' if record.deleted else 'live'}")
+        self.record = record
 
 
 class VersionStore:
@@ -74,149 +92,117 @@ class VersionStore:
         """The key and counters of a `resume_token`; ValidationError(next_token) for any other token."""
         return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=keys.VERSIONS))
 
-    def set_deleted(
+    def commit(self, change: Change) -> None:
+        """Commit a change staged into by the stores (Feed.commit_change: its refusals say what a failure means)."""
+        self.feed.commit_change(change)
+
+    def stage_deleted(
         self,
-        name: str,
-        number: int,
-        *,
-        deleted: bool,
-        now: str,
-        by: str | None = None,
-        tag_rev: int | None = None,
-        lease_rev: int | None = None,
-    ) -> VersionRecord | None:
-        """Soft-delete (or restore) one version and count it on LATEST, in one transaction.
-
-        Returns None when written, or the version as it is when it was already in that state (idempotent).
-        Raises NotFoundError (no such version or artifact), VersionPinnedError naming the aliases, or
-        ConflictError while a purge runs. With `tag_rev`, a delete holds only while the version's tags are as they
-        were read (ContentionError otherwise); with `lease_rev`, only while no consumer lease was taken on it since
-        (its `lease_rev` as read; ContentionError otherwise: the caller reads the leases again).
-        """
-        from arca.domain.events import Change, VersionDeleted, VersionRestored
-
-        change = Change(VersionDeleted() if deleted else VersionRestored(), number)
-        revs = None if tag_rev is None else {number: tag_rev}
-        leases = None if lease_rev is None else {number: lease_rev}
-        try:
-            self.feed.commit(
-                self._deletion_writes(name, [number], deleted=deleted, now=now, tag_revs=revs, lease_revs=leases),
-                name,
-                [change],
-                by=by,
-                now=now,
-            )
-        except TransactionCancelled as cancelled:
-            failed = cancelled.failed(f"v{number}")
-            if failed is not None:
-                if failed.item is None:
-                    self._refuse_link(name)
-                    raise NotFoundError(f"artifact {name!r} has no version {number}") from None
-                if bool(failed.item.get("deleted")) == deleted:
-                    return version_record(failed.item)
-                if failed.item.get("expired"):
-                    raise ConflictError(f"version {number} expired; it cannot be restored", field="version") from None
-                if tag_rev is not None and int(failed.item.get("tag_rev", 0)) != tag_rev:
-                    raise ContentionError(f"the tags of version {number} changed since they were read") from None
-                if lease_rev is not None and int(failed.item.get("lease_rev", 0)) != lease_rev:
-                    raise ContentionError(f"a consumer leased version {number} since its leases were read") from None
-                aliases = sorted(failed.item.get("pinned_by") or ())
-                raise VersionPinnedError(
-                    f"version {number} is the target of alias(es) {', '.join(aliases)}",
-                    field="version",
-                    details={"aliases": aliases},
-                ) from None
-            latest = cancelled.failed("latest")
-            if latest is not None and (latest.item is None or latest.item.get("purged")):
-                self._refuse_link(name)
-                raise NotFoundError(f"artifact {name!r} does not exist") from None
-            raise ConflictError(f"artifact {name!r} is being purged; retry") from None
-        return None
-
-    def _refuse_link(self, name: str) -> None:
-        """On a failure path only (a miss costs nothing extra on success): LinkedNameError if `name` is a link."""
-        item = self.table.get(keys.latest_key(name))
-        if item is not None and item.get("link"):
-            raise LinkedNameError(name, item["link"])
-
-    def delete_versions(
-        self,
-        name: str,
+        change: Change,
         numbers: list[int],
         *,
-        now: str,
-        seal: Seal | None = None,
-        by: str | None = None,
+        deleted: bool,
+        tag_revs: Mapping[int, int] | None = None,
+        lease_revs: Mapping[int, int] | None = None,
+        explained: bool = True,
         detail: VersionDeleted | None = None,
-        tag_revs: Mapping[int, int] | None = None,
-        lease_revs: Mapping[int, int] | None = None,
-    ) -> bool:
-        """Soft-delete up to DELETE_BATCH versions in one transaction; False (nothing written) if any failed.
+    ) -> None:
+        """Stage versions soft-deleted (or restored; up to DELETE_BATCH) and counted on LATEST, with their events
+        (`detail`, or a plain `version.deleted` / `version.restored`).
 
-        With `seal`, its idempotency record is written in the same transaction (its answer rendered from
-        `numbers`); IdempotencyKeyTakenError when that key was used meanwhile. With `tag_revs` (by version), each
-        holds only while its tags are as they were read; with `lease_revs`, only while no lease was taken on it.
+        A delete holds only for a live version no alias pins; a restore only for a deleted, unexpired one. With
+        `tag_revs` (by version; retention's deletes), a delete holds only while the version's tags are as they were
+        judged (a tag a policy keeps, added since, stops it); with `lease_revs`, only while no consumer lease was
+        taken on the version since its leases were read.
+
+        `explained`: once committed, a failure raises what it means for the version as it was: NotFoundError (no
+        such version or artifact), VersionUnchanged (already in that state: not a failure, the caller answers it),
+        ConflictError (expired; a purge running), VersionPinnedError naming the aliases, ContentionError (its tags
+        or leases moved). Unexplained (a batch the caller then writes one by one), a failure is a ContentionError.
         """
-        from arca.domain.events import Change, VersionDeleted
-
-        changes = [Change(VersionDeleted(prune=True) if detail is None else detail, n) for n in numbers]
-        try:
-            self.feed.commit(
-                sealed(seal, numbers)
-                + self._deletion_writes(name, numbers, deleted=True, now=now, tag_revs=tag_revs, lease_revs=lease_revs),
-                name,
-                changes,
-                by=by,
-                now=now,
-            )
-        except TransactionCancelled as cancelled:
-            raise_if_key_taken(cancelled)
-            return False
-        return True
-
-    def _deletion_writes(
-        self,
-        name: str,
-        numbers: list[int],
-        *,
-        deleted: bool,
-        now: str,
-        tag_revs: Mapping[int, int] | None = None,
-        lease_revs: Mapping[int, int] | None = None,
-    ) -> list[Write]:
-        """Items `v<n>`: a delete holds only for a live version no alias pins; a restore only for a deleted one.
-        With `tag_revs` (retention's deletes), a delete holds only while the version's tags are as they were judged
-        (a tag a policy keeps, added since, stops it); with `lease_revs`, only while no consumer lease was taken on
-        the version since its leases were read."""
+        name = change.name
         if deleted:
             update = Update(set=("deleted = :yes", "deleted_at = :at"))
             condition = ITEM_EXISTS & Attr("deleted").eq(False) & Attr("pinned_by").not_exists()
         else:
             update = Update(set=("deleted = :no",), remove=("deleted_at",))
             condition = ITEM_EXISTS & Attr("deleted").eq(True) & Attr("expired").not_exists()
-        values = {":yes": True, ":at": now} if deleted else {":no": False}
-        writes = [
-            Write(
-                f"v{n}",
-                "Update",
-                keys.version_key(name, n),
-                update=update,
-                condition=_unchanged(condition, n, tag_revs, lease_revs),
-                values=values,
+        values = {":yes": True, ":at": change.now} if deleted else {":no": False}
+        for n in numbers:
+            tag_rev = None if tag_revs is None else tag_revs.get(n)
+            lease_rev = None if lease_revs is None else lease_revs.get(n)
+            change.stage(
+                Write(
+                    f"v{n}",
+                    "Update",
+                    keys.version_key(name, n),
+                    update=update,
+                    condition=_unchanged(condition, n, tag_revs, lease_revs),
+                    values=values,
+                ),
+                refused=self._version_refusal(name, n, deleted, tag_rev, lease_rev) if explained else None,
             )
-            for n in numbers
-        ]
-        writes.append(
+        change.stage(
             Write(
                 "latest",
                 "Update",
                 keys.latest_key(name),
                 update=Update(set=("updated_at = :now",), add=("deleted_count :n",)),
                 condition=ARTIFACT_IS_LIVE,
-                values={":n": len(numbers) if deleted else -len(numbers), ":now": now},
-            )
+                values={":n": len(numbers) if deleted else -len(numbers), ":now": change.now},
+            ),
+            refused=self._latest_refusal(name) if explained else None,
+            rank=LATEST_RANK,
         )
-        return writes
+        from arca.domain.events import Change as Announced
+        from arca.domain.events import VersionDeleted, VersionRestored
+
+        for n in numbers:
+            if not deleted:
+                change.announce(Announced(VersionRestored(), n))
+            else:
+                change.announce(Announced(detail or VersionDeleted(), n))
+
+    def _version_refusal(
+        self, name: str, number: int, deleted: bool, tag_rev: int | None, lease_rev: int | None
+    ) -> Refusal:
+        """What a version's failed delete (or restore) means, by the version as it was."""
+
+        def refused(reason: Reason) -> RegistryError:
+            item = reason.item
+            if item is None:
+                return self._link_error(name) or NotFoundError(f"artifact {name!r} has no version {number}")
+            if bool(item.get("deleted")) == deleted:
+                return VersionUnchanged(version_record(item))
+            if item.get("expired"):
+                return ConflictError(f"version {number} expired; it cannot be restored", field="version")
+            if tag_rev is not None and int(item.get("tag_rev", 0)) != tag_rev:
+                return ContentionError(f"the tags of version {number} changed since they were read")
+            if lease_rev is not None and int(item.get("lease_rev", 0)) != lease_rev:
+                return ContentionError(f"a consumer leased version {number} since its leases were read")
+            aliases = sorted(item.get("pinned_by") or ())
+            return VersionPinnedError(
+                f"version {number} is the target of alias(es) {', '.join(aliases)}",
+                field="version",
+                details={"aliases": aliases},
+            )
+
+        return refused
+
+    def _latest_refusal(self, name: str) -> Refusal:
+        """What LATEST's failed count of a deletion means, by LATEST as it was: no artifact, or a purge running."""
+
+        def refused(reason: Reason) -> RegistryError:
+            if reason.item is None or reason.item.get("purged"):
+                return self._link_error(name) or NotFoundError(f"artifact {name!r} does not exist")
+            return ConflictError(f"artifact {name!r} is being purged; retry")
+
+        return refused
+
+    def _link_error(self, name: str) -> LinkedNameError | None:
+        """On a failure path only (a miss costs nothing extra on success): LinkedNameError if `name` is a link."""
+        item = self.table.get(keys.latest_key(name))
+        return LinkedNameError(name, item["link"]) if item is not None and item.get("link") else None
 
     def newest_with_content(self, name: str, sha256: str) -> VersionRecord | None:
         """The newest version of `name` holding `sha256` that is not deleted.
