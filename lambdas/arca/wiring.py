@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from arca.adapters.store.rollouts import RolloutStore
     from arca.adapters.store.tags import TagStore
     from arca.domain.signing import Signer
-    from arca.services.aliases import Aliases
+    from arca.services.aliases import Aliases, AliasWriter
     from arca.services.attestations import Attesting
     from arca.services.collection import Collection
     from arca.services.consumers import Consumers
@@ -105,7 +105,7 @@ class Stores:
     def rollouts(self) -> RolloutStore:
         from arca.adapters.store.rollouts import RolloutStore
 
-        return RolloutStore(self.table, self.aliases)
+        return RolloutStore(self.table)
 
     @cached_property
     def links(self) -> LinkStore:
@@ -238,11 +238,23 @@ class Services:
         return Verification(self.stores.uploads, Multipart(self.blobs), self.policy, driver)
 
     @cached_property
+    def guards(self) -> Guards:
+        from arca.services.guards import Guards
+
+        s = self.stores
+        return Guards(s.guards, s.versions, s.aliases, s.rollouts, self.reading, self.policy)
+
+    @cached_property
+    def alias_writer(self) -> AliasWriter:
+        from arca.services.aliases import AliasWriter
+
+        return AliasWriter(self.stores.aliases, self.stores.versions, self.guards, self.reading, self.policy)
+
+    @cached_property
     def aliases(self) -> Aliases:
         from arca.services.aliases import Aliases
 
-        s = self.stores
-        return Aliases(s.aliases, s.history, s.versions, s.guards, s.rollouts, self.reading, self.policy)
+        return Aliases(self.alias_writer, self.stores.history, self.reading, self.policy)
 
     @cached_property
     def rollouts(self) -> Rollouts:
@@ -255,11 +267,10 @@ class Services:
             driver = StepFunctionsDriver(lambda: client("stepfunctions"), arn)
         return Rollouts(
             self.stores.rollouts,
-            self.stores.aliases,
+            self.alias_writer,
             self.reading,
             self.policy,
             consumers=self.stores.consumers,
-            aliases=lambda: self.aliases,
             alarms=CloudWatchAlarms(lambda: client("cloudwatch")),
             driver=driver,
         )
@@ -268,7 +279,7 @@ class Services:
     def promotions(self) -> Promotions:
         from arca.services.promotions import Promotions
 
-        return Promotions(self.aliases, lambda: self.rollouts)
+        return Promotions(self.alias_writer, lambda: self.rollouts)
 
     @cached_property
     def links(self) -> Links:
@@ -367,7 +378,7 @@ def rollouts() -> Rollouts:
 
 
 def guards() -> Guards:
-    return services().aliases.guards
+    return services().guards
 
 
 def promotions() -> Promotions:
