@@ -50,6 +50,8 @@ TTL_GRACE_SECONDS = 86_400
 # asked first (0), a promotion applied with the alias write after a rollout's item (1), before the alias's own.
 POLICY = 0
 PROMOTION = 2
+# A policy's own change: the artifact's refusal (0) before the policy's or the alias's having moved.
+MOVED = 1
 
 
 @dataclass(frozen=True)
@@ -163,12 +165,12 @@ class GuardStore:
                 item={**alias_item(mark), **alias_key},
                 condition=Attr("revision").eq(alias_seen.revision),
             )
+        # The artifact gone or being purged is said before the policy or the alias moved (require_live's rank 0).
         moved = ContentionError(f"the policy of {alias!r} changed concurrently")
-        change.stage(
-            Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)), refused=moved, rank=1
-        )
+        policy_put = Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen))
+        change.stage(policy_put, refused=moved, rank=MOVED)
         self.require_live(change)
-        change.stage(marked, refused=moved, rank=1)
+        change.stage(marked, refused=moved, rank=MOVED)
         policy = None if rules is None else compact(rules.model_dump(mode="json"))
         change.announce(
             Announced(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
