@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.retention import Retention
-    from arca.services.rollouts import Rollouts
+    from arca.services.rollouts import Rollouts, RolloutStarter
     from arca.services.tags import Searching, Tagging
     from arca.services.uploads import Uploads
     from arca.services.verification import Verification
@@ -257,14 +257,21 @@ class Services:
         return Aliases(self.alias_writer, self.stores.history, self.reading, self.policy)
 
     @cached_property
-    def rollouts(self) -> Rollouts:
-        from arca.adapters.rollouts import CloudWatchAlarms, ExternalDriver, StepFunctionsDriver
-        from arca.services.rollouts import Driver, Rollouts
+    def rollout_starter(self) -> RolloutStarter:
+        from arca.adapters.rollouts import ExternalDriver, StepFunctionsDriver
+        from arca.services.rollouts import Driver, RolloutStarter
 
         arn = settings().rollout_state_machine_arn
         driver: Driver = ExternalDriver()
         if arn is not None:
             driver = StepFunctionsDriver(lambda: client("stepfunctions"), arn)
+        return RolloutStarter(self.stores.rollouts, self.alias_writer, driver)
+
+    @cached_property
+    def rollouts(self) -> Rollouts:
+        from arca.adapters.rollouts import CloudWatchAlarms
+        from arca.services.rollouts import Rollouts
+
         return Rollouts(
             self.stores.rollouts,
             self.alias_writer,
@@ -272,14 +279,14 @@ class Services:
             self.policy,
             consumers=self.stores.consumers,
             alarms=CloudWatchAlarms(lambda: client("cloudwatch")),
-            driver=driver,
+            starter=self.rollout_starter,
         )
 
     @cached_property
     def promotions(self) -> Promotions:
         from arca.services.promotions import Promotions
 
-        return Promotions(self.alias_writer, lambda: self.rollouts)
+        return Promotions(self.alias_writer, self.rollout_starter)
 
     @cached_property
     def links(self) -> Links:

@@ -42,7 +42,7 @@ from arca.services.retry import now_iso
 
 if TYPE_CHECKING:
     from arca.services.aliases import AliasWriter
-    from arca.services.rollouts import Rollouts
+    from arca.services.rollouts import RolloutStarter
 
 
 def new_promotion_id() -> str:
@@ -54,7 +54,7 @@ class Promotions:
     def __init__(
         self,
         writer: AliasWriter,
-        rollouts: Callable[[], Rollouts],
+        starter: RolloutStarter,
         *,
         new_id: Callable[[], str] = new_promotion_id,
     ) -> None:
@@ -63,7 +63,7 @@ class Promotions:
         self.store = writer.guards.store
         self.reading = writer.reading
         self.retry = writer.policy
-        self._rollouts = rollouts
+        self.starter = starter
         self.new_id = new_id
 
     def request(self, name: str, alias: str, body: PromotionBody, *, identity: str | None) -> Promotion:
@@ -213,18 +213,17 @@ class Promotions:
                 alarms=promotion.rollout.alarms,
                 reason=why,
             )
-            rollouts = self._rollouts()
-            change, rollout = rollouts.stage_start(
+            change, rollout = self.starter.stage(
                 name,
                 alias,
                 body,
                 identity=promotion.requested_by,
                 via="promotion-rollout",
-                rollout_id=rollouts.new_id(),
+                rollout_id=self.starter.new_id(),
             )
             revision = rollout.alias_revision
             self._stage_applied(change, promotion, seq, revision, changes, now, by)
-            rollouts.launch(rollout)
+            self.starter.launch(rollout)
         else:
             new = self.writer.compose(
                 name, alias, self._spec(promotion, old), old, reason=why, identity=promotion.requested_by

@@ -55,62 +55,31 @@ def step_reason(step: int, steps: list[int]) -> str:
     return f"rollout step {step}/{len(steps)}: {steps[step - 1]}%"
 
 
-class Rollouts:
+class RolloutStarter:
+    """A rollout's start, staged into the change of its alias write (the first rollout revision, judged, and the
+    rollout's item) and its driver; what a start on its own (`Rollouts.start`) and a promotion applied as a rollout
+    (arca.services.promotions, which stages its own item into the same change) share."""
+
     def __init__(
         self,
         store: RolloutStore,
         writer: AliasWriter,
-        reading: Reading,
-        policy: Policy,
-        *,
-        consumers: ConsumerStore,
-        alarms: Alarms,
         driver: Driver,
+        *,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self.store = store
         self.writer = writer
-        self.consumers = consumers
-        self.reading = reading
-        self.policy = policy
-        self.alarms = alarms
         self.driver = driver
         self.new_id = new_id
 
-    def missing_alarms(self, names: list[str]) -> list[str]:
-        """The alarms among `names` that do not exist. A rollout naming one rolls back at its first step (a
-        missing alarm counts as firing), so whoever starts it is told at once; the start itself stands."""
-        return self.alarms.missing(names)
-
-    def start(self, name: str, alias: str, body: RolloutBody, *, identity: str | None, via: Via = "rollout") -> Rollout:
-        """The alias gets `body.version` as its secondary at the first weight (a new revision), and the driver
-        is started. 404 without the alias, 409 when `version` is its target, missing or deleted, or when a
-        rollout of the alias is running; 403 when the alias's policy refuses it (judged as arriving `via`).
-
-        The driver is started before the write: should the write then fail, the driver finds no rollout with
-        its id and ends, whereas a driver started after a crash-interrupted write could be missing.
-        """
-        rollout_id = self.new_id()
-        started = False
-
-        def attempt() -> Rollout:
-            nonlocal started
-            change, rollout = self.stage_start(name, alias, body, identity=identity, via=via, rollout_id=rollout_id)
-            if not started:
-                self.launch(rollout)
-                started = True
-            self.writer.commit(change)
-            return rollout
-
-        return self.policy.compare_and_set(attempt)
-
-    def stage_start(
+    def stage(
         self, name: str, alias: str, body: RolloutBody, *, identity: str | None, via: Via, rollout_id: str
     ) -> tuple[Change, Rollout]:
         """One try of a start, staged and not committed (the caller may stage more into its change, a promotion
-        being applied): the alias's first rollout revision, judged, and the rollout's item. Raises what `start`
+        being applied): the alias's first rollout revision, judged, and the rollout's item. Raises what `Rollouts.start`
         answers before anything is written."""
-        old = self._live_alias(name, alias)
+        old = live_alias(self.writer, name, alias)
         if old.version == body.version:
             raise ConflictError(f"version {body.version} is already the target of {alias!r}", field="version")
         current = self.store.rollout(name, alias)
@@ -121,7 +90,7 @@ class Rollouts:
                     field="alias",
                 )
             # Someone else moved the alias: that rollout is over; record it before starting this one.
-            self.store.end_rollout(self._superseded(current, old), current)
+            self.store.end_rollout(superseded(current, old, self.writer.policy.now()), current)
         spec: dict[str, object] = {
             "version": old.version,
             "secondary_version": body.version,
@@ -133,7 +102,7 @@ class Rollouts:
             new = self.writer.compose(name, alias, spec, old, reason=step_reason(1, body.steps), identity=writer)
         except ConflictError as error:  # the version is missing or deleted: the body's `version` is at fault
             raise ConflictError(error.message, field="version") from None
-        moment = self.policy.clock()
+        moment = self.writer.policy.clock()
         rollout = Rollout(
             id=rollout_id,
             name=name,
@@ -158,8 +127,73 @@ class Rollouts:
         return change, rollout
 
     def launch(self, rollout: Rollout) -> None:
-        """Start the driver of a rollout about to be written."""
+        """Start the driver of a rollout about to be written (before the write: should it fail, the driver finds
+        no rollout with its id and ends, whereas a driver started after a crash-interrupted write could be
+        missing)."""
         self.driver.start(rollout)
+
+
+def live_alias(writer: AliasWriter, name: str, alias: str) -> AliasRecord:
+    """The live alias; 404 naming the artifact when it is the artifact that is missing, else the alias."""
+    found = writer.alias(name, alias)
+    if found is None or found.deleted:
+        writer.reading.live_latest(name)
+        raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
+    return found
+
+
+def superseded(seen: Rollout, current: AliasRecord | None, now: str) -> Rollout:
+    """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
+    ended_at = current.updated_at if current is not None and current.updated_at else now
+    return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
+
+
+class Rollouts:
+    def __init__(
+        self,
+        store: RolloutStore,
+        writer: AliasWriter,
+        reading: Reading,
+        policy: Policy,
+        *,
+        consumers: ConsumerStore,
+        alarms: Alarms,
+        starter: RolloutStarter,
+    ) -> None:
+        self.store = store
+        self.writer = writer
+        self.consumers = consumers
+        self.reading = reading
+        self.policy = policy
+        self.alarms = alarms
+        self.starter = starter
+
+    def missing_alarms(self, names: list[str]) -> list[str]:
+        """The alarms among `names` that do not exist. A rollout naming one rolls back at its first step (a
+        missing alarm counts as firing), so whoever starts it is told at once; the start itself stands."""
+        return self.alarms.missing(names)
+
+    def start(self, name: str, alias: str, body: RolloutBody, *, identity: str | None, via: Via = "rollout") -> Rollout:
+        """The alias gets `body.version` as its secondary at the first weight (a new revision), and the driver
+        is started. 404 without the alias, 409 when `version` is its target, missing or deleted, or when a
+        rollout of the alias is running; 403 when the alias's policy refuses it (judged as arriving `via`).
+
+        The driver is started before the write: should the write then fail, the driver finds no rollout with
+        its id and ends, whereas a driver started after a crash-interrupted write could be missing.
+        """
+        rollout_id = self.starter.new_id()
+        started = False
+
+        def attempt() -> Rollout:
+            nonlocal started
+            change, rollout = self.starter.stage(name, alias, body, identity=identity, via=via, rollout_id=rollout_id)
+            if not started:
+                self.starter.launch(rollout)
+                started = True
+            self.writer.commit(change)
+            return rollout
+
+        return self.policy.compare_and_set(attempt)
 
     def status(self, name: str, alias: str) -> Rollout:
         """The alias's latest rollout, with the consumers still on the version it rolls out from and on the one it
@@ -328,9 +362,7 @@ class Rollouts:
         return self.store.rollout(seen.name, seen.alias)
 
     def _superseded(self, seen: Rollout, current: AliasRecord | None) -> Rollout:
-        """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
-        ended_at = current.updated_at if current is not None and current.updated_at else self.policy.now()
-        return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
+        return superseded(seen, current, self.policy.now())
 
     @staticmethod
     def _spec(old: AliasRecord) -> dict[str, object]:
@@ -338,11 +370,7 @@ class Rollouts:
         return {"version": old.version, "description": old.description}
 
     def _live_alias(self, name: str, alias: str) -> AliasRecord:
-        found = self.writer.alias(name, alias)
-        if found is None or found.deleted:
-            self.reading.live_latest(name)  # 404 naming the artifact when it is the artifact that is missing
-            raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
-        return found
+        return live_alias(self.writer, name, alias)
 
     def _rollout(self, name: str, alias: str) -> Rollout:
         found = self.store.rollout(name, alias)
