@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from arca.adapters.store.uploads import UploadStore
     from arca.adapters.store.versions import VersionStore
     from arca.domain.signing import Signer
-    from arca.services.aliases import Aliases
+    from arca.services.aliases import Aliases, AliasWriter
     from arca.services.attestations import Attesting
     from arca.services.collection import Collection
     from arca.services.consumers import Consumers
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from arca.services.reading import Reading
     from arca.services.resolving import Resolving
     from arca.services.retention import Retention
-    from arca.services.rollouts import Rollouts
+    from arca.services.rollouts import Rollouts, RolloutStarter
     from arca.services.tags import Searching, Tagging
     from arca.services.uploads import Uploads
     from arca.services.verification import Verification
@@ -113,7 +113,7 @@ class Stores:
     def rollouts(self) -> RolloutStore:
         from arca.adapters.store.rollouts import RolloutStore
 
-        return RolloutStore(self.table, self.aliases)
+        return RolloutStore(self.table)
 
     @cached_property
     def links(self) -> LinkStore:
@@ -262,37 +262,55 @@ class Services:
         return Verification(self.stores.uploads, Multipart(self.blobs), self.policy, driver)
 
     @cached_property
+    def guards(self) -> Guards:
+        from arca.services.guards import Guards
+
+        s = self.stores
+        return Guards(s.guards, s.versions, s.aliases, s.rollouts, self.reading, self.policy)
+
+    @cached_property
+    def alias_writer(self) -> AliasWriter:
+        from arca.services.aliases import AliasWriter
+
+        return AliasWriter(self.stores.aliases, self.stores.versions, self.guards, self.reading, self.policy)
+
+    @cached_property
     def aliases(self) -> Aliases:
         from arca.services.aliases import Aliases
 
-        s = self.stores
-        return Aliases(s.aliases, s.history, s.versions, s.guards, s.rollouts, self.reading, self.policy)
+        return Aliases(self.alias_writer, self.stores.history, self.reading, self.policy)
 
     @cached_property
-    def rollouts(self) -> Rollouts:
-        from arca.adapters.rollouts import CloudWatchAlarms, ExternalDriver, StepFunctionsDriver
-        from arca.services.rollouts import Driver, Rollouts
+    def rollout_starter(self) -> RolloutStarter:
+        from arca.adapters.rollouts import ExternalDriver, StepFunctionsDriver
+        from arca.services.rollouts import Driver, RolloutStarter
 
         arn = settings().rollout_state_machine_arn
         driver: Driver = ExternalDriver()
         if arn is not None:
             driver = StepFunctionsDriver(lambda: client("stepfunctions"), arn)
+        return RolloutStarter(self.stores.rollouts, self.alias_writer, driver)
+
+    @cached_property
+    def rollouts(self) -> Rollouts:
+        from arca.adapters.rollouts import CloudWatchAlarms
+        from arca.services.rollouts import Rollouts
+
         return Rollouts(
             self.stores.rollouts,
-            self.stores.aliases,
+            self.alias_writer,
             self.reading,
             self.policy,
             consumers=self.stores.consumers,
-            aliases=lambda: self.aliases,
             alarms=CloudWatchAlarms(lambda: client("cloudwatch")),
-            driver=driver,
+            starter=self.rollout_starter,
         )
 
     @cached_property
     def promotions(self) -> Promotions:
         from arca.services.promotions import Promotions
 
-        return Promotions(self.aliases, lambda: self.rollouts)
+        return Promotions(self.alias_writer, self.rollout_starter)
 
     @cached_property
     def links(self) -> Links:
@@ -395,7 +413,7 @@ def rollouts() -> Rollouts:
 
 
 def guards() -> Guards:
-    return services().aliases.guards
+    return services().guards
 
 
 def promotions() -> Promotions:

@@ -23,14 +23,14 @@ from tests.helpers import acting
 
 
 def interfering(services: Any, meddle: Callable[[], None], *, writing: str = "alias") -> list[bool]:
-    """Make the first transaction of `services` that writes the item named `writing` (an alias write: "alias";
-    a policy write: "policy") wait for `meddle`, run in another thread."""
+    """Make the first transaction of `services` that puts an item of the kind `writing` (an alias write: "alias";
+    a policy write: "alias-policy") wait for `meddle`, run in another thread."""
     table = services.stores.table
     original = table.transact
     done: list[bool] = []
 
     def transact(writes: list[Any], **kwargs: Any) -> None:
-        if not done and any(w.name == writing and w.kind != "ConditionCheck" for w in writes):
+        if not done and any(w.kind == "Put" and (w.item or {}).get("kind") == writing for w in writes):
             done.append(True)
             other = threading.Thread(target=meddle)
             other.start()
@@ -210,7 +210,7 @@ def test_an_alias_moved_to_latest_before_a_policy_write_commits_makes_it_a_409(a
         arca.put(f"/artifacts/{name}/aliases/prod", json={"version": "LATEST"}).raise_for_status()
 
     services = build()
-    meddled = interfering(services, meddle, writing="policy")
+    meddled = interfering(services, meddle, writing="alias-policy")
     guards = acting("alias", services.aliases.guards)
     with pytest.raises(ConflictError) as refused:
         guards.set_policy(name, "prod", PolicyBody(require_tags={"qa": "passed"}), identity="ops")

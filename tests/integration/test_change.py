@@ -118,6 +118,24 @@ def test_a_failed_item_with_no_refusal_is_contention_and_an_item_is_staged_once(
         change.seal(seal(), "y")
 
 
+def test_one_item_may_carry_two_refusals_each_asked_at_its_rank(feed: Feed, aws) -> None:
+    # Given version 1 exists, and version 2 does not
+    feed.commit_change(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
+    # When a change stages version 1 again with a refusal that passes at rank 0 and one that speaks at rank 2, and
+    # a missing version 2 checked with a refusal at rank 1
+    change = Change("app", by=None, now=NOW)
+    change.stage(latest("app", rev=2))
+    change.stage(version("app", 1), refused=lambda reason: None, rank=0)
+    change.refuse(keys.version_key("app", 1), ConflictError("version 1 exists"), rank=2)
+    change.require(keys.version_key("app", 2), ITEM_EXISTS, refused=NotFoundError("version 2 is missing"), rank=1)
+    # Then the item's second refusal is asked in its own place: after the other item's
+    with pytest.raises(NotFoundError, match="version 2 is missing"):
+        feed.commit_change(change)
+    # And a refusal is added only to an item staged
+    with pytest.raises(ValueError, match="no item is staged"):
+        change.refuse(keys.version_key("app", 3), ConflictError("x"))
+
+
 def _with(change: Change, *writes: Write) -> Change:
     for write in writes:
         change.stage(write)

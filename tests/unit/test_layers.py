@@ -241,18 +241,7 @@ def test_every_router_is_served_by_one_function_and_every_function_names_only_ro
     assert all(isinstance(r, Router) for function in SERVED for r in routers(function))
 
 
-# Services that still build writes for another service's transaction (`extra`); staging writes into one Change per
-# artifact takes Write and TransactionCancelled out of them, and these cases then pass (strict: they must).
-_STILL_WRITING = pytest.mark.xfail(strict=True, reason="builds writes for another service's transaction")
-
-
-@pytest.mark.parametrize(
-    "service",
-    [
-        pytest.param(f.name, marks=_STILL_WRITING) if f.name in ("promotions.py", "rollouts.py") else f.name
-        for f in sorted((PACKAGE / "services").glob("*.py"))
-    ],
-)
+@pytest.mark.parametrize("service", [f.name for f in sorted((PACKAGE / "services").glob("*.py"))])
 def test_services_never_reach_the_low_level_table(service: str) -> None:
     # Given a service module
     # When its imports are read

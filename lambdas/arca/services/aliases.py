@@ -1,4 +1,6 @@
-"""Aliases: set (with canary), delete, rollback. Each write is one transaction (AliasStore.write_alias).
+"""Aliases: set (with canary), delete, rollback; and the one alias writer every alias write goes through (these,
+a rollout's start and steps, a promotion applied): composed, judged by the alias's policy, staged into one Change
+(AliasStore.stage_alias), to which the caller adds what else the write carries, then committed once.
 
 A version is deleted only while no alias pins it, and an alias write pins its targets only while they are
 live (both conditions on the version item, in the stores), so the two serialise on that item: no
@@ -13,10 +15,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from arca.adapters.store.aliases import AliasStore
-from arca.adapters.store.guards import GuardStore
+from arca.adapters.store.change import Change
+from arca.adapters.store.guards import Guard
 from arca.adapters.store.history import HistoryStore
 from arca.adapters.store.records import AliasRecord, RevisionRecord, target_of
-from arca.adapters.store.rollouts import RolloutStore
 from arca.adapters.store.versions import VersionStore
 from arca.domain.entities import Alias, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
@@ -45,23 +47,102 @@ def _require_revision(alias: str, old: AliasRecord | None, if_match: int | None)
         raise PreconditionFailedError(f"alias {alias!r} is not at revision {if_match}", field="If-Match")
 
 
-class Aliases:
-    def __init__(
-        self,
-        store: AliasStore,
-        history: HistoryStore,
-        versions: VersionStore,
-        policies: GuardStore,
-        rollouts: RolloutStore,
-        reading: Reading,
-        policy: Policy,
-    ) -> None:
+class AliasWriter:
+    """Every alias write, whoever makes it: its next revision composed (`compose`), judged by the alias's policy
+    (`judge`: 403 with every violation, or the Guard that holds the verdict), staged into one Change (`stage`) to
+    which the caller adds its own items (a rollout's, a promotion's, an idempotency record), and committed once
+    (`commit`)."""
+
+    def __init__(self, store: AliasStore, versions: VersionStore, guards: Guards, reading: Reading, policy: Policy):
         self.store = store
-        self.history = history
         self.versions = versions
+        self.guards = guards
         self.reading = reading
         self.policy = policy
-        self.guards = Guards(policies, versions, store, rollouts, reading, policy)
+
+    def alias(self, name: str, alias: str) -> AliasRecord | None:
+        """The alias item as it is (a deletion's tombstone included)."""
+        return self.store.alias(name, alias)
+
+    def judge(self, new: AliasRecord, old: AliasRecord | None, *, identity: str | None, via: Via) -> Guard:
+        return self.guards.judge(new, old, identity=identity, via=via)
+
+    def stage(
+        self, new: AliasRecord, old: AliasRecord | None, *, action: str, guard: Guard | None = None
+    ) -> tuple[Change, AliasRecord]:
+        """A Change of the artifact, by the alias revision's writer at its time, with the alias write staged and
+        `guard`'s conditions joined (None: unjudged, a rollout's step); and the alias as it will be written."""
+        change = Change(new.name, by=new.updated_by, now=str(new.updated_at))
+        written = self.store.stage_alias(
+            change, new, old, action=action, policy=None if guard is None else guard.policy_revision
+        )
+        if guard is not None:
+            guard.stage(change)
+        return change, written
+
+    def commit(self, change: Change) -> None:
+        self.store.commit(change)
+
+    def compose(
+        self,
+        name: str,
+        alias: str,
+        spec: dict[str, object] | None,
+        old: AliasRecord | None,
+        *,
+        reason: str | None,
+        identity: str | None,
+    ) -> AliasRecord:
+        """The alias's next revision with targets `spec` (None: its deletion). Raises ConflictError when a
+        target version is missing or deleted."""
+        now = self.policy.now()
+        live_before = old is not None and not old.deleted
+        # A new alias numbers on from the revisions earlier incarnations of the artifact used (purge keeps
+        # the highest on LATEST), so a revision number never names two states of one alias.
+        revision = (old.revision if old else self.reading.live_latest(name).revision_base) + 1
+        common = {
+            "name": name,
+            "alias": alias,
+            "revision": revision,
+            "first_revision": old.first_revision if old else revision,
+            "updated_at": now,
+            "updated_by": identity,
+            "reason": reason,
+        }
+        if spec is None:  # deletion: a tombstone keeps the revision counter going
+            new = AliasRecord(**common, deleted=True)
+        else:
+            if spec.get("secondary_version") is not None and spec.get("secondary_version_weight") is None:
+                spec = {**spec, "secondary_version_weight": 0}
+            created = old.created_at if live_before and old else now
+            new = AliasRecord(**common, **spec, **self._targets(name, spec), created_at=created)
+        return new
+
+    def _targets(self, name: str, spec: dict[str, object]) -> dict[str, Target | None]:
+        """Content of each numbered target (to carry in the alias item); 409 if missing or deleted."""
+        found: dict[str, Target | None] = {"primary": None, "secondary": None}
+        for side, field in (("primary", "version"), ("secondary", "secondary_version")):
+            number = spec.get(field)
+            if not isinstance(number, int):
+                continue
+            version = self.versions.version(name, number)
+            if version is None:
+                self.reading.live_latest(name)
+                raise ConflictError(f"version {number} does not exist", field=field)
+            if version.deleted:
+                raise ConflictError(f"version {number} is deleted; restore it first", field=field)
+            found[side] = target_of(version)
+        return found
+
+
+class Aliases:
+    def __init__(self, writer: AliasWriter, history: HistoryStore, reading: Reading, policy: Policy) -> None:
+        self.writer = writer
+        self.store = writer.store
+        self.guards = writer.guards
+        self.history = history
+        self.reading = reading
+        self.policy = policy
 
     def set(
         self,
@@ -166,22 +247,6 @@ class Aliases:
             raise ConflictError(f"revision {to_revision} is the alias's deletion", field="to_revision")
         return record
 
-    def _targets(self, name: str, spec: dict[str, object]) -> dict[str, Target | None]:
-        """Content of each numbered target (to carry in the alias item); 409 if missing or deleted."""
-        found: dict[str, Target | None] = {"primary": None, "secondary": None}
-        for side, field in (("primary", "version"), ("secondary", "secondary_version")):
-            number = spec.get(field)
-            if not isinstance(number, int):
-                continue
-            version = self.versions.version(name, number)
-            if version is None:
-                self.reading.live_latest(name)
-                raise ConflictError(f"version {number} does not exist", field=field)
-            if version.deleted:
-                raise ConflictError(f"version {number} is deleted; restore it first", field=field)
-            found[side] = target_of(version)
-        return found
-
     def _write(
         self,
         name: str,
@@ -195,41 +260,9 @@ class Aliases:
         via: Via,
         seal: Seal | None = None,
     ) -> AliasRecord:
-        new = self.compose(name, alias, spec, old, reason=reason, identity=identity)
-        guard = self.guards.judge(new, old, identity=identity, via=via)
-        return self.store.write_alias(new, old, action=action, seal=seal, guard=guard)
-
-    def compose(
-        self,
-        name: str,
-        alias: str,
-        spec: dict[str, object] | None,
-        old: AliasRecord | None,
-        *,
-        reason: str | None,
-        identity: str | None,
-    ) -> AliasRecord:
-        """The alias's next revision with targets `spec` (None: its deletion). Raises ConflictError when a
-        target version is missing or deleted."""
-        now = self.policy.now()
-        live_before = old is not None and not old.deleted
-        # A new alias numbers on from the revisions earlier incarnations of the artifact used (purge keeps
-        # the highest on LATEST), so a revision number never names two states of one alias.
-        revision = (old.revision if old else self.reading.live_latest(name).revision_base) + 1
-        common = {
-            "name": name,
-            "alias": alias,
-            "revision": revision,
-            "first_revision": old.first_revision if old else revision,
-            "updated_at": now,
-            "updated_by": identity,
-            "reason": reason,
-        }
-        if spec is None:  # deletion: a tombstone keeps the revision counter going
-            new = AliasRecord(**common, deleted=True)
-        else:
-            if spec.get("secondary_version") is not None and spec.get("secondary_version_weight") is None:
-                spec = {**spec, "secondary_version_weight": 0}
-            created = old.created_at if live_before and old else now
-            new = AliasRecord(**common, **spec, **self._targets(name, spec), created_at=created)
-        return new
+        new = self.writer.compose(name, alias, spec, old, reason=reason, identity=identity)
+        guard = self.writer.judge(new, old, identity=identity, via=via)
+        change, written = self.writer.stage(new, old, action=action, guard=guard)
+        change.seal(seal, written.entity())
+        self.writer.commit(change)
+        return written

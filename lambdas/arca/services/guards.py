@@ -2,13 +2,14 @@
 
 `judge` reads what the rules need (the policy, the gaining versions' tags and attestations, the soak alias's
 history, under `require_rollout` the alias's rollout), refuses with every violation (403, nothing written), and
-otherwise returns the Guard that the write's own transaction carries, so that nothing it read can change between
+otherwise returns the Guard that the write's own change carries, so that nothing it read can change between
 the verdict and the commit.
 """
 
 from __future__ import annotations
 
 from arca.adapters.store.aliases import AliasStore
+from arca.adapters.store.change import Change
 from arca.adapters.store.guards import Guard, GuardStore
 from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
@@ -102,9 +103,10 @@ class Guards:
                     "first",
                     field="alias",
                 )
-            return self.store.write_policy(
-                name, alias, rules, seen=seen, alias_seen=target, now=self.retry.now(), by=identity
-            )
+            change = Change(name, by=identity, now=self.retry.now())
+            written = self.store.stage_policy(change, alias, rules, seen=seen, alias_seen=target)
+            self.store.commit(change)
+            return written
 
         return self.retry.compare_and_set(attempt)
 

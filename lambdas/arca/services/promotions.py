@@ -15,12 +15,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from arca.adapters.dynamo import TransactionCancelled, Write
+from arca.adapters.store.change import Change
 from arca.adapters.store.guards import compact
 from arca.adapters.store.records import AliasRecord
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError
+from arca.domain.errors import ConflictError, NotFoundError
+from arca.domain.events import Change as Announced
 from arca.domain.events import (
-    Change,
     PromotionApplied,
     PromotionApproved,
     PromotionRejected,
@@ -41,8 +41,8 @@ from arca.services.guards import refuse
 from arca.services.retry import now_iso
 
 if TYPE_CHECKING:
-    from arca.services.aliases import Aliases
-    from arca.services.rollouts import Rollouts
+    from arca.services.aliases import AliasWriter
+    from arca.services.rollouts import RolloutStarter
 
 
 def new_promotion_id() -> str:
@@ -53,17 +53,17 @@ def new_promotion_id() -> str:
 class Promotions:
     def __init__(
         self,
-        aliases: Aliases,
-        rollouts: Callable[[], Rollouts],
+        writer: AliasWriter,
+        starter: RolloutStarter,
         *,
         new_id: Callable[[], str] = new_promotion_id,
     ) -> None:
-        self.aliases = aliases
-        self.guards = aliases.guards
-        self.store = aliases.guards.store
-        self.reading = aliases.reading
-        self.retry = aliases.policy
-        self._rollouts = rollouts
+        self.writer = writer
+        self.guards = writer.guards
+        self.store = writer.guards.store
+        self.reading = writer.reading
+        self.retry = writer.policy
+        self.starter = starter
         self.new_id = new_id
 
     def request(self, name: str, alias: str, body: PromotionBody, *, identity: str | None) -> Promotion:
@@ -89,14 +89,13 @@ class Promotions:
                 required_approvals=policy.approvals if policy else 0,
             )
             # The requester asked, whoever writes the alias (a rollout writes it as `rollout:<id>`).
-            requested = Change(self._detail(promotion), body.version, alias=alias, by=identity)
+            requested = Announced(self._detail(promotion), body.version, alias=alias, by=identity)
             if promotion.required_approvals == 0:
                 return self._apply(promotion, 0, [requested], by=identity)
             # Judged now too: a request the policy would refuse whatever the approvals is refused at once.
-            old = self.aliases.store.alias(name, alias)
-            self.guards.judge(self._target(promotion, old), old, identity=identity, via=self._via(promotion))
-            write = self.store.promotion_write(promotion, seen=0, ttl=self._ttl(promotion))
-            self.store.put_promotion(write, name, [requested], by=identity, now=promotion.requested_at)
+            old = self.writer.alias(name, alias)
+            self.writer.judge(self._target(promotion, old), old, identity=identity, via=self._via(promotion))
+            self._put(promotion, 0, requested, by=identity, now=promotion.requested_at)
             return promotion
 
         return self.retry.compare_and_set(attempt)
@@ -142,11 +141,12 @@ class Promotions:
             required = policy.approvals if policy else 0
             promotion = seen.model_copy(update={"approvals": approvals, "required_approvals": required})
             detail = PromotionApproved(id=seen.id, by=identity, approvals=len(approvals), reason=reason)
-            approved = Change(detail, seen.version, alias=alias, by=identity)  # the alias is written as the requester
+            approved = Announced(
+                detail, seen.version, alias=alias, by=identity
+            )  # the alias is written as the requester
             if len(approvals) >= required:
                 return self._apply(promotion, seq, [approved], by=identity)
-            write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
-            self.store.put_promotion(write, name, [approved], by=identity, now=now)
+            self._put(promotion, seq, approved, by=identity, now=now)
             return promotion
 
         return self.retry.compare_and_set(attempt)
@@ -163,9 +163,8 @@ class Promotions:
             promotion = seen.model_copy(
                 update={"state": "rejected", "decided_by": identity, "decided_at": now, "decision_reason": reason}
             )
-            change = Change(PromotionRejected(id=seen.id, by=identity, reason=reason), seen.version, alias=alias)
-            write = self.store.promotion_write(promotion, seen=seq, ttl=self._ttl(promotion))
-            self.store.put_promotion(write, name, [change], by=identity, now=now)
+            rejected = Announced(PromotionRejected(id=seen.id, by=identity, reason=reason), seen.version, alias=alias)
+            self._put(promotion, seq, rejected, by=identity, now=now)
             return promotion
 
         return self.retry.compare_and_set(attempt)
@@ -185,15 +184,24 @@ class Promotions:
             raise ConflictError(f"promotion {promotion_id} is {promotion.state}, not pending", field="promotion_id")
         return promotion, seq
 
-    def _apply(self, promotion: Promotion, seq: int, changes: list[Change], *, by: str | None) -> Promotion:
-        """The alias write (or the rollout's start) and the promotion as applied, in one transaction; the alias
+    def _put(self, promotion: Promotion, seq: int, announced: Announced, *, by: str | None, now: str) -> None:
+        """A promotion change alone (requested, an approval short of the count, rejected), under the `seq` read
+        and while the artifact is live."""
+        change = Change(promotion.name, by=by, now=now)
+        self.store.stage_promotion(change, promotion, seen=seq, ttl=self._ttl(promotion))
+        self.store.require_live(change)
+        change.announce(announced)
+        self.store.commit(change)
+
+    def _apply(self, promotion: Promotion, seq: int, changes: list[Announced], *, by: str | None) -> Promotion:
+        """The alias write (or the rollout's start) and the promotion as applied, in one change; the alias
         revision is the requester's, its reason names the approvers."""
         name, alias = promotion.name, promotion.alias
         approvers = ", ".join(a.by for a in promotion.approvals)
         why = f"promotion {promotion.id}" + (f" approved by {approvers}" if approvers else "")
         if promotion.reason:
             why += f": {promotion.reason}"
-        old = self.aliases.store.alias(name, alias)
+        old = self.writer.alias(name, alias)
         now = self.retry.now()
         if promotion.rollout is not None:
             if old is None or old.deleted:
@@ -205,42 +213,43 @@ class Promotions:
                 alarms=promotion.rollout.alarms,
                 reason=why,
             )
+            change, rollout = self.starter.stage(
+                name,
+                alias,
+                body,
+                identity=promotion.requested_by,
+                via="promotion-rollout",
+                rollout_id=self.starter.new_id(),
+            )
+            revision = rollout.alias_revision
+            self._stage_applied(change, promotion, seq, revision, changes, now, by)
+            self.starter.launch(rollout)
+        else:
+            new = self.writer.compose(
+                name, alias, self._spec(promotion, old), old, reason=why, identity=promotion.requested_by
+            )
+            guard = self.writer.judge(new, old, identity=by, via="promotion")
+            change, _ = self.writer.stage(new, old, action="set", guard=guard)
+            revision = new.revision
+            self._stage_applied(change, promotion, seq, revision, changes, now, by)
+        self.writer.commit(change)
+        return self._applied_entity(promotion, revision, now, by)
 
-            def extra(revision: int) -> tuple[list[Write], list[Change]]:
-                return self._applied(promotion, seq, revision, changes, now, by)
-
-            try:
-                self._rollouts().start(
-                    name,
-                    alias,
-                    body,
-                    identity=promotion.requested_by,
-                    via="promotion-rollout",
-                    extra=extra,
-                    retry=False,
-                )
-            except TransactionCancelled:
-                raise ContentionError(f"promotion {promotion.id} changed concurrently") from None
-            return self._applied_entity(promotion, old.revision + 1, now, by)
-        new = self.aliases.compose(
-            name, alias, self._spec(promotion, old), old, reason=why, identity=promotion.requested_by
-        )
-        guard = self.guards.judge(new, old, identity=by, via="promotion")
-        also, announce = self._applied(promotion, seq, new.revision, changes, now, by)
-        try:
-            self.aliases.store.write_alias(new, old, action="set", also=also, announce=announce, guard=guard)
-        except TransactionCancelled:
-            raise ContentionError(f"promotion {promotion.id} changed concurrently") from None
-        return self._applied_entity(promotion, new.revision, now, by)
-
-    def _applied(
-        self, promotion: Promotion, seq: int, revision: int, changes: list[Change], now: str, by: str | None
-    ) -> tuple[list[Write], list[Change]]:
+    def _stage_applied(
+        self,
+        change: Change,
+        promotion: Promotion,
+        seq: int,
+        revision: int,
+        changes: list[Announced],
+        now: str,
+        by: str | None,
+    ) -> None:
+        """The promotion as applied, and its events (after the alias's and the rollout's), in the alias's change."""
         applied = self._applied_entity(promotion, revision, now, by)
-        write = self.store.promotion_write(applied, seen=seq, ttl=self._ttl(promotion))
+        self.store.stage_promotion(change, applied, seen=seq, ttl=self._ttl(promotion))
         detail = PromotionApplied(id=promotion.id, revision=revision, approved_by=[a.by for a in promotion.approvals])
-        done = Change(detail, promotion.version, alias=promotion.alias, by=by)
-        return [write], [*changes, done]
+        change.announce(*changes, Announced(detail, promotion.version, alias=promotion.alias, by=by))
 
     @staticmethod
     def _applied_entity(promotion: Promotion, revision: int, now: str, by: str | None) -> Promotion:
@@ -250,7 +259,7 @@ class Promotions:
 
     def _target(self, promotion: Promotion, old: AliasRecord | None) -> AliasRecord:
         """The alias as the promotion would leave it (its first rollout step, for a rollout)."""
-        return self.aliases.compose(
+        return self.writer.compose(
             promotion.name, promotion.alias, self._spec(promotion, old), old, reason=None, identity=None
         )
 

@@ -1,8 +1,8 @@
 """Progressive rollouts: start, abort, status, and `advance`, the one step every driver runs.
 
 A rollout owns the alias revisions it writes: each of its writes is conditioned on the alias still being at
-the revision it wrote last (AliasStore.write_alias's compare-and-set) and on its own item still being running
-at the step it read, in one transaction. So a step repeated by a retry writes nothing, and an alias write by
+the revision it wrote last (the alias writer's compare-and-set) and on its own item still being running
+at the step it read, in one change. So a step repeated by a retry writes nothing, and an alias write by
 anyone else ends the rollout as `superseded` instead of being overwritten.
 """
 
@@ -13,7 +13,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
@@ -31,11 +30,11 @@ from arca.services.reading import Reading
 from arca.services.retry import Policy, now_iso
 
 if TYPE_CHECKING:
-    from arca.adapters.dynamo import Write
-    from arca.domain.events import Change
+    from arca.adapters.store.change import Change
+    from arca.adapters.store.guards import Guard
     from arca.domain.guards import Via
     from arca.domain.models import RolloutBody
-    from arca.services.aliases import Aliases
+    from arca.services.aliases import AliasWriter
 
 
 class Alarms(Protocol):
@@ -56,113 +55,145 @@ def step_reason(step: int, steps: list[int]) -> str:
     return f"rollout step {step}/{len(steps)}: {steps[step - 1]}%"
 
 
+class RolloutStarter:
+    """A rollout's start, staged into the change of its alias write (the first rollout revision, judged, and the
+    rollout's item) and its driver; what a start on its own (`Rollouts.start`) and a promotion applied as a rollout
+    (arca.services.promotions, which stages its own item into the same change) share."""
+
+    def __init__(
+        self,
+        store: RolloutStore,
+        writer: AliasWriter,
+        driver: Driver,
+        *,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.store = store
+        self.writer = writer
+        self.driver = driver
+        self.new_id = new_id
+
+    def stage(
+        self, name: str, alias: str, body: RolloutBody, *, identity: str | None, via: Via, rollout_id: str
+    ) -> tuple[Change, Rollout]:
+        """One try of a start, staged and not committed (the caller may stage more into its change, a promotion
+        being applied): the alias's first rollout revision, judged, and the rollout's item. Raises what `Rollouts.start`
+        answers before anything is written."""
+        old = live_alias(self.writer, name, alias)
+        if old.version == body.version:
+            raise ConflictError(f"version {body.version} is already the target of {alias!r}", field="version")
+        current = self.store.rollout(name, alias)
+        if current is not None and current.state == "running":
+            if current.alias_revision == old.revision:
+                raise RolloutRunningError(
+                    f"alias {alias!r} has a running rollout of version {current.version}; abort it first",
+                    field="alias",
+                )
+            # Someone else moved the alias: that rollout is over; record it before starting this one.
+            self.store.end_rollout(superseded(current, old, self.writer.policy.now()), current)
+        spec: dict[str, object] = {
+            "version": old.version,
+            "secondary_version": body.version,
+            "secondary_version_weight": body.steps[0],
+            "description": old.description,
+        }
+        writer = f"rollout:{rollout_id}"
+        try:
+            new = self.writer.compose(name, alias, spec, old, reason=step_reason(1, body.steps), identity=writer)
+        except ConflictError as error:  # the version is missing or deleted: the body's `version` is at fault
+            raise ConflictError(error.message, field="version") from None
+        moment = self.writer.policy.clock()
+        rollout = Rollout(
+            id=rollout_id,
+            name=name,
+            alias=alias,
+            state="running",
+            version=body.version,
+            from_version=old.version,
+            steps=body.steps,
+            step=1,
+            weight=body.steps[0],
+            interval_seconds=body.interval_seconds,
+            alarms=body.alarms,
+            next_at=now_iso(moment + timedelta(seconds=body.interval_seconds)),
+            started_at=now_iso(moment),
+            reason=body.reason,
+            started_by=identity,
+            alias_revision=new.revision,
+        )
+        guard = self.writer.judge(new, old, identity=identity, via=via)
+        change, _ = self.writer.stage(new, old, action="rollout", guard=guard)
+        self.store.stage_rollout(change, rollout, None)
+        return change, rollout
+
+    def launch(self, rollout: Rollout) -> None:
+        """Start the driver of a rollout about to be written (before the write: should it fail, the driver finds
+        no rollout with its id and ends, whereas a driver started after a crash-interrupted write could be
+        missing)."""
+        self.driver.start(rollout)
+
+
+def live_alias(writer: AliasWriter, name: str, alias: str) -> AliasRecord:
+    """The live alias; 404 naming the artifact when it is the artifact that is missing, else the alias."""
+    found = writer.alias(name, alias)
+    if found is None or found.deleted:
+        writer.reading.live_latest(name)
+        raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
+    return found
+
+
+def superseded(seen: Rollout, current: AliasRecord | None, now: str) -> Rollout:
+    """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
+    ended_at = current.updated_at if current is not None and current.updated_at else now
+    return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
+
+
 class Rollouts:
     def __init__(
         self,
         store: RolloutStore,
-        alias_store: AliasStore,
+        writer: AliasWriter,
         reading: Reading,
         policy: Policy,
         *,
         consumers: ConsumerStore,
-        aliases: Callable[[], Aliases],
         alarms: Alarms,
-        driver: Driver,
-        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        starter: RolloutStarter,
     ) -> None:
         self.store = store
-        self.alias_store = alias_store
+        self.writer = writer
         self.consumers = consumers
         self.reading = reading
         self.policy = policy
-        self._aliases = aliases
         self.alarms = alarms
-        self.driver = driver
-        self.new_id = new_id
+        self.starter = starter
 
     def missing_alarms(self, names: list[str]) -> list[str]:
         """The alarms among `names` that do not exist. A rollout naming one rolls back at its first step (a
         missing alarm counts as firing), so whoever starts it is told at once; the start itself stands."""
         return self.alarms.missing(names)
 
-    def start(
-        self,
-        name: str,
-        alias: str,
-        body: RolloutBody,
-        *,
-        identity: str | None,
-        via: Via = "rollout",
-        extra: Callable[[int], tuple[list[Write], list[Change]]] | None = None,
-        retry: bool = True,
-    ) -> Rollout:
+    def start(self, name: str, alias: str, body: RolloutBody, *, identity: str | None, via: Via = "rollout") -> Rollout:
         """The alias gets `body.version` as its secondary at the first weight (a new revision), and the driver
         is started. 404 without the alias, 409 when `version` is its target, missing or deleted, or when a
         rollout of the alias is running; 403 when the alias's policy refuses it (judged as arriving `via`).
-        `extra(revision)` gives more items and events of the same transaction (a promotion being applied), and
-        `retry=False` makes one attempt (the caller retries).
 
         The driver is started before the write: should the write then fail, the driver finds no rollout with
         its id and ends, whereas a driver started after a crash-interrupted write could be missing.
         """
-        rollout_id = self.new_id()
+        rollout_id = self.starter.new_id()
         started = False
 
         def attempt() -> Rollout:
             nonlocal started
-            old = self._live_alias(name, alias)
-            if old.version == body.version:
-                raise ConflictError(f"version {body.version} is already the target of {alias!r}", field="version")
-            current = self.store.rollout(name, alias)
-            if current is not None and current.state == "running":
-                if current.alias_revision == old.revision:
-                    raise RolloutRunningError(
-                        f"alias {alias!r} has a running rollout of version {current.version}; abort it first",
-                        field="alias",
-                    )
-                # Someone else moved the alias: that rollout is over; record it before starting this one.
-                self.store.end_rollout(self._superseded(current, old), current)
-            spec: dict[str, object] = {
-                "version": old.version,
-                "secondary_version": body.version,
-                "secondary_version_weight": body.steps[0],
-                "description": old.description,
-            }
-            writer = f"rollout:{rollout_id}"
-            try:
-                new = self._aliases().compose(
-                    name, alias, spec, old, reason=step_reason(1, body.steps), identity=writer
-                )
-            except ConflictError as error:  # the version is missing or deleted: the body's `version` is at fault
-                raise ConflictError(error.message, field="version") from None
-            moment = self.policy.clock()
-            rollout = Rollout(
-                id=rollout_id,
-                name=name,
-                alias=alias,
-                state="running",
-                version=body.version,
-                from_version=old.version,
-                steps=body.steps,
-                step=1,
-                weight=body.steps[0],
-                interval_seconds=body.interval_seconds,
-                alarms=body.alarms,
-                next_at=now_iso(moment + timedelta(seconds=body.interval_seconds)),
-                started_at=now_iso(moment),
-                reason=body.reason,
-                started_by=identity,
-                alias_revision=new.revision,
-            )
-            guard = self._aliases().guards.judge(new, old, identity=identity, via=via)
-            also, announce = extra(new.revision) if extra else ([], [])
+            change, rollout = self.starter.stage(name, alias, body, identity=identity, via=via, rollout_id=rollout_id)
             if not started:
-                self.driver.start(rollout)
+                self.starter.launch(rollout)
                 started = True
-            self.store.start_rollout(new, old, rollout, guard=guard, also=also, announce=announce)
+            self.writer.commit(change)
             return rollout
 
-        return self.policy.compare_and_set(attempt) if retry else attempt()
+        return self.policy.compare_and_set(attempt)
 
     def status(self, name: str, alias: str) -> Rollout:
         """The alias's latest rollout, with the consumers still on the version it rolls out from and on the one it
@@ -177,7 +208,7 @@ class Rollouts:
         seen = self._rollout(name, alias)
         if seen.state != "running":
             return seen
-        current = self.alias_store.alias(name, alias)
+        current = self.writer.alias(name, alias)
         if current is None or current.deleted or current.revision != seen.alias_revision:
             # The two reads are not one snapshot: a step of this rollout may have committed between them (it
             # writes the alias and the rollout together). Read the rollout again: moved on, it is the answer.
@@ -199,7 +230,7 @@ class Rollouts:
             seen = self._rollout(name, alias)
             if seen.state != "running":
                 raise RolloutRunningError(f"the rollout of {alias!r} is {seen.state}, not running", field="alias")
-            old = self.alias_store.alias(name, alias)
+            old = self.writer.alias(name, alias)
             if old is None or old.deleted or old.revision != seen.alias_revision:
                 self.store.end_rollout(self._superseded(seen, old), seen)
                 raise ConflictError(
@@ -231,7 +262,7 @@ class Rollouts:
             return None
         if seen.state != "running" or seen.step != step:
             return seen
-        old = self.alias_store.alias(name, alias)
+        old = self.writer.alias(name, alias)
         if old is None or old.deleted or old.revision != seen.alias_revision:
             return self._supersede(seen, old)
         try:
@@ -249,7 +280,7 @@ class Rollouts:
         except PolicyMovedError:  # the alias's policy changed, not the alias: read it again (advance)
             raise
         except ContentionError:  # the alias moved between our read and our write
-            return self._supersede(seen, self.alias_store.alias(name, alias))
+            return self._supersede(seen, self.writer.alias(name, alias))
         except (NotFoundError, ConflictError):  # the artifact is gone or being purged: nothing left to drive
             return None
 
@@ -265,7 +296,7 @@ class Rollouts:
         step = seen.step + 1
         weight = seen.steps[step - 1]
         spec = {**self._spec(old), "secondary_version": seen.version, "secondary_version_weight": weight}
-        new = self._aliases().compose(
+        new = self.writer.compose(
             seen.name, seen.alias, spec, old, reason=step_reason(step, seen.steps), identity=seen.writer
         )
         moment = self.policy.clock()
@@ -277,7 +308,7 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.store.step_rollout(updated, seen, new, old)
+        self._step(updated, seen, new, old, guard=None)
         return updated
 
     def _end(
@@ -297,8 +328,8 @@ class Rollouts:
         spec = self._spec(old)
         if state == "completed":
             spec["version"] = seen.version
-        new = self._aliases().compose(seen.name, seen.alias, spec, old, reason=reason, identity=identity)
-        guard = None if judged is None else self._aliases().guards.judge(new, old, identity=identity, via=judged)
+        new = self.writer.compose(seen.name, seen.alias, spec, old, reason=reason, identity=identity)
+        guard = None if judged is None else self.writer.judge(new, old, identity=identity, via=judged)
         updated = seen.model_copy(
             update={
                 "state": state,
@@ -310,8 +341,19 @@ class Rollouts:
                 "alias_revision": new.revision,
             }
         )
-        self.store.step_rollout(updated, seen, new, old, guard=guard)
+        self._step(updated, seen, new, old, guard=guard)
         return updated
+
+    def _step(
+        self, rollout: Rollout, seen: Rollout, new: AliasRecord, old: AliasRecord, *, guard: Guard | None
+    ) -> None:
+        """One step (or the end) of a rollout: the alias revision `new` over `old` (the revision the rollout wrote
+        last) and the rollout as `rollout` while it is still `seen`, in one change; with `guard`, a policy's verdict
+        on it (an abort). RolloutMovedError when the rollout moved on, ContentionError when someone else wrote the
+        alias (the rollout is superseded)."""
+        change, _ = self.writer.stage(new, old, action="rollout", guard=guard)
+        self.store.stage_rollout(change, rollout, seen)
+        self.writer.commit(change)
 
     def _supersede(self, seen: Rollout, current: AliasRecord | None) -> Rollout | None:
         ended = self._superseded(seen, current)
@@ -320,9 +362,7 @@ class Rollouts:
         return self.store.rollout(seen.name, seen.alias)
 
     def _superseded(self, seen: Rollout, current: AliasRecord | None) -> Rollout:
-        """The rollout ended by another writer's alias revision (dated by it where it is still there)."""
-        ended_at = current.updated_at if current is not None and current.updated_at else self.policy.now()
-        return seen.model_copy(update={"state": "superseded", "next_at": None, "ended_at": ended_at})
+        return superseded(seen, current, self.policy.now())
 
     @staticmethod
     def _spec(old: AliasRecord) -> dict[str, object]:
@@ -330,11 +370,7 @@ class Rollouts:
         return {"version": old.version, "description": old.description}
 
     def _live_alias(self, name: str, alias: str) -> AliasRecord:
-        found = self.alias_store.alias(name, alias)
-        if found is None or found.deleted:
-            self.reading.live_latest(name)  # 404 naming the artifact when it is the artifact that is missing
-            raise NotFoundError(f"artifact {name!r} has no alias {alias!r}", field="alias")
-        return found
+        return live_alias(self.writer, name, alias)
 
     def _rollout(self, name: str, alias: str) -> Rollout:
         found = self.store.rollout(name, alias)

@@ -70,6 +70,14 @@ class Change:
         staged.write = dataclasses.replace(staged.write, condition=joined)
         staged.refusals.append((rank, refused))
 
+    def refuse(self, key: Mapping[str, str], refused: Refusal, *, rank: int = 0) -> None:
+        """One more meaning of the failure of the item staged at `key`, asked at `rank` (an item whose one
+        condition fails for one of two reasons, each asked in its own place)."""
+        staged = self._at(key)
+        if staged is None:
+            raise ValueError(f"no item is staged at {dict(key)}")
+        staged.refusals.append((rank, refused))
+
     def staged_at(self, key: Mapping[str, str]) -> Write | None:
         """The write staged on the item `key`, if any."""
         staged = self._at(key)

@@ -26,46 +26,61 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import Item, Reason, Table, Write
+from arca.adapters.store.change import Change
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.records import AliasRecord, alias_item
-from arca.domain.errors import ConflictError, ContentionError, NotFoundError
-from arca.domain.events import AliasPolicyUpdated, Change
+from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, RegistryError
+from arca.domain.events import AliasPolicyUpdated
+from arca.domain.events import Change as Announced
 from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
 
 POLICY_FIELDS = tuple(PolicyFields.model_fields)
 TTL_GRACE_SECONDS = 86_400
+# The order of the refusals of an alias change (arca.adapters.store.aliases): a policy moved under the verdict is
+# asked first (0), a promotion applied with the alias write after a rollout's item (1), before the alias's own.
+POLICY = 0
+PROMOTION = 2
+# A policy's own change: the artifact's refusal (0) before the policy's or the alias's having moved.
+MOVED = 1
 
 
 @dataclass(frozen=True)
 class Guard:
-    """Conditions an alias transaction carries: `policy_revision` is the live policy's revision the alias item
-    records (0: none), `checks` are ConditionChecks on other items (named `guard…`), `versions` a condition on a
-    target version's own item (ANDed onto its pin)."""
+    """Conditions an alias change carries for a policy's verdict on the alias `alias` of `name`: `policy_revision`
+    is the live policy's revision the alias item records (0: none), `checks` are conditions on other items (key,
+    condition), `versions` a condition on a target version's own item (joined to its pin where it has one)."""
 
+    name: str
+    alias: str
     policy_revision: int = 0
-    checks: tuple[Write, ...] = ()
+    checks: tuple[tuple[str, dict[str, str], ConditionBase], ...] = ()
     versions: dict[int, ConditionBase] = field(default_factory=dict)
 
-    def broken(self, cancelled: TransactionCancelled) -> bool:
-        """Whether the cancellation came from one of these conditions (a target version still live: its extra
-        condition failed, not its pin's)."""
-        if any(name.startswith("guard") and cancelled.failed(name) for name in cancelled.reasons):
-            return True
-        for number in self.versions:
-            reason = cancelled.failed(f"v{number}")
-            if reason is not None and reason.item is not None and not reason.item.get("deleted"):
-                return True
-        return False
+    def stage(self, change: Change) -> None:
+        """Join these conditions to `change`, after the alias write is staged (a target version's condition joins
+        its pin: one item, one action). Each one's failure is a PolicyMovedError, a version's only while the
+        version is still live (else its pin's own refusal says it was deleted)."""
+        moved = PolicyMovedError(f"what the policy of {self.alias!r} read changed; judged again")
+        for label, key, condition in self.checks:
+            change.require(key, condition, refused=moved, rank=POLICY, label=label)
+
+        def live(reason: Reason) -> RegistryError | None:
+            return moved if reason.item is not None and not reason.item.get("deleted") else None
+
+        for number, condition in sorted(self.versions.items()):
+            change.require(
+                keys.version_key(self.name, number), condition, refused=live, rank=POLICY, label=f"guard-v{number}"
+            )
 
 
 def policy_entity(item: Item) -> AliasPolicy | None:
@@ -111,21 +126,20 @@ class GuardStore:
             return None, 0
         return policy_entity(item), int(item["revision"])
 
-    def write_policy(
+    def stage_policy(
         self,
-        name: str,
+        change: Change,
         alias: str,
         rules: PolicyFields | None,
         *,
         seen: int,
         alias_seen: AliasRecord | None,
-        now: str,
-        by: str | None,
     ) -> AliasPolicy | None:
-        """Put the policy (None: its tombstone) as revision `seen + 1`, under the revision read, and the alias item
-        as read (`alias_seen`, under its revision) carrying the policy's revision (0: removed); with no alias item
-        (None), check that there still is none. Raises ContentionError when either changed, NotFoundError /
+        """Stage the policy (None: its tombstone) as revision `seen + 1`, under the revision read, and the alias
+        item as read (`alias_seen`, under its revision) carrying the policy's revision (0: removed); with no alias
+        item (None), check that there still is none. Refused: ContentionError when either changed, NotFoundError /
         ConflictError when the artifact is gone or being purged."""
+        name, now, by = change.name, change.now, change.by
         revision = seen + 1
         item: dict[str, Any] = {
             "kind": "alias-policy",
@@ -151,18 +165,21 @@ class GuardStore:
                 item={**alias_item(mark), **alias_key},
                 condition=Attr("revision").eq(alias_seen.revision),
             )
-        writes = [
-            Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen)),
-            Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE),
-            marked,
-        ]
+        # The artifact gone or being purged is said before the policy or the alias moved (require_live's rank 0).
+        moved = ContentionError(f"the policy of {alias!r} changed concurrently")
+        policy_put = Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen))
+        change.stage(policy_put, refused=moved, rank=MOVED)
+        self.require_live(change)
+        change.stage(marked, refused=moved, rank=MOVED)
         policy = None if rules is None else compact(rules.model_dump(mode="json"))
-        change = Change(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
-        try:
-            self.feed.commit(writes, name, [change], by=by, now=now)
-        except TransactionCancelled as cancelled:
-            _refuse(cancelled, name, what=f"the policy of {alias!r}", item="policy", also=("alias",))
+        change.announce(
+            Announced(AliasPolicyUpdated(revision=revision, removed=rules is None, policy=policy), alias=alias)
+        )
         return policy_entity(item)
+
+    def commit(self, change: Change) -> None:
+        """Commit a policy's or a promotion's change through the feed."""
+        self.feed.commit_change(change)
 
     def guard(
         self,
@@ -180,32 +197,20 @@ class GuardStore:
         `tags` (its tag rows) and `attestations` (its item), and the soak alias `soak` = (alias, revision read)."""
         checks = []
         if seen is not None:
-            checks.append(Write("guard-policy", "ConditionCheck", keys.policy_key(name, alias), **_at_revision(seen)))
+            checks.append(("guard-policy", keys.policy_key(name, alias), _at_revision(seen)["condition"]))
         for number, wanted in sorted(tags.items()):
             for i, (tag, value) in enumerate(sorted(wanted.items())):
                 checks.append(
-                    Write(
-                        f"guard-tag-{number}-{i}",
-                        "ConditionCheck",
-                        keys.version_tag_key(name, number, tag),
-                        condition=Attr("value").eq(value),
-                    )
+                    (f"guard-tag-{number}-{i}", keys.version_tag_key(name, number, tag), Attr("value").eq(value))
                 )
         if soak is not None:
             soak_alias, revision = soak
-            checks.append(
-                Write(
-                    "guard-soak",
-                    "ConditionCheck",
-                    keys.alias_key(name, soak_alias),
-                    condition=Attr("revision").eq(revision),
-                )
-            )
+            checks.append(("guard-soak", keys.alias_key(name, soak_alias), Attr("revision").eq(revision)))
         versions = {}
         for number, types in attestations.items():
             if types:
                 versions[number] = functools.reduce(operator.and_, (Attr("attestations").contains(t) for t in types))
-        return Guard(policy.revision if policy is not None else 0, tuple(checks), versions)
+        return Guard(name, alias, policy.revision if policy is not None else 0, tuple(checks), versions)
 
     def primaries(self, name: str, alias: str, current: int) -> Iterator[tuple[int | None, str]]:
         """The alias's primary version at each revision up to `current`, newest first, as (version, updated_at);
@@ -244,8 +249,10 @@ class GuardStore:
         return [promotion_entity(i, now) for i in items], next_token
 
     @staticmethod
-    def promotion_write(promotion: Promotion, *, seen: int, ttl: int) -> Write:
-        """The promotion put as written `seen + 1` times, under `seq = :seen` (absent for a new one)."""
+    def stage_promotion(change: Change, promotion: Promotion, *, seen: int, ttl: int) -> None:
+        """Stage the promotion as written `seen + 1` times, under `seq = :seen` (absent for a new one); refused
+        with a ContentionError when it changed since read (asked after a rollout's refusal, before the alias's
+        when it is applied with the alias write)."""
         item = {
             "kind": "promotion",
             **compact(promotion.model_dump(mode="json")),
@@ -253,18 +260,20 @@ class GuardStore:
             "ttl": ttl + TTL_GRACE_SECONDS,
         }
         key = keys.promotion_key(promotion.name, promotion.alias, promotion.id)
-        if seen == 0:
-            return Write("promotion", "Put", key, item=item, condition=ITEM_NOT_EXIST)
-        return Write("promotion", "Put", key, item=item, condition=Attr("seq").eq(seen))
+        condition = ITEM_NOT_EXIST if seen == 0 else Attr("seq").eq(seen)
+        change.stage(
+            Write("promotion", "Put", key, item=item, condition=condition),
+            refused=ContentionError(f"promotion {promotion.id} changed concurrently"),
+            rank=PROMOTION,
+        )
 
-    def put_promotion(self, write: Write, name: str, changes: list[Change], *, by: str | None, now: str) -> None:
-        """A promotion change alone (requested, an approval short of the count, rejected). Raises ContentionError
-        when the promotion changed since read, NotFoundError / ConflictError for the artifact."""
-        latest = Write("artifact", "ConditionCheck", keys.latest_key(name), condition=ARTIFACT_IS_LIVE)
-        try:
-            self.feed.commit([write, latest], name, changes, by=by, now=now)
-        except TransactionCancelled as cancelled:
-            _refuse(cancelled, name, what="the promotion", item="promotion")
+    @staticmethod
+    def require_live(change: Change) -> None:
+        """Stage the check that the artifact is live (a policy's or a promotion's change alone, which writes no
+        alias); refused with NotFoundError / ConflictError when it is gone or being purged."""
+        change.require(
+            keys.latest_key(change.name), ARTIFACT_IS_LIVE, refused=_artifact_refusal(change.name), label="artifact"
+        )
 
 
 def compact(value: dict[str, Any]) -> dict[str, Any]:
@@ -285,13 +294,12 @@ def _at_revision(seen: int) -> dict[str, Any]:
     return {"condition": Attr("revision").eq(seen)}
 
 
-def _refuse(cancelled: TransactionCancelled, name: str, *, what: str, item: str, also: tuple[str, ...] = ()) -> None:
-    artifact = cancelled.failed("artifact")
-    if artifact is not None:
-        if artifact.item is None or artifact.item.get("purged"):
-            raise NotFoundError(f"artifact {name!r} does not exist") from None
-        if artifact.item.get("purging"):
-            raise ConflictError(f"artifact {name!r} is being purged") from None
-    if any(cancelled.failed(n) is not None for n in (item, *also)):
-        raise ContentionError(f"{what} changed concurrently") from None
-    raise cancelled
+def _artifact_refusal(name: str) -> Callable[[Reason], RegistryError | None]:
+    def refusal(reason: Reason) -> RegistryError | None:
+        if reason.item is None or reason.item.get("purged"):
+            return NotFoundError(f"artifact {name!r} does not exist")
+        if reason.item.get("purging"):
+            return ConflictError(f"artifact {name!r} is being purged")
+        return None
+
+    return refusal

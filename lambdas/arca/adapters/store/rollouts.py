@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
-from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.conditions import ITEM_NOT_EXIST
-from arca.adapters.store.records import AliasRecord, rollout_entity, rollout_item
+from arca.adapters.store.records import rollout_entity, rollout_item
 from arca.domain.entities import Rollout
-from arca.domain.errors import RolloutMovedError, RolloutRunningError
+from arca.domain.errors import RegistryError, RolloutMovedError, RolloutRunningError
+from arca.domain.events import Change as Announced
 from arca.domain.events import (
-    Change,
     Detail,
     RolloutAdvanced,
     RolloutCompleted,
@@ -24,73 +22,42 @@ from arca.domain.events import (
 )
 
 if TYPE_CHECKING:
-    from arca.adapters.store.guards import Guard
+    from arca.adapters.store.change import Change
+
+
+# The order of the refusals of an alias change (arca.adapters.store.aliases): the rollout's is asked after a policy
+# moved under the verdict (0), before a promotion's (2) and the alias's own.
+ROLLOUT = 1
 
 
 class RolloutStore:
-    def __init__(self, table: Table, aliases: AliasStore) -> None:
+    def __init__(self, table: Table) -> None:
         self.table = table
-        self.aliases = aliases
 
     def rollout(self, name: str, alias: str) -> Rollout | None:
         """The alias's latest rollout, whatever its state."""
         item = self.table.get(keys.rollout_key(name, alias))
         return None if item is None else rollout_entity(item)
 
-    def start_rollout(
-        self,
-        new: AliasRecord,
-        old: AliasRecord,
-        rollout: Rollout,
-        *,
-        guard: Guard | None = None,
-        also: Sequence[Write] = (),
-        announce: Sequence[Change] = (),
-    ) -> AliasRecord:
-        """The alias's first rollout revision and the rollout item, in one transaction (with `guard`, `also` and
-        `announce` as write_alias: a policy's conditions, a promotion's item and its events).
+    @staticmethod
+    def stage_rollout(change: Change, rollout: Rollout, seen: Rollout | None) -> None:
+        """Stage the rollout item and its event into the alias change that writes its alias revision.
 
-        The item is put only where no rollout of the alias is running (one at a time). Raises
-        RolloutRunningError (409) when one is, and what write_alias raises (ContentionError when the alias moved).
+        A start (`seen` None) is put only where no rollout of the alias is running (one at a time), refused with
+        RolloutRunningError (409) when one is. A step or an end is put only while the rollout is still `seen`
+        (running, at the same step), refused with RolloutMovedError when it moved on or ended meanwhile (a
+        repeated step, an abort, a purge: do nothing).
         """
-        put = _rollout_write(
-            rollout,
-            condition=ITEM_NOT_EXIST | Attr("state").ne("running"),
-        )
-        try:
-            return self.aliases.write_alias(
-                new,
-                old,
-                action="rollout",
-                also=[put, *also],
-                announce=[_rollout_change(rollout), *announce],
-                guard=guard,
+        if seen is None:
+            condition = ITEM_NOT_EXIST | Attr("state").ne("running")
+            refused: RegistryError = RolloutRunningError(
+                f"alias {rollout.alias!r} has a running rollout; abort it first", field="alias"
             )
-        except TransactionCancelled as cancelled:
-            if not cancelled.failed("rollout"):
-                raise
-            raise RolloutRunningError(
-                f"alias {new.alias!r} has a running rollout; abort it first", field="alias"
-            ) from None
-
-    def step_rollout(
-        self, rollout: Rollout, seen: Rollout, new: AliasRecord, old: AliasRecord, *, guard: Guard | None = None
-    ) -> AliasRecord:
-        """One rollout step: the alias revision `new` (compare-and-set on `old`, the revision the rollout wrote
-        last) and the rollout as `rollout`, only while it is still `seen` (running, at the same step); with
-        `guard`, a policy's verdict on it (an abort), as write_alias.
-
-        Raises RolloutMovedError when the rollout moved on or ended meanwhile (a repeated step, an abort, a
-        purge: do nothing), ContentionError when someone else wrote the alias (the rollout is superseded), and
-        what write_alias raises otherwise.
-        """
-        put = _rollout_write(rollout, condition=_still(seen))
-        try:
-            return self.aliases.write_alias(
-                new, old, action="rollout", also=[put], announce=[_rollout_change(rollout)], guard=guard
-            )
-        except TransactionCancelled:
-            raise RolloutMovedError(f"rollout {seen.id} moved on since step {seen.step}") from None
+        else:
+            condition = _still(seen)
+            refused = RolloutMovedError(f"rollout {seen.id} moved on since step {seen.step}")
+        change.stage(_rollout_write(rollout, condition=condition), refused=refused, rank=ROLLOUT)
+        change.announce(_rollout_change(rollout))
 
     def end_rollout(self, rollout: Rollout, seen: Rollout) -> bool:
         """Store `rollout` (an end without an alias write: superseded) only while it is still `seen`.
@@ -121,7 +88,7 @@ def _still(seen: Rollout) -> ConditionBase:
     return Attr("id").eq(seen.id) & Attr("state").eq("running") & Attr("step").eq(seen.step)
 
 
-def _rollout_change(rollout: Rollout) -> Change:
+def _rollout_change(rollout: Rollout) -> Announced:
     """The rollout's own event for the alias write it makes: started, advanced, then completed or rolled back
     (an abort is a roll back that says so)."""
     facts = {"id": rollout.id, "step": rollout.step, "weight": rollout.weight, "steps": rollout.steps}
@@ -134,4 +101,4 @@ def _rollout_change(rollout: Rollout) -> Change:
         detail = RolloutRolledBack(**facts, state=rollout.state, alarm=rollout.alarm)
     else:
         detail = RolloutRolledBack(**facts)
-    return Change(detail, rollout.version, alias=rollout.alias)
+    return Announced(detail, rollout.version, alias=rollout.alias)
