@@ -49,7 +49,7 @@ def test_a_change_commits_its_items_its_record_and_its_events_in_one_transaction
     change.seal(seal(), "done")
     change.announce(Announced(ArtifactUpdated(tags={"team": "ml"}), None))
     # When it is committed
-    events = feed.commit_change(change)
+    events = feed.commit(change)
     # Then every item is written with its event, and LATEST carries the event's id
     assert [e.by for e in events] == ["alice"]
     table = feed.table
@@ -61,7 +61,7 @@ def test_a_change_commits_its_items_its_record_and_its_events_in_one_transaction
 
 def test_a_cancellation_raises_the_refusal_of_the_failed_item_and_writes_nothing(feed: Feed, aws) -> None:
     # Given version 1 exists
-    feed.commit_change(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
+    feed.commit(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
     before = snapshot(aws)
     # When a change stages it again, with a refusal saying what that means
     change = Change("app", by=None, now=NOW)
@@ -69,13 +69,13 @@ def test_a_cancellation_raises_the_refusal_of_the_failed_item_and_writes_nothing
     change.stage(version("app", 1), refused=ConflictError("version 1 exists", field="version"))
     # Then its refusal is raised, and nothing is written
     with pytest.raises(ConflictError, match="version 1 exists"):
-        feed.commit_change(change)
+        feed.commit(change)
     assert snapshot(aws) == before
 
 
 def test_a_refusal_reads_the_item_as_it_was_and_may_pass_to_the_next(feed: Feed, aws) -> None:
     # Given a LATEST marked as being purged
-    feed.commit_change(_with(Change("app", by=None, now=NOW), latest("app", purging=True)))
+    feed.commit(_with(Change("app", by=None, now=NOW), latest("app", purging=True)))
     # When a change requires it unmarked, with two refusals: one that passes, one that reads the item
     change = Change("app", by=None, now=NOW)
     change.stage(version("app", 1))
@@ -89,28 +89,28 @@ def test_a_refusal_reads_the_item_as_it_was_and_may_pass_to_the_next(feed: Feed,
     # Then both conditions were joined on one item, and the second refusal speaks
     assert len(change.writes()) == 2
     with pytest.raises(ConflictError, match="being purged"):
-        feed.commit_change(change)
+        feed.commit(change)
 
 
 def test_the_idempotency_record_is_said_first_whatever_else_failed(feed: Feed, aws) -> None:
     # Given a record taken, and version 1 existing
     first = _with(Change("app", by=None, now=NOW), latest("app"), version("app", 1))
     first.seal(seal(), "one")
-    feed.commit_change(first)
+    feed.commit(first)
     # When a change under the same key also stages version 1 again (staged before the record)
     change = Change("app", by=None, now=NOW)
     change.stage(version("app", 1), refused=NotFoundError("not this one"))
     change.seal(seal(), "two")
     # Then the key taken is what is said
     with pytest.raises(IdempotencyKeyTakenError):
-        feed.commit_change(change)
+        feed.commit(change)
 
 
 def test_a_failed_item_with_no_refusal_is_contention_and_an_item_is_staged_once(feed: Feed, aws) -> None:
-    feed.commit_change(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
+    feed.commit(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
     change = _with(Change("app", by=None, now=NOW), version("app", 1))
     with pytest.raises(ContentionError):
-        feed.commit_change(change)
+        feed.commit(change)
     with pytest.raises(ValueError, match="staged once"):
         change.stage(version("app", 1))
     with pytest.raises(ValueError, match="one idempotency record"):
@@ -120,7 +120,7 @@ def test_a_failed_item_with_no_refusal_is_contention_and_an_item_is_staged_once(
 
 def test_one_item_may_carry_two_refusals_each_asked_at_its_rank(feed: Feed, aws) -> None:
     # Given version 1 exists, and version 2 does not
-    feed.commit_change(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
+    feed.commit(_with(Change("app", by=None, now=NOW), latest("app"), version("app", 1)))
     # When a change stages version 1 again with a refusal that passes at rank 0 and one that speaks at rank 2, and
     # a missing version 2 checked with a refusal at rank 1
     change = Change("app", by=None, now=NOW)
@@ -130,7 +130,7 @@ def test_one_item_may_carry_two_refusals_each_asked_at_its_rank(feed: Feed, aws)
     change.require(keys.version_key("app", 2), ITEM_EXISTS, refused=NotFoundError("version 2 is missing"), rank=1)
     # Then the item's second refusal is asked in its own place: after the other item's
     with pytest.raises(NotFoundError, match="version 2 is missing"):
-        feed.commit_change(change)
+        feed.commit(change)
     # And a refusal is added only to an item staged
     with pytest.raises(ValueError, match="no item is staged"):
         change.refuse(keys.version_key("app", 3), ConflictError("x"))

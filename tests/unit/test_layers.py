@@ -250,11 +250,6 @@ def test_services_never_reach_the_low_level_table(service: str) -> None:
     assert "arca.adapters.dynamo" not in imported
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stores still borrow each other's write builders; once writes are staged into one Change per artifact, "
-    "a store imports only the shared helpers",
-)
 def test_stores_import_only_the_shared_store_helpers() -> None:
     # Given every store of adapters/store/
     stores = sorted(

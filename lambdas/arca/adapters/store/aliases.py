@@ -171,7 +171,7 @@ class AliasStore:
 
     def commit(self, change: StagedChange) -> None:
         """Commit an alias change (staged by this store and the stores writing beside it) through the feed."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     @staticmethod
     def _alias_count_write(name: str, *, live_before: bool, new: AliasRecord) -> Write:

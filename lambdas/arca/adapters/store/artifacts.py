@@ -81,8 +81,8 @@ class ArtifactStore:
         return [(parent + i["sk"], i.get("link")) for i in items], next_token
 
     def commit(self, change: Change) -> None:
-        """Commit a change staged into by the stores (Feed.commit_change: its refusals say what a failure means)."""
-        self.feed.commit_change(change)
+        """Commit a change staged into by the stores (Feed.commit: its refusals say what a failure means)."""
+        self.feed.commit(change)
 
     def stage_latest(
         self,

@@ -61,7 +61,7 @@ class AttestationStore:
 
     def commit(self, change: Staged) -> None:
         """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def stage_add(self, change: Staged, version: int, attestation: Attestation) -> None:
         """Stage the attestation, its type added to the version and counted, and its `attestation.added` event.

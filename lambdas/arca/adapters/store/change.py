@@ -1,7 +1,7 @@
 """One unit of work on one artifact: the writes of one compare-and-set try, staged by the stores, committed once.
 
 A service opens a `Change` for each try of a write (arca.services.retry), asks the stores to *stage* their items
-into it (a store never commits), and hands it to `Feed.commit_change`, the one place a change is committed: its
+into it (a store never commits), and hands it to `Feed.commit`, the one place a change is committed: its
 events are stamped and ordered there, the items sent as one TransactWriteItems, and a cancellation answered by the
 refusals the staged items carry. Each staged item says itself what the failure of its condition means (an
 exception, or a function of the item as it was that gives one or passes), so no caller reads a cancellation by item

@@ -145,7 +145,7 @@ class ConsumerStore:
 
     def commit(self, change: Staged) -> None:
         """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def stage_take(self, change: Staged, request: LeaseWrite, seen: LeaseRecord | None) -> LeaseRecord:
         """Stage the lease as `request` says, over `seen` (the lease as read, None when absent), with the version's

@@ -25,7 +25,7 @@ MAX_FLOORS = 10_000
 
 
 class Feed:
-    """Events over one table: every write that announces a change commits through `commit`."""
+    """Events over one table, and the one place a staged change (arca.adapters.store.change) is committed."""
 
     def __init__(self, table: Table, *, micros: Callable[[], int] | None = None) -> None:
         self.table = table
@@ -53,7 +53,7 @@ class Feed:
             return events, keys.encode_token({"pk": last["pk"], "sk": last["sk"]}, scope)
         return events, keys.encode_token(page.last_key, scope) if page.last_key else None
 
-    def commit(self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str) -> list[Event]:
+    def _send(self, writes: list[Write], name: str, changes: list[Change], *, by: str | None, now: str) -> list[Event]:
         """Commit `writes` (which must include the artifact's LATEST) with one event item per change, each by `by`
         unless the change names its own author.
 
@@ -61,7 +61,7 @@ class Feed:
         `last_event` to the newest of them under `last_event < :id`: two transactions on one artifact then
         commit in the order of their ids. A transaction refused only because a later id committed first
         (another writer, or a clock behind) is sent again with ids after that one; any other cancellation is
-        raised as TransactionCancelled for the caller to read. The one call a new write needs to be announced.
+        raised as TransactionCancelled, which `commit` answers with the staged items' refusals.
         """
         if not changes:
             self.table.transact(writes)
@@ -96,12 +96,12 @@ class Feed:
             return events
         raise ContentionError(f"events of {name!r} kept being overtaken; retry")
 
-    def commit_change(self, change: StagedChange) -> list[Event]:
+    def commit(self, change: StagedChange) -> list[Event]:
         """Commit one staged change (arca.adapters.store.change): its items and an event item per announced change,
         in one transaction ordered as `commit` orders it. A cancellation raises what the staged items' refusals
         say it means (a ContentionError, for the service's compare-and-set to retry, when none speaks)."""
         try:
-            return self.commit(change.writes(), change.name, change.announced, by=change.by, now=change.now)
+            return self._send(change.writes(), change.name, change.announced, by=change.by, now=change.now)
         except TransactionCancelled as cancelled:
             raise change.refusal(cancelled) from None
 

@@ -179,7 +179,7 @@ class GuardStore:
 
     def commit(self, change: Change) -> None:
         """Commit a policy's or a promotion's change through the feed."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def guard(
         self,

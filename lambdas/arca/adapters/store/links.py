@@ -41,7 +41,7 @@ class LinkStore:
 
     def commit(self, change: Staged) -> None:
         """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def stage_link(self, change: Staged, name: str, target: str, seen: LatestRecord | None) -> Link:
         """Stage `name` as a link to `target`, or its re-pointing (a compare-and-set on `seen`), into `change`:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Table, TransactionCancelled, Write
+from arca.adapters.dynamo import Table, TransactionCancelled
 from arca.adapters.store.records import receipt_write
 from arca.domain.errors import IdempotencyKeyTakenError
 from arca.domain.receipts import Answer, Seal, StoredReceipt
@@ -27,16 +27,5 @@ class ReceiptStore:
         publish, a dry run)."""
         try:
             self.table.transact([receipt_write(seal.receipt, seal.render(outcome))])
-        except TransactionCancelled as cancelled:
-            raise_if_key_taken(cancelled)
-            raise
-
-
-def sealed(seal: Seal | None, entity: Any) -> list[Write]:
-    """The idempotency record a write carries in its own transaction (none without a seal)."""
-    return [] if seal is None else [receipt_write(seal.receipt, seal.render(entity))]
-
-
-def raise_if_key_taken(cancelled: TransactionCancelled) -> None:
-    if cancelled.failed("receipt") is not None:
-        raise IdempotencyKeyTakenError("this Idempotency-Key was used by a concurrent request") from None
+        except TransactionCancelled:  # its one item's condition: the key was taken meanwhile
+            raise IdempotencyKeyTakenError("this Idempotency-Key was used by a concurrent request") from None

@@ -50,7 +50,7 @@ class RetentionStore:
 
     def commit(self, change: Staged) -> None:
         """Commit a change staged with this store (forwarded to the feed, the one place a change commits)."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def stage_policy(self, change: Staged, policy: RetentionPolicy) -> None:
         """Stage the policy, while the artifact is live (the commit raises NotFoundError / LinkedNameError

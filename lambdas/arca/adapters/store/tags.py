@@ -31,7 +31,7 @@ class TagStore:
 
     def commit(self, change: Staged) -> None:
         """Commit a change staged with these stores (forwarded to the feed, the one place a change commits)."""
-        self.feed.commit_change(change)
+        self.feed.commit(change)
 
     def stage_version_tags(self, change: Staged, seen: VersionRecord, tags: dict[str, str]) -> VersionRecord:
         """Stage the version's tags as `tags` (the merge decided from `seen`), and their index rows.

@@ -93,8 +93,8 @@ class VersionStore:
         return keys.decode_token_state(token, scope, pk=name, within=sk_test(sk_between=keys.VERSIONS))
 
     def commit(self, change: Change) -> None:
-        """Commit a change staged into by the stores (Feed.commit_change: its refusals say what a failure means)."""
-        self.feed.commit_change(change)
+        """Commit a change staged into by the stores (Feed.commit: its refusals say what a failure means)."""
+        self.feed.commit(change)
 
     def stage_deleted(
         self,
