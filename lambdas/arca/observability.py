@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
+
+# Powertools keeps one metric set per process. On Lambda one request runs at a time; local mode serves every
+# function on threads of one process, so a flush (its check, its serialization, its clearing) and a request's
+# dimension with its metric are each made whole under this lock, or one thread's flush empties the set between
+# another's check and its serialization (Powertools then raises "Must contain at least one metric").
+_METRIC_SET = threading.Lock()
+
+
+class _Provider(AmazonCloudWatchEMFProvider):
+    """Powertools' EMF provider, its flush made whole under the process's lock."""
+
+    def flush_metrics(self, raise_on_empty_metrics: bool = False) -> None:
+        with _METRIC_SET:
+            super().flush_metrics(raise_on_empty_metrics=raise_on_empty_metrics)
+
 
 logger = Logger()
 metrics = Metrics(namespace="Arca")
+metrics.provider = _Provider(
+    namespace="Arca",
+    metric_set=metrics.metric_set,
+    dimension_set=metrics.dimension_set,
+    metadata_set=metrics.metadata_set,
+    default_dimensions=metrics.default_dimensions,
+)
 
 
 def traced(handler: Callable[..., Any]) -> Callable[..., Any]:
@@ -25,8 +49,9 @@ def traced(handler: Callable[..., Any]) -> Callable[..., Any]:
 
 def count_request(operation: str) -> None:
     """One `Requests` data point per call, by operation (EMF: no API call is made to publish it)."""
-    metrics.add_dimension(name="operation", value=operation)
-    metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+    with _METRIC_SET:
+        metrics.add_dimension(name="operation", value=operation)
+        metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
 
 
 def count_resolve(name: str, alias: str, route: str) -> None:

@@ -191,3 +191,18 @@ def test_a_cold_start_of_the_resolve_function_builds_no_model_and_imports_no_eve
     assert started["built"] == []
     # And the event models (what writes announce, and the feed's answers) are not imported: resolve announces nothing
     assert started["events"] is False
+
+
+def test_a_new_app_starts_with_no_routing_context_of_the_app_its_routers_were_in() -> None:
+    # Given the resolve function's routers in an app caught in the middle of a request (its context holds the
+    # request's route, as the OpenAPI document's app does when a request builds it)
+    from arca.api.app import build_app
+    from arca.api.functions import routers
+
+    served = routers("resolve")
+    before = build_app({}, served)
+    before.append_context(_route="the other request's", _request="the other request's")
+    # When a new app takes the same routers in
+    after = build_app({}, served)
+    # Then it starts with no routing context of its own
+    assert after.context == {}

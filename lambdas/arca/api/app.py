@@ -87,6 +87,10 @@ def _resolver(routers: Iterable[Router]) -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True, serializer=json.dumps)
     for router in routers:
         app.include_router(router)
+    # `include_router` copies the routing context of the app a router was last included in (the OpenAPI document's
+    # app, built during a request, keeps that request's): a new app starts with none, or its first request would
+    # be read as that one (`app.request` is cached in the context).
+    app.clear_context()
     return app
 
 
