@@ -156,7 +156,7 @@ def section(publishes: int = 200, idle_seconds: float = 10.0) -> str:
             ("PUT latest", lambda: publishing.put_latest(name, content)),
             ("alias set (new alias)", lambda: as_alias(aliases.set)(name, "prod", AliasBody(version=1))),
             ("alias set (move)", lambda: as_alias(aliases.set)(name, "prod", AliasBody(version=2))),
-            ("delete a version", lambda: publishing.delete_version(name, 1)),
+            ("delete a version", lambda: services.removal.delete_version(name, 1)),
         )
         for label, write in writes:
             with _captured(client) as sent:

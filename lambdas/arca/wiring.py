@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.reading import Reading
+    from arca.services.removal import Removal
     from arca.services.resolving import Resolving
     from arca.services.retention import Retention
     from arca.services.rollouts import Rollouts, RolloutStarter
@@ -223,10 +224,16 @@ class Services:
         from arca.services.publishing import Publishing, PublishingStores
 
         s = self.stores
-        stores = PublishingStores(
-            s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.uploads, s.consumers
-        )
+        stores = PublishingStores(s.artifacts, s.versions, s.receipts, s.uploads)
         return Publishing(stores, self.blobs, self.reading, self.policy, self.signer, collection=self.collection)
+
+    @cached_property
+    def removal(self) -> Removal:
+        from arca.services.removal import Removal, RemovalStores
+
+        s = self.stores
+        stores = RemovalStores(s.artifacts, s.versions, s.aliases, s.links, s.purge, s.receipts, s.consumers)
+        return Removal(stores, self.blobs, self.reading, self.policy)
 
     @cached_property
     def collection(self) -> Collection:
@@ -353,6 +360,7 @@ class Services:
 
         return Oci(
             self.publishing,
+            self.removal,
             self.reading,
             self.aliases,
             self.stores.aliases,
@@ -390,6 +398,10 @@ def resolving() -> Resolving:
 
 def publishing() -> Publishing:
     return services().publishing
+
+
+def removal() -> Removal:
+    return services().removal
 
 
 def idempotency() -> Idempotency:

@@ -73,7 +73,7 @@ def test_leases_racing_a_soft_delete_never_leave_a_deleted_version_leased(
     def work(t: int) -> str:
         try:
             if t == 0:
-                acting("publish", build().publishing).delete_version(name, 1)
+                acting("publish", build().removal).delete_version(name, 1)
                 return "deleted"
             acting("publish", build().consumers).lease(name, f"ecs:c{t}", 1, ttl_seconds=600, labels=None)
         except ConflictError as refused:

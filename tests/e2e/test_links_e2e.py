@@ -51,7 +51,7 @@ def test_links_racing_a_purge_leave_no_link_to_a_purged_target(arca: ArcaHttp, u
     def work(t: int) -> str:
         try:
             if t == 0:
-                acting("publish", build().publishing).purge(target, force=False)
+                acting("publish", build().removal).purge(target, force=False)
                 return "purged"
             acting("publish", build().links).link(f"{unique}/l{t}", target)
         except (ConflictError, NotFoundError) as refused:
@@ -73,6 +73,6 @@ def test_links_racing_a_purge_leave_no_link_to_a_purged_target(arca: ArcaHttp, u
         assert sorted(e["name"] for e in listed if e.get("link")) == sorted(made)
     # and a forced purge then removes every link with the target
     if outcomes[0] != "purged":
-        assert acting("publish", build().publishing).purge(target, force=True)
+        assert acting("publish", build().removal).purge(target, force=True)
         assert arca.get("/artifacts", params={"prefix": f"{unique}/"}).json()["artifacts"] == []
         assert all(arca.get(f"/artifacts/{name}").status_code == 404 for name in made)

@@ -49,7 +49,7 @@ def test_retention_never_deletes_what_an_alias_came_to_point_at(arca: ArcaHttp, 
                             body.pop("secondary_version_weight")
                     aliases.set(name, alias, AliasBody(**body))
                 elif t % 4 == 2:
-                    publishing.restore_version(name, rng.randint(1, 8))
+                    acting("publish", services.removal).restore_version(name, rng.randint(1, 8))
                 else:
                     data = rng.choice(contents)
                     publishing.publish(name, Content(sha256=sha256(data), size=len(data)), force=True)

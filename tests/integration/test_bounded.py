@@ -16,7 +16,7 @@ from arca.adapters import keys
 from arca.adapters.dynamo import serialize
 from arca.adapters.store.pages import QUERY_BUDGET
 from arca.adapters.store.versions import DELETE_BATCH
-from arca.services.publishing import PRUNE_PAGES
+from arca.services.removal import PRUNE_PAGES
 from local.seed import clone_revisions, clone_versions
 from tests.helpers import HandlerApi
 

@@ -280,7 +280,7 @@ def test_a_link_cannot_be_made_to_a_target_a_purge_has_marked(api: HandlerApi, a
     # Given a purge of `team/app` that has set its mark and then, before deleting anything, sees a link
     # request for the target run whole
     api.publish("team/app", b"a")
-    purger, links = acting("publish", wiring.build().publishing), acting("publish", wiring.build().links)
+    purger, links = acting("publish", wiring.build().removal), acting("publish", wiring.build().links)
     delete_rows = purger.purging.delete_rows
     outcome: dict[str, Any] = {}
 
@@ -305,7 +305,7 @@ def test_a_link_cannot_be_made_to_a_target_a_purge_has_marked(api: HandlerApi, a
 def test_a_plain_purge_is_refused_when_a_link_is_made_before_its_mark(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given a plain purge that read the target, and a link made just before it sets its mark
     api.publish("team/app", b"a")
-    purger, links = acting("publish", wiring.build().publishing), acting("publish", wiring.build().links)
+    purger, links = acting("publish", wiring.build().removal), acting("publish", wiring.build().links)
     mark = purger.purging.mark_purging
 
     def link_first(*args: Any, **kwargs: Any) -> None:

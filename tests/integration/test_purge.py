@@ -36,8 +36,8 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
     # alias made and a forced purge that marks LATEST before the plain purge marks it
     api.publish("app", b"a")
     plain, forced, aliases = (
-        acting("publish", wiring.build().publishing),
-        acting("publish", wiring.build().publishing),
+        acting("publish", wiring.build().removal),
+        acting("publish", wiring.build().removal),
         acting("alias", wiring.build().aliases),
     )
     forced_marked, plain_done = threading.Event(), threading.Event()
@@ -82,7 +82,7 @@ def test_plain_purge_never_clears_the_mark_of_a_concurrent_forced_purge(api: Han
 def test_plain_purge_is_refused_when_an_alias_is_made_before_its_mark(api: HandlerApi, aws: SimpleNamespace) -> None:
     # Given a plain purge whose alias check passed, then an alias made before it marks LATEST
     api.publish("app", b"a")
-    plain, aliases = acting("publish", wiring.build().publishing), acting("alias", wiring.build().aliases)
+    plain, aliases = acting("publish", wiring.build().removal), acting("alias", wiring.build().aliases)
     mark = plain.purging.mark_purging
 
     def alias_first(*args: Any, **kwargs: Any) -> None:
@@ -106,7 +106,7 @@ def test_publish_that_verified_its_blob_before_a_whole_purge_does_not_commit(
     # a purge runs whole
     api.publish("app", b"a")
     digest = api.upload("app", b"b")
-    publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().publishing)
+    publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().removal)
     keep = publisher.blobs.keep
 
     def keep_then_purge(*args: Any, **kwargs: Any) -> None:
@@ -127,7 +127,7 @@ def test_publish_that_read_latest_before_the_mark_fails_its_condition(api: Handl
     # Given a publish that read LATEST, then a purge that marks it and stops at its budget
     api.publish("app", b"a")
     digest = api.upload("app", b"b")
-    publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().publishing)
+    publisher, purger = acting("publish", wiring.build().publishing), acting("publish", wiring.build().removal)
     stage_latest = publisher.artifacts.stage_latest
 
     def purge_marks_first(*args: Any, **kwargs: Any) -> Any:
@@ -146,7 +146,7 @@ def test_alias_writes_are_refused_once_a_purge_has_marked_the_artifact(api: Hand
     # Given a forced purge paused right after its mark, over an artifact with an alias
     api.publish("app", b"a")
     api.call("PUT", "/artifacts/app/aliases/prod", {"version": 1})
-    purger, aliases = acting("publish", wiring.build().publishing), acting("alias", wiring.build().aliases)
+    purger, aliases = acting("publish", wiring.build().removal), acting("alias", wiring.build().aliases)
     delete_rows = purger.purging.delete_rows
     attempts: dict[str, Any] = {}
     reads: list[dict[str, Any]] = []

@@ -264,3 +264,17 @@ def test_stores_import_only_the_shared_store_helpers() -> None:
     }
     # Then no store imports another store
     assert not {store: found for store, found in borrowed.items() if found}
+
+
+# A module longer than this is a room holding two: split it by what it is about.
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_of_the_functions_or_the_client_is_over_600_lines() -> None:
+    # Given every module of the functions' package and of the client package
+    client = PACKAGE.parents[1] / "client" / "arca_client"
+    modules = [*PACKAGE.rglob("*.py"), *client.rglob("*.py")]
+    # When their lines are counted
+    long = {str(m): n for m in modules if (n := len(m.read_text().splitlines())) > MAX_MODULE_LINES}
+    # Then none is over the bound
+    assert modules and not long

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca.api.caller import Caller
-from arca.api.dependencies import PublishingService, ReadingService, SearchingService
+from arca.api.dependencies import PublishingService, ReadingService, RemovalService, SearchingService
 from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
 from arca.api.routing import Router
@@ -90,7 +90,7 @@ def _purge_answers() -> dict[int, Any]:
 @writes.delete("/artifacts/<name>", status_code=204, responses=_purge_answers(), tags=["publishing"])
 def purge(
     name: Name,
-    publishing: PublishingService,
+    removal: RemovalService,
     force: Annotated[bool, Query(description="purge even while aliases, links or live consumer leases exist")] = False,
 ) -> Response[PurgeProgress | None]:
     """Purge the artifact: every item and every object. Version numbers are never reused.
@@ -104,7 +104,7 @@ def purge(
     context = writes.lambda_context
     budget = Budget(calls=settings().purge_max_calls, time_left=lambda: context.get_remaining_time_in_millis() / 1000)
     released: list[str] = []
-    done = publishing.purge(name, force=force, budget=budget, released=released)
+    done = removal.purge(name, force=force, budget=budget, released=released)
     headers = released_headers(released)
     if done:
         return Response(204, None, None, headers=headers)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from arca.services.promotions import Promotions
     from arca.services.publishing import Publishing
     from arca.services.reading import Reading
+    from arca.services.removal import Removal
     from arca.services.retention import Retention
     from arca.services.rollouts import Rollouts
     from arca.services.tags import Searching, Tagging
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
     ReadingService = Annotated[Reading, Depends(wiring.reading)]
     PublishingService = Annotated[Publishing, Depends(wiring.publishing)]
+    RemovalService = Annotated[Removal, Depends(wiring.removal)]
     IdempotencyService = Annotated[Idempotency, Depends(wiring.idempotency)]
     UploadsService = Annotated[Uploads, Depends(wiring.uploads)]
     AliasesService = Annotated[Aliases, Depends(wiring.aliases)]
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 else:
     ReadingService = Annotated[Any, Depends(wiring.reading)]
     PublishingService = Annotated[Any, Depends(wiring.publishing)]
+    RemovalService = Annotated[Any, Depends(wiring.removal)]
     IdempotencyService = Annotated[Any, Depends(wiring.idempotency)]
     UploadsService = Annotated[Any, Depends(wiring.uploads)]
     AliasesService = Annotated[Any, Depends(wiring.aliases)]

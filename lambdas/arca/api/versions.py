@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from pydantic import AfterValidator, AwareDatetime
 
 from arca.api.caller import Caller
-from arca.api.dependencies import PublishingService, ReadingService, SearchingService
+from arca.api.dependencies import PublishingService, ReadingService, RemovalService, SearchingService
 from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import (
     Limit,
@@ -125,17 +125,17 @@ def _published(published: Published) -> Answer:
 
 
 @writes.delete("/artifacts/<name>/versions/<version>", responses=answers(200, 400, 404, 409, 503), tags=["publishing"])
-def delete_version(name: Name, version: VersionNumber, caller: Caller, publishing: PublishingService) -> Version:
+def delete_version(name: Name, version: VersionNumber, caller: Caller, removal: RemovalService) -> Version:
     """Soft-delete a version (idempotent); 409 while an alias points at it."""
-    return publishing.delete_version(name, version, identity=caller)
+    return removal.delete_version(name, version, identity=caller)
 
 
 @writes.post(
     "/artifacts/<name>/versions/<version>/restore", responses=answers(200, 400, 404, 409, 503), tags=["publishing"]
 )
-def restore_version(name: Name, version: VersionNumber, caller: Caller, publishing: PublishingService) -> Version:
+def restore_version(name: Name, version: VersionNumber, caller: Caller, removal: RemovalService) -> Version:
     """Undo a soft delete (idempotent)."""
-    return publishing.restore_version(name, version, identity=caller)
+    return removal.restore_version(name, version, identity=caller)
 
 
 @writes.post("/artifacts/<name>/prune", responses=answers(200, 400, 404, 409, 415, 422, 503), tags=["publishing"])
@@ -144,13 +144,13 @@ def prune(
     body: Annotated[PruneBody, Body()],
     caller: Caller,
     key: Idempotent,
-    publishing: PublishingService,
+    removal: RemovalService,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[PruneResult]:
     """Soft-delete old versions, never the newest `keep_last` and never one an alias points at; page by page."""
 
     def write(seal: Seal | None) -> PruneResult:
-        return publishing.prune(
+        return removal.prune(
             name,
             keep_last=body.keep_last,
             older_than_days=body.older_than_days,

@@ -41,6 +41,7 @@ from arca.services.aliases import Aliases
 from arca.services.attestations import Attesting, attestation_id
 from arca.services.publishing import Publishing
 from arca.services.reading import Reading, refuse_link
+from arca.services.removal import Removal
 from arca.services.retry import Policy
 
 # The most a session holds: the bound of one request body through API Gateway and Lambda (4,669,440 bytes, the
@@ -86,6 +87,7 @@ class Oci:
     def __init__(
         self,
         publishing: Publishing,
+        removal: Removal,
         reading: Reading,
         aliases: Aliases,
         alias_store: AliasStore,
@@ -96,6 +98,7 @@ class Oci:
         pending: OciReferrerStore,
     ) -> None:
         self.publishing = publishing
+        self.removal = removal
         self.reading = reading
         self.aliases = aliases
         self.alias_store = alias_store
@@ -376,7 +379,7 @@ class Oci:
     def delete_manifest(self, name: str, sha256: str, identity: str | None) -> None:
         """Soft-delete the newest live version with this digest (VersionPinnedError while an alias points at it)."""
         found = self.reading.content_version(name, sha256)
-        self.publishing.delete_version(name, found.version, identity=identity)
+        self.removal.delete_version(name, found.version, identity=identity)
 
     # Tags
 
