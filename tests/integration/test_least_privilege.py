@@ -85,6 +85,7 @@ def test_a_route_whose_role_lacks_a_grant_fails_as_on_aws(aws: SimpleNamespace, 
     # Given a role without the alias function's receipt grant (as it was): the check reads these statements
     checker = aws.iam
     statements = checker.policies["alias"]
+
     def without_receipts(statement: dict[str, Any]) -> dict[str, Any]:
         like = statement.get("Condition", {}).get("ForAllValues:StringLike")
         if not like:

@@ -90,7 +90,7 @@ def _resolver(routers: Iterable[Router]) -> APIGatewayRestResolver:
     # `include_router` copies the routing context of the app a router was last included in (the OpenAPI document's
     # app, built during a request, keeps that request's): a new app starts with none, or its first request would
     # be read as that one (`app.request` is cached in the context).
-    app.clear_context()
+    app.context.clear()
     return app
 
 
