@@ -108,7 +108,7 @@ def test_alias_moves_and_version_deletes_never_leave_a_dangling_alias(arca: Arca
     def worker(t: int) -> dict[str, int]:
         rng = random.Random(seed * 100 + t)
         services = build()
-        registry, aliases = acting("publish", services.publishing), acting("alias", services.aliases)
+        registry, aliases = acting("publish", services.removal), acting("alias", services.aliases)
         tally: dict[str, int] = {}
         for _ in range(15):
             outcome = "ok"
