@@ -39,6 +39,18 @@ T = TypeVar("T")
 
 
 @contextmanager
+def counted(event: str = "before-call.*.*") -> Iterator[list[str]]:
+    """The calls the services' DynamoDB and S3 clients make meanwhile (those of `event`), by operation name."""
+    calls: list[str] = []
+
+    def before(event_name: str, **_: Any) -> None:
+        calls.append(event_name.rsplit(".", 1)[-1])
+
+    with hooked(event, before):
+        yield calls
+
+
+@contextmanager
 def hooked(event: str, hook: Callable[..., Any]) -> Iterator[None]:
     """`hook` on botocore's `event` (such as `before-call.*.*`) of the services' DynamoDB and S3 clients, meanwhile."""
     built = wiring.services()

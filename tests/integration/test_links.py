@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +9,7 @@ import pytest
 
 from arca import wiring
 from arca.domain.errors import ConflictError
-from tests.helpers import HandlerApi, acting, hooked
+from tests.helpers import HandlerApi, acting, counted
 from tests.integration.conftest import snapshot
 
 
@@ -24,18 +22,6 @@ def shared(api: HandlerApi) -> HandlerApi:
     reply = api.call("PUT", "/artifacts/app/link", {"target": "team/app"})
     assert reply.status == 201, reply.body
     return api
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    """The DynamoDB and S3 calls the services make meanwhile, by operation name."""
-    calls: list[str] = []
-
-    def before(event_name: str, **_: Any) -> None:
-        calls.append(event_name.rsplit(".", 1)[-1])
-
-    with hooked("before-call.*.*", before):
-        yield calls
 
 
 def test_link_is_created_then_repointed_and_the_same_target_again_changes_nothing(api: HandlerApi) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,7 +17,7 @@ from arca.handlers.http import EntryPoint
 from arca.observability import metrics
 from local.events import api_event, lambda_context
 from local.iam import acting_as
-from tests.helpers import HandlerApi, hooked
+from tests.helpers import HandlerApi, counted
 
 FILES = {"a.txt": b"alpha", "dir/b.bin": b"\x00\x01"}
 
@@ -47,17 +45,6 @@ def world(api: HandlerApi) -> HandlerApi:
     assert api.call("PUT", "/artifacts/team/model/aliases/prod", {"version": 1}).status == 201
     assert api.call("PUT", "/artifacts/team/empty").status in (200, 201)
     return api
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    calls: list[str] = []
-
-    def before(event_name: str, **_: Any) -> None:
-        calls.append(event_name.rsplit(".", 1)[-1])
-
-    with hooked("before-call.*.*", before):
-        yield calls
 
 
 def both(path: str, query: dict[str, list[str]] | None = None) -> tuple[Any, Any, list[Any], list[Any]]:

@@ -44,6 +44,7 @@ from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, Va
 from arca.domain.names import parse_target, validate_alias
 from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
+from arca.services.resolving import follow
 from arca.services.retry import now_iso
 
 if TYPE_CHECKING:  # loaded by the first tree read: the resolve function's cold start loads no request model
@@ -85,24 +86,13 @@ class Reading:
         self._trees_lock = threading.Lock()
 
     def follow(self, name: str, read: Callable[[str], R]) -> R:
-        """`read(name)`; when `name` is a link, `read(target)` instead, with `via` set to the link's name.
+        """`read(name)`; when `name` is a link, `read(target)` instead, with `via` set to the link's name (one hop:
+        arca.services.resolving.follow)."""
 
-        One hop only: a link never points at a link (the link transaction's conditions), so a target that is
-        a link is one that was purged and linked since the first read: 404. The first read already reveals a
-        link (LATEST, or the probes of VersionStore.version and AliasStore.alias), so following costs one read
-        more than the direct one.
-        """
-        try:
-            return read(name)
-        except LinkedNameError as hop:
-            if hop.name != name:
-                raise
-            target = hop.target
-        try:
-            found = read(target)
-        except LinkedNameError:
-            raise NotFoundError(f"artifact {target!r}, the target of link {name!r}, does not exist") from None
-        return found.model_copy(update={"via": name})
+        def marked(found: R, link: str) -> R:
+            return found.model_copy(update={"via": link})
+
+        return follow(name, read, marked)
 
     def summary_through(self, name: str) -> Summary:
         """The summary, through a link too: then `name` stays the link's, `link` is the target and `via` is set."""

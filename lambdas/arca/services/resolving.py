@@ -8,7 +8,7 @@ as a plain mapping: the cold start that serves it imports no pydantic. Tests hol
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from arca.adapters import keys
 from arca.adapters.s3 import Blobs
@@ -18,6 +18,7 @@ from arca.domain.names import validate_alias
 from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
 
+R = TypeVar("R")
 # A resolve's answer: the fields of `Resolution` in its order, those it leaves out when None left out.
 Answer = dict[str, Any]
 
@@ -30,7 +31,7 @@ class Resolving:
     def resolve_alias(self, name: str, alias: str, *, routing_key: str | None = None) -> Answer:
         """An alias of `name` (or of the artifact `name` links to) as one concrete version and a download URL."""
         validate_alias(alias, field="ref")
-        return _follow(name, lambda n: self._resolve(n, alias, routing_key))
+        return follow(name, lambda n: self._resolve(n, alias, routing_key), _via)
 
     def _resolve(self, name: str, alias: str, routing_key: str | None) -> Answer:
         state = self.store.alias(name, alias)
@@ -83,9 +84,13 @@ class Resolving:
         return answer
 
 
-def _follow(name: str, read: Callable[[str], Answer]) -> Answer:
-    """As Reading.follow: `read(name)`, or through a link once, the answer's `via` set to the link's name (in its
-    place among the fields, after `alias_revision`)."""
+def follow(name: str, read: Callable[[str], R], via: Callable[[R, str], R]) -> R:
+    """`read(name)`; when `name` is a link, `read(target)` instead, marked by `via(found, name)`.
+
+    One hop only: a link never points at a link (the link transaction's conditions), so a target that is a link is
+    one that was purged and linked since the first read: 404. The first read already reveals a link (LATEST, or the
+    probes of VersionStore.version and AliasStore.alias), so following costs one read more than the direct one.
+    """
     try:
         return read(name)
     except LinkedNameError as hop:
@@ -96,6 +101,11 @@ def _follow(name: str, read: Callable[[str], Answer]) -> Answer:
         found = read(target)
     except LinkedNameError:
         raise NotFoundError(f"artifact {target!r}, the target of link {name!r}, does not exist") from None
+    return via(found, name)
+
+
+def _via(found: Answer, link: str) -> Answer:
+    """The answer with `via` set to the link's name, in its place among the fields (after `alias_revision`)."""
     fields = list(found.items())
     at = [k for k, _ in fields].index("alias_revision") + 1
-    return dict([*fields[:at], ("via", name), *fields[at:]])
+    return dict([*fields[:at], ("via", link), *fields[at:]])
