@@ -157,9 +157,9 @@ def test_prune_goes_page_by_page_with_bounded_calls_and_a_token_to_go_on(
     planned, _ = prune_to_the_end(api, calls, {"keep_last": keep_last, "dry_run": True})
     replies, most = prune_to_the_end(api, calls, {"keep_last": keep_last})
     # Then each request read its 5 pages of DELETE_BATCH versions, and none made more than a bounded number of
-    # calls: LATEST, the consumer leases (one Query: none here), 5 Queries, 5 transactions
+    # calls: LATEST, 5 Queries (no version was ever leased: no listing of leases), 5 transactions
     assert len(replies) == math.ceil(600 / (PRUNE_PAGES * DELETE_BATCH))
-    assert most <= 1 + 1 + 5 + 5
+    assert most <= 1 + 5 + 5
     # And together they deleted exactly what the dry run planned: all but the newest `keep_last` and version 3
     deleted = sorted(n for r in replies for n in r["deleted"])
     assert deleted == sorted(n for r in planned for n in r["deleted"])
@@ -167,6 +167,35 @@ def test_prune_goes_page_by_page_with_bounded_calls_and_a_token_to_go_on(
     assert [s["version"] for r in replies for s in r["skipped"]] == [3]
     live = api.call("GET", "/artifacts/app").body["counts"]["versions"]
     assert live == keep_last + 1
+
+
+def test_prune_of_leased_versions_spends_its_lease_listings_from_the_same_query_budget(
+    api: HandlerApi, aws: SimpleNamespace, calls: Counter[str]
+) -> None:
+    # Given 600 live versions, versions 7 and 450 leased by two consumers
+    api.publish("app", b"one")
+    clone_versions(aws.dynamodb, aws.table, "app", range(2, 601), deleted=False)
+    for consumer, version in (("ecs:a", 7), ("ecs:b", 450)):
+        reply = api.call("PUT", f"/artifacts/app/consumers/{consumer}", {"version": version, "ttl_seconds": 3600})
+        assert reply.status == 200, reply.body
+    # When pruned to the end, each request sent again with the token it returned
+    queries: list[int] = []
+    replies, token = [], None
+    while True:
+        calls.clear()
+        reply = api.call("POST", "/artifacts/app/prune", {"keep_last": 1, **({"next_token": token} if token else {})})
+        assert reply.status == 200, reply.body
+        queries.append(calls["Query"])
+        replies.append(reply.body)
+        if (token := reply.body["next_token"]) is None:
+            break
+    # Then no request made more Queries than its budget, pages and lease listings together
+    assert max(queries) <= PRUNE_PAGES, queries
+    # And the leased versions are kept, naming their consumers, and every other one but the newest is deleted
+    skipped = [s for r in replies for s in r["skipped"]]
+    assert [(s["version"], s["consumers"]) for s in skipped] == [(450, ["ecs:b"]), (7, ["ecs:a"])]
+    deleted = sorted(n for r in replies for n in r["deleted"])
+    assert deleted == [n for n in range(1, 600) if n not in (7, 450)]
 
 
 def test_prune_token_of_other_parameters_is_refused(api: HandlerApi, aws: SimpleNamespace) -> None:

@@ -21,6 +21,7 @@ from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
+from arca.adapters.store.records import VersionRecord
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore, VersionUnchanged
 from arca.domain.entities import PruneResult, Skipped, Version
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionLeasedError, VersionPinnedError
@@ -111,9 +112,10 @@ class Removal:
     ) -> PruneResult:
         """Soft-delete old live versions, never the newest `keep_last` and never a pinned one.
 
-        Page by page, newest first: at most PRUNE_PAGES Queries of DELETE_BATCH versions and one transaction
-        per page, so every request is bounded. When pages remain, `next_token` says where the next request
-        (same body plus the token) goes on; the token carries how many live versions were kept so far.
+        Page by page, newest first: at most PRUNE_PAGES Queries (pages of DELETE_BATCH versions, and a listing of
+        the live leases after a page that holds a version ever leased) and one transaction per page, so every
+        request is bounded. When pages remain, `next_token` says where the next request (same body plus the token)
+        goes on; the token carries how many live versions were kept so far.
 
         With `seal`, its record (the route's rendering of the PruneResult) goes into the transaction of the
         request's last batch (alone when that page deletes nothing, or fell back to one by one): a retry after
@@ -135,26 +137,33 @@ class Removal:
             """The request's outcome, as the transaction of its last batch (which deletes `done`) records it."""
             return PruneResult(name=name, dry_run=False, deleted=deleted + done, skipped=skipped, next_token=next_token)
 
+        # Queries spent (PRUNE_PAGES at most: pages and lease listings alike). The leases are read after a page that
+        # holds a candidate ever leased (`lease_rev`), so a lease taken since moves the `lease_rev` its delete holds
+        # on; a page with no such candidate needs none read.
+        spent = 0
         leased: dict[int, list[str]] = {}
-        for lease in self.consumers.live_leases(name, now=self.policy.now()):
-            leased.setdefault(lease.version, []).append(lease.consumer)
-        for page in range(PRUNE_PAGES):
+        while True:
+            page_start, live_before = start, seen_live
             versions, start = self.versions.versions_chunk(name, start=start, size=DELETE_BATCH)
+            spent += 1
+            candidates, seen_live = _candidates(versions, seen_live, keep_last=keep_last, cutoff=cutoff)
+            if any(v.lease_rev for v in candidates):
+                if spent == PRUNE_PAGES and page_start is not None:  # no Query left for the leases: the next
+                    start, seen_live = page_start, live_before  # request takes this page again
+                    next_token = self.versions.resume_token(name, scope, start, {"live": seen_live})
+                    break
+                leased = self._leased(name)
+                spent += 1
             doomed: list[int] = []
             lease_revs: dict[int, int] = {}
-            for version in versions:
-                if version.deleted:
-                    continue
-                seen_live += 1
-                if seen_live <= keep_last or (cutoff is not None and version.created_at >= cutoff):
-                    continue
+            for version in candidates:
                 if version.aliases or version.version in leased:
                     consumers = sorted(leased.get(version.version, []))
                     skipped.append(Skipped(version=version.version, aliases=version.aliases, consumers=consumers))
                 else:
                     doomed.append(version.version)
                     lease_revs[version.version] = version.lease_rev
-            last = start is None or page == PRUNE_PAGES - 1
+            last = start is None or spent >= PRUNE_PAGES
             if last and start is not None:
                 next_token = self.versions.resume_token(name, scope, start, {"live": seen_live})
             if dry_run:
@@ -163,12 +172,19 @@ class Removal:
                 batch_seal = seal.of(outcome) if seal and last else None
                 sealed = self._delete_batch(name, doomed, deleted, skipped, batch_seal, identity, lease_revs)
                 sealed = sealed and batch_seal is not None
-            if start is None:
+            if last:
                 break
         result = PruneResult(name=name, dry_run=dry_run, deleted=deleted, skipped=skipped, next_token=next_token)
         if seal is not None and not sealed:
             self.receipts.put_receipt(seal, result)
         return result
+
+    def _leased(self, name: str) -> dict[int, list[str]]:
+        """The consumers of each version with live leases (one Query)."""
+        leased: dict[int, list[str]] = {}
+        for lease in self.consumers.live_leases(name, now=self.policy.now()):
+            leased.setdefault(lease.version, []).append(lease.consumer)
+        return leased
 
     def _delete_batch(
         self,
@@ -273,3 +289,19 @@ class Removal:
                 f"artifact {name!r} has aliases ({', '.join(live)}); delete them or purge with force=true",
                 details={"aliases": live},
             )
+
+
+def _candidates(
+    versions: list[VersionRecord], seen_live: int, *, keep_last: int, cutoff: str | None
+) -> tuple[list[VersionRecord], int]:
+    """The live versions of a page (newest first) past the newest `keep_last` and older than `cutoff`, and the count
+    of live versions seen so far with this page's."""
+    found: list[VersionRecord] = []
+    for version in versions:
+        if version.deleted:
+            continue
+        seen_live += 1
+        if seen_live <= keep_last or (cutoff is not None and version.created_at >= cutoff):
+            continue
+        found.append(version)
+    return found, seen_live
