@@ -28,8 +28,9 @@ KEY = {"Idempotency-Key": "crash-sweep"}
 # publish: single-PUT content is found by its HeadObject, with no Query of multipart layouts; purge: one Query
 # more, of the (empty) uploads partition, and five more for the retention policy, the blob counts, the consumer
 # leases, the OCI upload sessions and the OCI referrers waiting for their subject; prune: no Query of the
-# consumer leases (no version was ever leased); alias: the policy's GetItem (a new alias has no item to say it has none; an alias that has
-# one reads no policy); policy: LATEST, the policy, the alias it marks, and its transaction.
+# consumer leases (no version was ever leased); alias: the policy's GetItem (a new alias has no item to say it
+# has none; an alias that has one reads no policy); policy: LATEST, the policy, the alias it marks, and its
+# transaction.
 CALLS = {"alias": 7, "policy": 4, "prune": 4, "publish": 7, "purge": 25, "rollback": 5, "tag": 2}
 _deserialize = TypeDeserializer().deserialize
 
