@@ -78,11 +78,6 @@ class Change:
             raise ValueError(f"no item is staged at {dict(key)}")
         staged.refusals.append((rank, refused))
 
-    def staged_at(self, key: Mapping[str, str]) -> Write | None:
-        """The write staged on the item `key`, if any."""
-        staged = self._at(key)
-        return None if staged is None else staged.write
-
     def announce(self, *changes: Announced) -> None:
         """Events of this change, in order (each becomes an event item of the same transaction)."""
         self.announced.extend(changes)
