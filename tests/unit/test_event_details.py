@@ -10,8 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from arca.adapters.store.aliases import _alias_change
-from arca.adapters.store.records import AliasRecord, event_entity, event_item
+from arca.adapters.store.records import event_entity, event_item
 from arca.adapters.store.rollouts import _rollout_change
+from arca.domain.aggregates import AliasRecord
 from arca.domain.entities import Rollout
 from arca.domain.events import (
     DETAILS,

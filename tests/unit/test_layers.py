@@ -266,6 +266,22 @@ def test_stores_import_only_the_shared_store_helpers() -> None:
     assert not {store: found for store, found in borrowed.items() if found}
 
 
+def test_services_and_routes_take_the_aggregates_from_the_domain_not_from_the_stores_mappers() -> None:
+    import arca.adapters.store.records as records
+
+    # Given every module of the services and the routes, and the names each imports from the stores' mappers
+    taken = [
+        (str(f.relative_to(PACKAGE)), alias.name)
+        for room in ("services", "api")
+        for f in sorted((PACKAGE / room).rglob("*.py"))
+        for node in ast.walk(_tree(f))
+        if isinstance(node, ast.ImportFrom) and node.module == records.__name__
+        for alias in node.names
+    ]
+    # Then none is a model: the aggregates are arca.domain.aggregates', the stores only map them to items and back
+    assert not [(module, name) for module, name in taken if isinstance(getattr(records, name), type)]
+
+
 # A module longer than this is a room holding two: split it by what it is about.
 MAX_MODULE_LINES = 600
 

@@ -6,19 +6,9 @@ import inspect
 
 from pydantic import BaseModel
 
-from arca.adapters.store.records import (
-    AliasRecord,
-    LatestRecord,
-    RevisionRecord,
-    VersionRecord,
-    alias_item,
-    alias_record,
-    latest_record,
-    revision_record,
-    target_of,
-    version_record,
-)
+from arca.adapters.store.records import alias_item, alias_record, latest_record, revision_record, version_record
 from arca.domain import entities
+from arca.domain.aggregates import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
 from arca.domain.entities import Latest
 
 ITEM = {
@@ -51,7 +41,7 @@ def test_the_entity_has_no_field_it_does_not_answer() -> None:
 
 
 def test_no_entity_has_a_field_it_does_not_answer() -> None:
-    # What the services need besides an answer is on the records (arca.adapters.store.records), not hidden here
+    # What the services need besides an answer is on the aggregates (arca.domain.aggregates), not hidden here
     models = [m for _, m in inspect.getmembers(entities, inspect.isclass) if issubclass(m, BaseModel)]
     assert len(models) > 30
     excluded = [f"{m.__name__}.{name}" for m in models for name, field in m.model_fields.items() if field.exclude]

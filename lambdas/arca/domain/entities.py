@@ -1,8 +1,8 @@
 """What the registry stores, as the API shows it: the response models of every operation.
 
-The stores (arca.adapters.store) read items as records (arca.adapters.store.records: LatestRecord,
-VersionRecord, AliasRecord, RevisionRecord), which keep the state the services need besides (counters, a
-multipart layout's name, an alias's copied targets, tombstones); a record's `entity()` is its answer here. No
+The aggregates (arca.domain.aggregates: LatestRecord, VersionRecord, AliasRecord, RevisionRecord) keep the
+state the services need besides (counters, a multipart layout's name, an alias's copied targets, tombstones); an
+aggregate's `entity()` is its answer here. No
 field of these models is excluded: each is what a caller gets and what the OpenAPI document shows.
 """
 
@@ -54,7 +54,7 @@ class Health(_Entity):
 class Latest(_Entity):
     """The artifact's mutable working copy (sort key LATEST)."""
 
-    # What its item holds besides (counters, marks, tags) is its record: arca.adapters.store.records.LatestRecord.
+    # What its item holds besides (counters, marks, tags) is its aggregate: arca.domain.aggregates.LatestRecord.
 
     name: str
     version: Literal["LATEST"] = "LATEST"

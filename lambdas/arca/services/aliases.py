@@ -18,8 +18,8 @@ from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.guards import Guard
 from arca.adapters.store.history import HistoryStore
-from arca.adapters.store.records import AliasRecord, RevisionRecord, target_of
 from arca.adapters.store.versions import VersionStore
+from arca.domain.aggregates import AliasRecord, RevisionRecord, target_of
 from arca.domain.entities import Alias, Target
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, PreconditionFailedError
 from arca.domain.guards import Via

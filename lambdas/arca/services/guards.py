@@ -11,9 +11,9 @@ from __future__ import annotations
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.guards import Guard, GuardStore
-from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
 from arca.adapters.store.versions import VersionStore
+from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import ConflictError, NotFoundError, PolicyMovedError, PolicyViolation, ValidationError
 from arca.domain.guards import (
     ROLLOUTS,

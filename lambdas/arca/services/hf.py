@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from arca.adapters import keys
-from arca.adapters.store.records import LatestRecord, target_of
+from arca.domain.aggregates import LatestRecord, target_of
 from arca.domain.entities import Target as Content
 from arca.domain.errors import LinkedNameError, NotFoundError
 from arca.domain.versions import LATEST

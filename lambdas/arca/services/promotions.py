@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from arca.adapters.store.change import Change
 from arca.adapters.store.guards import compact
-from arca.adapters.store.records import AliasRecord
+from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import ConflictError, NotFoundError
 from arca.domain.events import Change as Announced
 from arca.domain.events import (

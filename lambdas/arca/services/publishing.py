@@ -21,9 +21,9 @@ from arca.adapters.s3 import NOT_UPLOADED, Blobs
 from arca.adapters.store.artifacts import COUNT_BATCH, ArtifactStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.receipts import ReceiptStore
-from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.uploads import COMPLETE, Layout, UploadStore
 from arca.adapters.store.versions import VersionStore
+from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.entities import Latest, Published, Summary, Upload, Version
 from arca.domain.errors import (
     ConflictError,

@@ -21,9 +21,9 @@ from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.history import HistoryStore
 from arca.adapters.store.pages import PAGE_BYTES
-from arca.adapters.store.records import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
 from arca.adapters.store.uploads import COMPLETE, UploadStore
 from arca.adapters.store.versions import VersionStore
+from arca.domain.aggregates import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
 from arca.domain.entities import (
     AliasList,
     ArtifactEntry,

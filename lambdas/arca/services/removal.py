@@ -21,8 +21,8 @@ from arca.adapters.store.consumers import ConsumerStore
 from arca.adapters.store.links import LinkStore
 from arca.adapters.store.purge import PurgeStore
 from arca.adapters.store.receipts import ReceiptStore
-from arca.adapters.store.records import VersionRecord
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore, VersionUnchanged
+from arca.domain.aggregates import VersionRecord
 from arca.domain.entities import PruneResult, Skipped, Version
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionLeasedError, VersionPinnedError
 from arca.domain.receipts import Seal

@@ -20,9 +20,9 @@ from arca.adapters.s3 import Blobs
 from arca.adapters.store.aliases import AliasStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.consumers import ConsumerStore
-from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.retention import ExpiryRefused, RetentionStore
 from arca.adapters.store.versions import DELETE_BATCH, VersionStore
+from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
 from arca.domain.retention import (

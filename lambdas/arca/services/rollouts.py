@@ -14,8 +14,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from arca.adapters.store.consumers import ConsumerStore
-from arca.adapters.store.records import AliasRecord
 from arca.adapters.store.rollouts import RolloutStore
+from arca.domain.aggregates import AliasRecord
 from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
 from arca.domain.errors import (

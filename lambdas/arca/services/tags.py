@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from arca.adapters.store.change import Change
-from arca.adapters.store.records import LatestRecord, VersionRecord
 from arca.adapters.store.tags import TagStore
 from arca.adapters.store.versions import VersionFilters, VersionStore
+from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
 from arca.domain.errors import ConflictError, ValidationError
 from arca.domain.tags import TagPatch, merge, parse_filter

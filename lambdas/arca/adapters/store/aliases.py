@@ -13,7 +13,8 @@ from arca.adapters.store.change import Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import first_at, page
-from arca.adapters.store.records import AliasRecord, alias_item, alias_record
+from arca.adapters.store.records import alias_item, alias_record
+from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import (
     AliasLimitError,
     ConflictError,

@@ -13,14 +13,13 @@ from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST, lat
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.records import (
-    LatestRecord,
-    VersionRecord,
     artifact_tag_item,
     latest_record,
     listing_rows,
     signed_attributes,
     version_record,
 )
+from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, RegistryError
 from arca.domain.signing import Signed
 

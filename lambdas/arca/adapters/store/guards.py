@@ -38,7 +38,8 @@ from arca.adapters.store.change import Change
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
-from arca.adapters.store.records import AliasRecord, alias_item
+from arca.adapters.store.records import alias_item
+from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, PolicyMovedError, RegistryError
 from arca.domain.events import AliasPolicyUpdated
 from arca.domain.events import Change as Announced

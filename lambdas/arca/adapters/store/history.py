@@ -7,7 +7,8 @@ from __future__ import annotations
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table
 from arca.adapters.store.pages import first_at, page
-from arca.adapters.store.records import AliasRecord, RevisionRecord, alias_record, revision_record
+from arca.adapters.store.records import alias_record, revision_record
+from arca.domain.aggregates import AliasRecord, RevisionRecord
 from arca.domain.errors import LinkedNameError
 
 

@@ -21,7 +21,8 @@ from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.records import LatestRecord, listing_rows, unlisting_rows
+from arca.adapters.store.records import listing_rows, unlisting_rows
+from arca.domain.aggregates import LatestRecord
 from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RegistryError
 from arca.domain.events import Change, LinkDeleted, LinkUpdated

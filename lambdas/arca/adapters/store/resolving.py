@@ -1,8 +1,8 @@
 """The items a resolve of an alias reads, as plain mappings: the resolve function's hot path (arca.services.resolving)
-reads them without the records' models (arca.adapters.store.records), so its cold start imports no pydantic.
+reads them without the aggregates' models (arca.domain.aggregates), so its cold start imports no pydantic.
 
 The same reads as the stores' own (`AliasStore.alias`, `ArtifactStore.latest`), with the same link probes; the values
-are converted as the records convert them.
+are converted as the stores' mappers (arca.adapters.store.records) convert them.
 """
 
 from __future__ import annotations

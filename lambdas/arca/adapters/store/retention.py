@@ -24,7 +24,7 @@ from arca.adapters.dynamo import ConditionFailed, Item, Reason, Table, Transacti
 from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
-from arca.adapters.store.records import VersionRecord
+from arca.domain.aggregates import VersionRecord
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, VersionExpired
 from arca.domain.models import MAX_ALIASES

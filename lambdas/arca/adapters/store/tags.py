@@ -18,7 +18,8 @@ from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, index_page
-from arca.adapters.store.records import TARGET_FIELDS, LatestRecord, VersionRecord, artifact_tag_item
+from arca.adapters.store.records import TARGET_FIELDS, artifact_tag_item
+from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.entities import VersionHit
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RegistryError
 from arca.domain.events import ArtifactUpdated, Change, VersionTagged

@@ -14,7 +14,8 @@ from arca.adapters.store.change import Change, Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, leases_unchanged, tags_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import digest, first_at, index_page, page, sk_test
-from arca.adapters.store.records import VersionRecord, version_entity, version_record
+from arca.adapters.store.records import version_entity, version_record
+from arca.domain.aggregates import VersionRecord
 from arca.domain.entities import Version
 from arca.domain.errors import (
     ConflictError,
