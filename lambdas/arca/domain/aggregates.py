@@ -19,6 +19,7 @@ from arca.domain.entities import (
     Latest,
     Target,
     Version,
+    VersionFields,
     VersionRef,
 )
 
@@ -80,41 +81,22 @@ class LatestRecord(BaseModel):
 _LATEST_FIELDS = tuple(f for f in LatestRecord.model_fields if f in Latest.model_fields)
 
 
-class VersionRecord(BaseModel):
+class VersionRecord(VersionFields):
     """What a version's item holds: the version (the API answers it as `Version`, see `entity`) and the state
-    the services need besides: the tags' compare-and-set counter and the name of a multipart layout."""
+    the services need besides: the tags' and the leases' compare-and-set counters, the name of a multipart layout
+    and a tree's types document."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    name: str
-    version: int
-    sha256: str
-    size: int
-    content_type: str
-    metadata: dict[str, str]
-    created_at: str
-    deleted: bool = False
-    deleted_at: str | None = None
-    aliases: list[str] = Field(default_factory=list)
-    tags: dict[str, str] = Field(default_factory=dict)
     tag_rev: int = 0  # compare-and-set counter of the tags
     lease_rev: int = 0  # counts the leases taken on it: a soft delete holds only while none was taken since
-    attestations: list[str] = Field(default_factory=list)
-    part_size: int | None = None
-    part_count: int | None = None
     parts_sha256: str | None = None  # the layout's name (arca.domain.multipart)
-    files: int | None = None  # a tree's count of files (None: one blob)
     file_types: str | None = None  # the sha256 of a tree's types document (decision 113)
-    manifest: str | None = None
-    signature: str | None = None
-    expired: bool = False
 
     def entity(self, parts: list[str] | None = None) -> Version:
         """The version as the API answers it (with `parts`, the part hashes of multipart content)."""
         return Version.model_validate({**{f: getattr(self, f) for f in _VERSION_FIELDS}, "parts": parts})
 
 
-_VERSION_FIELDS = tuple(f for f in VersionRecord.model_fields if f in Version.model_fields)
+_VERSION_FIELDS = tuple(VersionFields.model_fields)
 
 
 class _AliasStateRecord(BaseModel):

@@ -71,7 +71,13 @@ class Latest(_Entity):
     )
 
 
-class Version(_Entity):
+# A version's fields, as its answer (`Version`) and its aggregate (arca.domain.aggregates.VersionRecord) both carry
+# them. Pydantic orders a model's fields by its classes, base first (the reverse of the MRO), and the answer's own
+# two (`via`, `parts`) sit between them in the contract: so the shared fields come in three parts, and each field of
+# the answer's own is declared on a class under the part it follows (`Version`'s MRO puts it right after that part).
+
+
+class _VersionHead(_Entity):
     name: str
     version: int
     sha256: str
@@ -82,7 +88,9 @@ class Version(_Entity):
     deleted: bool = False
     deleted_at: str | None = None
     aliases: list[str] = Field(default_factory=list, description="aliases that point at this version")
-    via: str | None = via_field()
+
+
+class _VersionMiddle(_Entity):
     tags: dict[str, str] = Field(default_factory=dict, description="mutable labels (PATCH the version)")
     attestations: list[str] = Field(default_factory=list, description="the types of the version's attestations")
     part_size: int | None = Field(
@@ -91,11 +99,9 @@ class Version(_Entity):
     part_count: int | None = Field(
         None, description="multipart content: how many parts", exclude_if=lambda v: v is None
     )
-    parts: list[str] | None = Field(
-        None,
-        description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
-        exclude_if=lambda v: v is None,
-    )
+
+
+class _VersionTail(_Entity):
     files: int | None = Field(
         None, description="a tree of files: how many (its content is its tree manifest)", exclude_if=lambda n: n is None
     )
@@ -104,6 +110,27 @@ class Version(_Entity):
     expired: bool = Field(
         False, description="expired by retention: only the number is left", exclude_if=lambda e: not e
     )
+
+
+class VersionFields(_VersionTail, _VersionMiddle, _VersionHead):
+    """What a version is: the fields its answer and its aggregate share, in the answer's order."""
+
+
+class _Via(_VersionHead):
+    via: str | None = via_field()
+
+
+class _Parts(_VersionMiddle):
+    parts: list[str] | None = Field(
+        None,
+        description="multipart content: the sha256 of each part, in order (one version's answer, not listings)",
+        exclude_if=lambda v: v is None,
+    )
+
+
+class Version(VersionFields, _Parts, _Via):
+    # A version as the API answers it (no docstring: it would become the schema's description): its fields, with
+    # `via` after `aliases` and `parts` after `part_count`.
 
     @model_serializer(mode="wrap")
     def _tombstone(self, handler: SerializerFunctionWrapHandler) -> Any:
