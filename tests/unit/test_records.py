@@ -1,4 +1,4 @@
-"""Records (what the items hold) apart from the entities (what the API answers)."""
+"""Aggregates (what the items hold), their items both ways, apart from the entities (what the API answers)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,17 @@ import inspect
 
 from pydantic import BaseModel
 
-from arca.adapters.store.records import alias_item, alias_record, latest_record, revision_record, version_record
+from arca.adapters import keys
+from arca.adapters.store.records import (
+    alias_item,
+    alias_record,
+    latest_item,
+    latest_record,
+    revision_item,
+    revision_record,
+    version_item,
+    version_record,
+)
 from arca.domain import entities
 from arca.domain.aggregates import AliasRecord, LatestRecord, RevisionRecord, VersionRecord, target_of
 from arca.domain.entities import Latest
@@ -148,7 +158,7 @@ def test_the_alias_record_keeps_the_items_state_and_answers_as_the_entity() -> N
     assert (record.deleted, record.first_revision, record.pinned) == (False, 3, {4, 5})
     assert record.model_copy(update={"deleted": True}).pinned == set()
     # And it is written back as the same item
-    assert alias_item(record) == ALIAS_ITEM
+    assert alias_item(record) == {**ALIAS_ITEM, **keys.alias_key("app", "prod")}
     # And the API's answer is the alias alone, as before
     assert record.entity().model_dump(mode="json") == {
         "name": "app",
@@ -194,3 +204,76 @@ def test_the_openapi_document_shows_no_field_of_a_record_alone() -> None:
     shown = {(name, p) for name, s in schemas.items() for p in s.get("properties", {}) if p in internal}
     assert shown == set()
     assert "Target" not in schemas
+
+
+def test_each_aggregate_is_written_as_the_item_it_is_read_from() -> None:
+    # Given each aggregate read from its item
+    latest, version = latest_record(ITEM), version_record(VERSION_ITEM)
+    alias = alias_record(ALIAS_ITEM)
+    # When each is written back as its item
+    # Then it reads back as the same aggregate
+    assert latest_record(latest_item(latest)) == latest
+    assert version_record(version_item(version)) == version
+    assert alias_record(alias_item(alias)) == alias
+    assert revision_record(revision_item(alias, "rollback")) == revision_record(
+        {**ALIAS_ITEM, "kind": "alias-history", "action": "rollback"}
+    )
+
+
+def test_a_published_version_is_put_with_its_content_its_index_and_nothing_unset() -> None:
+    # Given a version as a publish makes it (content with no multipart layout)
+    content = {"sha256": "a" * 64, "size": 3, "content_type": "text/plain", "metadata": {}}
+    layout = {"part_size": None, "parts_sha256": None, "files": None, "file_types": None}
+    made = VersionRecord(name="app", version=2, **content, **layout, created_at="2026-01-01T00:00:00Z")
+    # When it is written as its item
+    item = version_item(made)
+    # Then every content attribute is there (nulls too), the rest only when set, with its key and index
+    assert item == {
+        "kind": "version",
+        "name": "app",
+        **content,
+        **layout,
+        "created_at": "2026-01-01T00:00:00Z",
+        "deleted": False,
+        "counted": True,
+        **keys.version_index_attributes("app", 2, "a" * 64, "2026-01-01T00:00:00Z"),
+        **keys.version_key("app", 2),
+    }
+
+
+def test_latest_is_put_as_a_link_or_an_artifact_with_no_content_with_only_what_it_holds() -> None:
+    # Given a link's LATEST and a new artifact's with no content, as the stores put them
+    now = "2026-01-01T00:00:00Z"
+    link = LatestRecord(name="app", link="other", purged=now, created_at=now, updated_at=now, rev=1)
+    created = LatestRecord(name="app", created_at=now, updated_at=now, rev=1, tags={"a": "b"}, tag_rev=1, tagged_at=now)
+    # Then the link holds its target and the counters a name keeps, no count of an artifact
+    times = {"created_at": now, "updated_at": now}
+    assert latest_item(link) == {
+        "kind": "link",
+        "name": "app",
+        "link": "other",
+        "purged": now,
+        **times,
+        "rev": 1,
+        "newest": 0,
+        "purges": 0,
+        "revision_base": 0,
+        **keys.latest_key("app"),
+    }
+    # And the artifact its tags and counts, and no content attribute at all
+    assert latest_item(created) == {
+        "kind": "latest",
+        "name": "app",
+        "tags": {"a": "b"},
+        "tag_rev": 1,
+        "tagged_at": now,
+        **times,
+        "newest": 0,
+        "rev": 1,
+        "purges": 0,
+        "revision_base": 0,
+        "version_count": 0,
+        "deleted_count": 0,
+        "alias_count": 0,
+        **keys.latest_key("app"),
+    }

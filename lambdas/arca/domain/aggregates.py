@@ -65,6 +65,7 @@ class LatestRecord(BaseModel):
     description: str | None = None
     tag_rev: int = 0  # compare-and-set counter of the artifact's tags and description
     last_event: str | None = None  # the newest event id: the next one must sort after it
+    tagged_at: str | None = None  # when the tags or the description last changed
     # The signed manifest of the newest version while LATEST holds its bytes (resolving LATEST shows it).
     manifest: str | None = None
     signature: str | None = None

@@ -13,7 +13,7 @@ from arca.adapters.store.change import Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import first_at, page
-from arca.adapters.store.records import alias_item, alias_record
+from arca.adapters.store.records import alias_item, alias_record, revision_item
 from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import (
     AliasLimitError,
@@ -125,12 +125,9 @@ class AliasStore:
         # one it carried; the alias's condition holds the one read, so a policy written meanwhile is never missed.
         marker = policy if policy is not None else (old.policy_revision if old else None)
         new = new.model_copy(update={"policy_revision": marker})
-        item = alias_item(new)
-        history = {k: v for k, v in item.items() if k != "policy_revision"}
-        history.update(kind="alias-history", action=action)
         alias_key = keys.alias_key(name, alias)
         moved = ContentionError(f"alias {alias!r} changed concurrently")
-        put = Write("alias", "Put", alias_key, item={**item, **alias_key})
+        put = Write("alias", "Put", alias_key, item=alias_item(new))
         if old is None:
             change.stage(dataclasses.replace(put, condition=ITEM_NOT_EXIST), refused=moved, rank=ALIAS_MOVED)
         else:
@@ -141,7 +138,7 @@ class AliasStore:
                 "history",
                 "Put",
                 keys.history_key(name, alias, new.revision),
-                item=history,
+                item=revision_item(new, action),
                 condition=ITEM_NOT_EXIST,
             ),
             refused=moved,
@@ -153,7 +150,7 @@ class AliasStore:
                 "history-time",
                 "Put",
                 keys.history_time_key(name, alias, str(new.updated_at), new.revision),
-                item={**history, "kind": "alias-history-time"},
+                item=revision_item(new, action, timed=True),
             )
         )
         # Every alias write, deletions included, holds only while the artifact is live and unmarked, so

@@ -14,9 +14,11 @@ from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.records import (
     artifact_tag_item,
+    latest_item,
     latest_record,
     listing_rows,
     signed_attributes,
+    version_item,
     version_record,
 )
 from arca.domain.aggregates import LatestRecord, VersionRecord
@@ -115,17 +117,11 @@ class ArtifactStore:
             change.stage(count, refused=_collecting(sha256), rank=COUNT_RANK)
         version: Item | None = None
         if publish_as is not None:
-            version = {
-                "kind": "version",
-                "name": name,
-                **content.model_dump(),
-                "created_at": now,
-                "deleted": False,
-                **signed_attributes(signed),
-                "counted": True,  # its reference is in the blob count (versions published before counts lack it)
-                **keys.version_index_attributes(name, publish_as, content.sha256, now),
-                **keys.version_key(name, publish_as),
-            }
+            version = version_item(
+                VersionRecord(
+                    name=name, version=publish_as, **content.model_dump(), created_at=now, **signed_attributes(signed)
+                )
+            )
             key = keys.version_key(name, publish_as)
             change.stage(
                 Write("version", "Put", key, item=version, condition=ITEM_NOT_EXIST),
@@ -297,29 +293,27 @@ class ArtifactStore:
 
 
 def first_latest(
-    name: str, seen: LatestRecord | None, *, now: str, newest: int, version_count: int, fields: Item
+    name: str, seen: LatestRecord | None, *, now: str, newest: int, version_count: int, fields: dict[str, Any]
 ) -> Write:
     """The Put of LATEST for a new artifact (`seen` None) or over a purged one's tombstone (whose counters go on, so
-    version numbers are never reused), holding `fields` besides its counters.
+    version numbers are never reused), holding `fields` (LATEST's, as its aggregate names them) besides its counters.
 
     Over a tombstone, a compare-and-set on `rev` too: a purge finished after `seen` was read (its blobs gone), a
     link or another write must send the writer back to re-read.
     """
-    item: Item = {
-        "kind": "latest",
-        "name": name,
-        **fields,
-        "created_at": now,
-        "updated_at": now,
-        "newest": newest,
-        "version_count": version_count,
-        "deleted_count": 0,
-        "rev": (seen.rev if seen else 0) + 1,
-        "purges": seen.purges if seen else 0,
-        "revision_base": seen.revision_base if seen else 0,
-        "alias_count": 0,
-        **keys.latest_key(name),
-    }
+    item = latest_item(
+        LatestRecord(
+            name=name,
+            **fields,
+            created_at=now,
+            updated_at=now,
+            newest_version=newest,
+            version_count=version_count,
+            rev=(seen.rev if seen else 0) + 1,
+            purges=seen.purges if seen else 0,
+            revision_base=seen.revision_base if seen else 0,
+        )
+    )
     if seen is None:
         return Write("latest", "Put", keys.latest_key(name), item=item, condition=ITEM_NOT_EXIST)
     condition = Attr("purged").exists() & Attr("link").not_exists() & latest_unchanged(seen.rev)

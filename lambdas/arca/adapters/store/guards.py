@@ -163,7 +163,7 @@ class GuardStore:
                 "alias",
                 "Put",
                 alias_key,
-                item={**alias_item(mark), **alias_key},
+                item=alias_item(mark),
                 condition=Attr("revision").eq(alias_seen.revision),
             )
         # The artifact gone or being purged is said before the policy or the alias moved (require_live's rank 0).

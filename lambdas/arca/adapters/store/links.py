@@ -16,12 +16,12 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Reason, Table, TransactionCancelled, Update, Write
+from arca.adapters.dynamo import Reason, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, latest_unchanged
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import PURGE_PAGE
-from arca.adapters.store.records import listing_rows, unlisting_rows
+from arca.adapters.store.records import latest_item, listing_rows, unlisting_rows
 from arca.domain.aggregates import LatestRecord
 from arca.domain.entities import Link
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, RegistryError
@@ -58,9 +58,7 @@ class LinkStore:
         old = seen.link if seen is not None else None
         latest_key = keys.latest_key(name)
         if seen is None:
-            item: Item = {"kind": "link", "name": name, "link": target, "purged": now, "created_at": now}
-            item.update({"updated_at": now})
-            item.update({"rev": 1, "newest": 0, "purges": 0, "revision_base": 0, **latest_key})
+            item = latest_item(LatestRecord(name=name, link=target, purged=now, created_at=now, updated_at=now, rev=1))
             own = Write("link", "Put", latest_key, item=item, condition=ITEM_NOT_EXIST)
         else:
             # Over a tombstone: still a tombstone, nobody linked it meanwhile; re-pointing: still this link.

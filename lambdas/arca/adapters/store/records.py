@@ -1,5 +1,10 @@
-"""Item <-> aggregate mappers: what is stored, read back as the aggregates (arca.domain.aggregates) and the
-entities the services speak in."""
+"""Item <-> aggregate mappers, the stores' shared helpers: what is stored, read back as the aggregates
+(arca.domain.aggregates) and the entities the services speak in.
+
+Each aggregate's pair lives here, side by side: `latest_record`/`latest_item`, `version_record`/`version_item`,
+`alias_record`/`alias_item`, `revision_record`/`revision_item`. Several stores read and write the same items (LATEST:
+artifacts, links, tags, …), and a store imports no other store; so no Put names their attributes but these.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ ALIAS_FIELDS = ("version", "secondary_version", "secondary_version_weight", "des
 
 
 def latest_record(item: Item) -> LatestRecord:
+    """LATEST's item read back (`latest_item` writes it)."""
     fields = {f: item.get(f) for f in (*CONTENT_FIELDS, "created_at", "updated_at", "newest_sha256", "counted_sha256")}
     return LatestRecord(
         name=item["name"],
@@ -42,12 +48,50 @@ def latest_record(item: Item) -> LatestRecord:
         description=item.get("description"),
         tag_rev=int(item.get("tag_rev", 0)),
         last_event=item.get("last_event"),
+        tagged_at=item.get("tagged_at"),
         manifest=item.get("manifest"),
         signature=item.get("signature"),
     )
 
 
+# What LATEST's item holds only when set (a null is never written for them).
+_LATEST_OPTIONAL = (
+    "newest_sha256",
+    "counted_sha256",
+    "manifest",
+    "signature",
+    "link",
+    "purged",
+    "purging",
+    "description",
+    "last_event",
+    "tagged_at",
+)
+
+
+def latest_item(latest: LatestRecord) -> Item:
+    """LATEST's item (with its key), as a Put writes it whole: an artifact's (kind `latest`) holds its content once
+    it has some (every content attribute, nulls included) and its counts; a link's (kind `link`) its target and the
+    counters a name keeps across lives. Attributes with no value are left out; counters read as 0 when absent are
+    written only where they move (`collections`, `link_count`, `tag_rev`)."""
+    item: Item = {"kind": "link" if latest.link else "latest", "name": latest.name}
+    if latest.sha256 is not None:
+        item.update({f: getattr(latest, f) for f in CONTENT_FIELDS})
+    item.update({f: value for f in _LATEST_OPTIONAL if (value := getattr(latest, f)) is not None})
+    item.update({f: value for f in ("created_at", "updated_at") if (value := getattr(latest, f)) is not None})
+    if latest.tags:
+        item["tags"] = dict(latest.tags)
+    item.update({f: value for f in ("tag_rev", "collections", "link_count") if (value := getattr(latest, f))})
+    item.update(newest=latest.newest, rev=latest.rev, purges=latest.purges, revision_base=latest.revision_base)
+    if not latest.link:
+        item.update(
+            version_count=latest.version_count, deleted_count=latest.deleted_count, alias_count=latest.alias_count
+        )
+    return {**item, **keys.latest_key(latest.name)}
+
+
 def version_record(item: Item) -> VersionRecord:
+    """A version's item read back (`version_item` writes it)."""
     return VersionRecord(
         name=item["name"],
         version=int(item["sk"]),
@@ -67,6 +111,28 @@ def version_record(item: Item) -> VersionRecord:
     )
 
 
+def version_item(version: VersionRecord) -> Item:
+    """A version's item (with its key and index attributes), as its publish puts it: every content attribute
+    (nulls included), the rest only when set. Its reference is in the blob counts from the start (`counted`:
+    versions published before counts lack it)."""
+    item: Item = {
+        "kind": "version",
+        "name": version.name,
+        **{f: getattr(version, f) for f in CONTENT_FIELDS},
+        "created_at": version.created_at,
+        "deleted": version.deleted,
+    }
+    item.update(
+        {f: value for f in ("deleted_at", "manifest", "signature") if (value := getattr(version, f)) is not None}
+    )
+    sets = {"pinned_by": set(version.aliases), "attestations": set(version.attestations)}
+    item.update({f: value for f, value in sets.items() if value})
+    item.update({f: value for f in ("tags", "tag_rev", "lease_rev", "expired") if (value := getattr(version, f))})
+    item["counted"] = True
+    index = keys.version_index_attributes(version.name, version.version, version.sha256, version.created_at)
+    return {**item, **index, **keys.version_key(version.name, version.version)}
+
+
 def version_entity(item: Item) -> Version:
     """A version's item as the API answers it (listings)."""
     return version_record(item).entity()
@@ -83,6 +149,7 @@ def _alias_state(item: Item) -> dict[str, Any]:
 
 
 def alias_record(item: Item) -> AliasRecord:
+    """An alias's item read back (`alias_item` writes it)."""
     return AliasRecord(
         name=item["name"],
         alias=item["alias"],
@@ -94,7 +161,35 @@ def alias_record(item: Item) -> AliasRecord:
 
 
 def revision_record(item: Item) -> RevisionRecord:
+    """A history record read back (`revision_item` writes it)."""
     return RevisionRecord(action=item["action"], **_alias_state(item))
+
+
+def alias_item(new: AliasRecord) -> Item:
+    """The alias's item (with its key): its state's attributes that hold a value, its targets' content, its
+    tombstone mark and where its history starts."""
+    state = new.model_dump(exclude={"primary", "secondary", "deleted", "first_revision"})
+    return {
+        "kind": "alias",
+        **{k: v for k, v in state.items() if v is not None},
+        **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
+        "deleted": new.deleted,
+        "first_revision": new.first_revision,
+        **keys.alias_key(new.name, new.alias),
+    }
+
+
+def revision_item(alias: AliasRecord, action: str, *, timed: bool = False) -> Item:
+    """The history record of `alias` at its revision (with its key): the alias's item as written then, but for
+    its mark of the policy, and the `action` that wrote it. `timed`: the same record under the time-ordered key
+    ("the alias at time T" is one Query)."""
+    key = (
+        keys.history_time_key(alias.name, alias.alias, str(alias.updated_at), alias.revision)
+        if timed
+        else keys.history_key(alias.name, alias.alias, alias.revision)
+    )
+    written = {k: v for k, v in alias_item(alias).items() if k not in ("policy_revision", "pk", "sk")}
+    return {**written, "kind": "alias-history-time" if timed else "alias-history", "action": action, **key}
 
 
 def rollout_entity(item: Item) -> Rollout:
@@ -141,18 +236,6 @@ def artifact_tag_item(name: str, tag: str, value: str) -> Item:
         "value": value,
         "gsi1pk": keys.artifact_tag_search_pk(tag, value),
         "gsi1sk": name,
-    }
-
-
-def alias_item(new: AliasRecord) -> dict[str, Any]:
-    """The alias item's attributes (without its key)."""
-    state = new.model_dump(exclude={"primary", "secondary", "deleted", "first_revision"})
-    return {
-        "kind": "alias",
-        **{k: v for k, v in state.items() if v is not None},
-        **{side: getattr(new, side).model_dump() for side in ("primary", "secondary") if getattr(new, side)},
-        "deleted": new.deleted,
-        "first_revision": new.first_revision,
     }
 
 
