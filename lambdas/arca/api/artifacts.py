@@ -10,8 +10,9 @@ from arca.api.dependencies import PublishingService, ReadingService, RemovalServ
 from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
 from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
 from arca.api.routing import Router
+from arca.api.schemas import PurgeProgress
 from arca.domain.consumers import SHOWN_CONSUMERS
-from arca.domain.entities import ArtifactPage, PurgeProgress, Summary
+from arca.domain.entities import ArtifactPage, Summary
 from arca.domain.errors import ValidationError
 from arca.domain.models import ArtifactCreate
 from arca.domain.receipts import Seal

@@ -3,7 +3,7 @@
 from arca.api.dependencies import SignerService
 from arca.api.params import answers
 from arca.api.routing import Router
-from arca.domain.entities import Health, SigningKey
+from arca.api.schemas import Health, SigningKey
 from arca.domain.errors import NotFoundError
 
 router = Router()

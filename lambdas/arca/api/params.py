@@ -15,7 +15,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BeforeValidator, WithJsonSchema
 
-from arca.domain.entities import ErrorBody
+from arca.api.schemas import ErrorBody
 from arca.domain.errors import ValidationError
 from arca.domain.names import (
     ALIAS_PATTERN,

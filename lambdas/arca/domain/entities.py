@@ -1,9 +1,10 @@
-"""What the registry stores, as the API shows it: the response models of every operation.
+"""The values the services return, which the API answers as they are: versions, summaries, aliases, pages, …
 
-The aggregates (arca.domain.aggregates: LatestRecord, VersionRecord, AliasRecord, RevisionRecord) keep the
-state the services need besides (counters, a multipart layout's name, an alias's copied targets, tombstones); an
-aggregate's `entity()` is its answer here. No
-field of these models is excluded: each is what a caller gets and what the OpenAPI document shows.
+The aggregates (arca.domain.aggregates: LatestRecord, VersionRecord, AliasRecord, RevisionRecord) keep the state the
+services need besides (counters, a multipart layout's name, an alias's copied targets, tombstones); an aggregate's
+`entity()` is its answer here. No field of these models is excluded: each is what a caller gets and what the OpenAPI
+document shows. The answers only the routes make (liveness, the signing key, a purge's progress, the error body)
+are the API's own: arca.api.schemas.
 """
 
 from __future__ import annotations
@@ -45,10 +46,6 @@ class _Entity(BaseModel):
     # Every model of the package defers building its validator and serializer to its first use (defer_build): a
     # function's cold start builds only the models its request needs, never all of them at import.
     model_config = ConfigDict(frozen=True, defer_build=True)
-
-
-class Health(_Entity):
-    status: Literal["ok"] = "ok"
 
 
 class Latest(_Entity):
@@ -318,14 +315,6 @@ class PruneResult(_Entity):
     next_token: str | None = None
 
 
-class PurgeProgress(_Entity):
-    """A purge that stopped at its budget: the same DELETE continues it (idempotent)."""
-
-    name: str
-    status: Literal["purging"] = "purging"
-    message: str = "purge in progress; send the same DELETE again to continue"
-
-
 class Target(_Entity):
     """The content of an alias's target, copied into the alias item (versions are immutable)."""
 
@@ -465,13 +454,6 @@ class Resolution(_Entity):
     signature: str | None = signature_field()
 
 
-class SigningKey(_Entity):
-    """The stage's public key: callers pin it and verify the `signature` of version and resolve answers."""
-
-    algorithm: Literal["ECDSA_SHA_256"] = "ECDSA_SHA_256"
-    public_key_pem: str = Field(description="the public key (SubjectPublicKeyInfo, PEM): ECC NIST P-256")
-
-
 class Link(_Entity):
     """A name that leads to another artifact (one hop: a link never points at a link)."""
 
@@ -515,21 +497,6 @@ class VersionHit(_Entity):
 class HitPage(_Entity):
     versions: list[VersionHit]
     next_token: str | None
-
-
-class ErrorDetail(_Entity):
-    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)  # details such as `aliases` of a 409
-
-    code: str = Field(description="stable error code, e.g. ValidationError, NotFoundError")
-    message: str
-    request_id: str
-    field: str | None = Field(None, description="the input at fault, where there is one")
-
-
-class ErrorBody(_Entity):
-    """Every error answer has this shape."""
-
-    error: ErrorDetail
 
 
 # Attestations: documents about a version (provenance, SBOMs, test reports), immutable and content-addressed.
