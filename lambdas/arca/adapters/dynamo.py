@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeAlias
 
-from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
+from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder, Key
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
@@ -186,6 +186,39 @@ def expressions(
     return body
 
 
+def key_condition(
+    partition: tuple[str, str],
+    sort_key: str,
+    *,
+    between: tuple[str, str] | None = None,
+    prefix: str | None = None,
+    at_least: str | None = None,
+) -> Condition:
+    """A Query's key condition, built with boto3's `Key`: the partition (`(attribute, value)`) and, at most one
+    of them, the sort key `between` two values (inclusive), starting with `prefix` (an empty one bounds
+    nothing), or `at_least` a value."""
+    attribute, value = partition
+    condition: Condition = Key(attribute).eq(value)
+    if between is not None:
+        condition = condition & Key(sort_key).between(*between)
+    elif prefix:
+        condition = condition & Key(sort_key).begins_with(prefix)
+    elif at_least is not None:
+        condition = condition & Key(sort_key).gte(at_least)
+    return condition
+
+
+def key_expressions(condition: Condition, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A Query's KeyConditionExpression and its placeholders, rendered by boto3's ConditionExpressionBuilder
+    (`#n0`, `:v0`, ...), with the projection's own `names` (words such as `#state`, never that shape)."""
+    built = ConditionExpressionBuilder().build_expression(condition, is_key_condition=True)
+    return {
+        "KeyConditionExpression": built.condition_expression,
+        "ExpressionAttributeNames": {**built.attribute_name_placeholders, **(names or {})},
+        "ExpressionAttributeValues": serialize(built.attribute_value_placeholders),
+    }
+
+
 @dataclass(frozen=True)
 class Update:
     """An UpdateExpression by clause (`SET a = :a`, `ADD n :one`, ...), so that a write is extended by adding
@@ -333,26 +366,10 @@ class Table:
         for bound in bounds:
             if bound:
                 check_key({"sk": bound})
-        condition = "#pk = :pk"
-        attr_names = {"#pk": "pk", **(names or {})}
-        values: dict[str, Any] = {":pk": pk}
-        if sk_between is not None:
-            condition += " AND #sk BETWEEN :lo AND :hi"
-            attr_names["#sk"] = "sk"
-            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
-        elif sk_prefix:
-            condition += " AND begins_with(#sk, :prefix)"
-            attr_names["#sk"] = "sk"
-            values[":prefix"] = sk_prefix
-        elif sk_from is not None:
-            condition += " AND #sk >= :from"
-            attr_names["#sk"] = "sk"
-            values[":from"] = sk_from
+        condition = key_condition(("pk", pk), "sk", between=sk_between, prefix=sk_prefix, at_least=sk_from)
         kwargs: dict[str, Any] = {
             "TableName": self.name,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": attr_names,
-            "ExpressionAttributeValues": serialize(values),
+            **key_expressions(condition, names),
             "ScanIndexForward": forward,
             "ConsistentRead": consistent,
         }
@@ -390,23 +407,10 @@ class Table:
         for bound in sk_between or (sk_prefix,):
             if bound:
                 check_key({range_key: bound})
-        condition = "#h = :h"
-        attr_names = {"#h": hash_key}
-        values: dict[str, Any] = {":h": pk}
-        if sk_between is not None:
-            condition += " AND #r BETWEEN :lo AND :hi"
-            attr_names["#r"] = range_key
-            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
-        elif sk_prefix:
-            condition += " AND begins_with(#r, :prefix)"
-            attr_names["#r"] = range_key
-            values[":prefix"] = sk_prefix
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "IndexName": index,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": attr_names,
-            "ExpressionAttributeValues": serialize(values),
+            **key_expressions(key_condition((hash_key, pk), range_key, between=sk_between, prefix=sk_prefix)),
             "ScanIndexForward": forward,
         }
         if limit is not None:
