@@ -21,6 +21,7 @@ from arca.adapters.dynamo import (
     Table,
     TransactionCancelled,
     TransactionRejected,
+    Update,
     Write,
 )
 from arca.domain.errors import ThrottledError, ValidationError
@@ -86,7 +87,7 @@ def test_transaction_conflict_is_retried_but_condition_failure_is_reported_by_na
         },
     )
     writes = [
-        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
+        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update=Update(set={"x": 1})),
         Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition=Attr("pk").exists()),
     ]
     # When
@@ -120,7 +121,7 @@ def test_cancellation_for_a_reason_other_than_a_condition_is_rejected_not_a_conf
         modeled_fields=cancellation(*codes),
     )
     writes = [
-        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1}),
+        Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update=Update(set={"x": 1})),
         Write("version", "ConditionCheck", {"pk": "a", "sk": "000001"}, condition=Attr("pk").exists()),
     ]
     # When / Then it is reported as what it is, by item, and not retried
@@ -142,7 +143,7 @@ def test_transaction_conflict_that_persists_becomes_throttled_error() -> None:
             http_status_code=400,
             modeled_fields=cancellation("TransactionConflict", "None"),
         )
-    writes = [Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update="SET x = :x", values={":x": 1})]
+    writes = [Write("latest", "Update", {"pk": "a", "sk": "LATEST"}, update=Update(set={"x": 1}))]
     # When / Then
     with stub, pytest.raises(ThrottledError) as raised:
         table.transact(writes)
@@ -195,9 +196,7 @@ def test_condition_failure_under_moto_carries_the_old_item(aws: SimpleNamespace)
     table.transact([Write("v", "Put", {"pk": "a", "sk": "000001"}, item={"deleted": True})])
     # When / Then
     with pytest.raises(ConditionFailed) as raised:
-        table.update(
-            {"pk": "a", "sk": "000001"}, "SET deleted = :f", condition=Attr("deleted").eq(False), values={":f": False}
-        )
+        table.update({"pk": "a", "sk": "000001"}, Update(set={"deleted": False}), condition=Attr("deleted").eq(False))
     assert raised.value.item is not None and raised.value.item["deleted"] is True
 
 
@@ -318,7 +317,7 @@ def test_items_left_unprocessed_every_time_become_throttled_error() -> None:
         (lambda t: t.query("a", start={"pk": "a", "sk": ""}), "sk is empty"),
         (lambda t: t.query("a", sk_prefix="p" * 1025), "sk is 1025 bytes"),
         (lambda t: t.query_index("gsi1", ("gsi1pk", "gsi1sk"), "h", sk_between=("a", "ü" * 513)), "gsi1sk is 1026"),
-        (lambda t: t.update({"pk": "", "sk": "s"}, "SET a = :a", values={":a": 1}), "pk is empty"),
+        (lambda t: t.update({"pk": "", "sk": "s"}, Update(set={"a": 1})), "pk is empty"),
         (lambda t: t.transact([Write("tag", "Put", {"pk": "a", "sk": "b"}, item={"gsi1sk": "x" * 1025})]), "gsi1sk"),
         (lambda t: t.batch_delete([{"pk": "a", "sk": "b"}, {"pk": "a", "sk": "🙂" * 257}]), "sk is 1028 bytes"),
     ],

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from arca import wiring
 from arca.adapters import keys
-from arca.adapters.dynamo import Write
+from arca.adapters.dynamo import Update, Write
 from local import iam
 from tests.helpers import HandlerApi
 
@@ -51,7 +51,7 @@ def test_a_call_outside_the_role_is_refused_with_access_denied_and_writes_nothin
     _published(api, versions=1)
     services = wiring.services()
     # When the alias function's role is used to change LATEST's content (an attribute it may not name)
-    write = Write("latest", "Update", keys.latest_key("team/app"), update="SET sha256 = :x", values={":x": "0" * 64})
+    write = Write("latest", "Update", keys.latest_key("team/app"), update=Update(set={"sha256": "0" * 64}))
     with iam.acting_as("alias"), pytest.raises(ClientError) as refused:
         services.stores.table.client.transact_write_items(TransactItems=[write.request(aws.table)])
     # Then DynamoDB's own error comes back, naming the request, and LATEST is unchanged

@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Table, Write
+from arca.adapters.dynamo import Table, Update, Write
 from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.feed import Feed
@@ -82,7 +82,7 @@ def test_a_deletion_is_refused_by_the_version_as_it_was(stores: SimpleNamespace)
     # Given versions 1 and 2, version 2 pinned by an alias
     publish(stores, A, 1)
     publish(stores, B, 2)
-    pin = Write("pin", "Update", keys.version_key("app", 2), update="SET pinned_by = :p", values={":p": {"prod"}})
+    pin = Write("pin", "Update", keys.version_key("app", 2), update=Update(set={"pinned_by": {"prod"}}))
     raw(stores, pin)
 
     def delete(number: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
+from arca.adapters.dynamo import Update
 from arca.adapters.s3 import hex_to_b64
 from local import iam
 from tests.helpers import HandlerApi, sha256
@@ -278,7 +279,7 @@ def test_purge_is_safe_to_rerun_after_a_crash_midway(api: HandlerApi, aws: Simpl
     api.publish("team/app", b"a")
     services = wiring.services()
     with iam.acting_as("publish"):
-        services.stores.table.update({"pk": "team/app", "sk": "LATEST"}, "SET purging = :t", values={":t": "x"})
+        services.stores.table.update({"pk": "team/app", "sk": "LATEST"}, Update(set={"purging": "x"}))
         services.blobs.delete_prefix("artifacts/team/app/_blobs/")
     blocked = api.publish("team/app", b"b")
     # When it runs again

@@ -1,11 +1,10 @@
 """Conditions built with boto3's condition builders, rendered with generated placeholders when a request is built
-(arca.adapters.dynamo.expressions) and merged with the update's own."""
+(arca.adapters.dynamo.expressions) and merged with the update's own, which are of another shape."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters.dynamo import Table, Update, Write
@@ -19,34 +18,34 @@ KEY = {"pk": "a", "sk": "b"}
 
 
 def test_a_composed_condition_renders_with_generated_placeholders_merged_with_the_updates() -> None:
-    # Given an update with its own placeholders and a condition composed of named ones
+    # Given an update rendering its own placeholders and a condition composed of named ones
     write = Write(
         "latest",
         "Update",
         KEY,
-        update=Update(set=("updated_at = :now", "#size = :size"), add=("rev :one",)),
+        update=Update(set={"updated_at": "t", "size": 3}, add={"rev": 1}),
         condition=ARTIFACT_IS_LIVE & Attr("rev").eq(7),
-        names={"#size": "size"},
-        values={":now": "t", ":one": 1, ":size": 3},
     )
     # When
     body = write.request("table")["Update"]
     # Then the condition's names and values are generated, and join the update's
-    assert body["UpdateExpression"] == "SET updated_at = :now, #size = :size ADD rev :one"
+    assert body["UpdateExpression"] == "SET #u0 = :u0, #u1 = :u1 ADD #u2 :u2"
     assert body["ConditionExpression"] == (
         "(((attribute_exists(#n0) AND attribute_not_exists(#n1)) AND attribute_not_exists(#n2)) AND #n3 = :v0)"
     )
     assert body["ExpressionAttributeNames"] == {
-        "#size": "size",
+        "#u0": "updated_at",
+        "#u1": "size",
+        "#u2": "rev",
         "#n0": "pk",
         "#n1": "purging",
         "#n2": "purged",
         "#n3": "rev",
     }
     assert body["ExpressionAttributeValues"] == {
-        ":now": {"S": "t"},
-        ":one": {"N": "1"},
-        ":size": {"N": "3"},
+        ":u0": {"S": "t"},
+        ":u1": {"N": "3"},
+        ":u2": {"N": "1"},
         ":v0": {"N": "7"},
     }
 
@@ -70,16 +69,16 @@ def test_each_request_numbers_its_placeholders_afresh() -> None:
     assert body["ConditionExpression"] == "#n0 = :v0"
 
 
-@pytest.mark.parametrize(("names", "values"), [({"#n0": "size"}, {}), ({}, {":v0": 1})], ids=["name", "value"])
-def test_an_update_placeholder_that_clashes_with_the_conditions_is_refused(
-    names: dict[str, str], values: dict[str, Any]
-) -> None:
-    # Given an update spelling a placeholder the builder generates
-    update = "SET #n0 = :one" if names else "SET size = :v0"
-    write = Write("x", "Update", KEY, update=update, condition=Attr("rev").eq(2), names=names, values=values)
-    # When / Then
-    with pytest.raises(ValueError, match="clash"):
-        write.request("t")
+def test_an_update_and_a_condition_on_the_same_attribute_never_share_a_placeholder() -> None:
+    # Given an update and its condition naming the same attribute, with values of both
+    write = Write("x", "Update", KEY, update=Update(set={"rev": 8}), condition=Attr("rev").eq(7))
+    # When
+    body = write.request("t")["Update"]
+    # Then each keeps its own placeholders: the update's `#u`/`:u`, the builder's `#n`/`:v`
+    assert body["UpdateExpression"] == "SET #u0 = :u0"
+    assert body["ConditionExpression"] == "#n0 = :v0"
+    assert body["ExpressionAttributeNames"] == {"#u0": "rev", "#n0": "rev"}
+    assert body["ExpressionAttributeValues"] == {":u0": {"N": "8"}, ":v0": {"N": "7"}}
 
 
 def test_the_event_order_is_anded_onto_latests_condition_structurally() -> None:
@@ -91,9 +90,10 @@ def test_the_event_order_is_anded_onto_latests_condition_structurally() -> None:
     body = latest.request("t")["Update"]
     # Then the event order is one more term of the same condition, its value its own placeholder
     assert latest.condition == ARTIFACT_IS_LIVE & event_is_newer("e2")
-    assert body["UpdateExpression"] == "SET last_event = :last_event"
+    assert latest.update == Update(set={"last_event": "e2"})
+    assert body["UpdateExpression"] == "SET #u0 = :u0"
     assert body["ConditionExpression"].endswith("AND (attribute_not_exists(#n3) OR #n4 < :v0))")
-    assert body["ExpressionAttributeValues"] == {":last_event": {"S": "e2"}, ":v0": {"S": "e2"}}
+    assert body["ExpressionAttributeValues"] == {":u0": {"S": "e2"}, ":v0": {"S": "e2"}}
     # and the IAM check reads the attributes it names through the generated names
     attributes = expression_attributes(body["ConditionExpression"], body["ExpressionAttributeNames"])
     assert attributes == {"pk", "purging", "purged", "last_event"}
@@ -109,8 +109,9 @@ def test_a_single_item_update_renders_its_condition_the_same_way() -> None:
             return {"Attributes": {}}
 
     # When
-    Table(Client(), "t").update(KEY, "SET refs = :one", condition=Attr("refs").not_exists(), values={":one": 1})
+    Table(Client(), "t").update(KEY, Update(set={"refs": 1}), condition=Attr("refs").not_exists())
     # Then
+    assert calls[0]["UpdateExpression"] == "SET #u0 = :u0"
     assert calls[0]["ConditionExpression"] == "attribute_not_exists(#n0)"
-    assert calls[0]["ExpressionAttributeNames"] == {"#n0": "refs"}
-    assert calls[0]["ExpressionAttributeValues"] == {":one": {"N": "1"}}
+    assert calls[0]["ExpressionAttributeNames"] == {"#u0": "refs", "#n0": "refs"}
+    assert calls[0]["ExpressionAttributeValues"] == {":u0": {"N": "1"}}

@@ -14,7 +14,6 @@ Every AWS error from DynamoDB passes through `Table._call`, the one place where 
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeAlias
 
-from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
+from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder, Key
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
@@ -153,29 +152,20 @@ class TransactionCancelled(Exception):
         return reason if reason is not None and reason.code == CONDITION_FAILED else None
 
 
-def expressions(
-    update: str | Update | None,
-    condition: Condition | None,
-    names: Mapping[str, str],
-    values: Mapping[str, Any],
-) -> dict[str, Any]:
+def expressions(update: Update | None, condition: Condition | None) -> dict[str, Any]:
     """A write's UpdateExpression, ConditionExpression and their placeholders, as one request's parameters.
 
-    A builder condition is rendered here by boto3's ConditionExpressionBuilder, whose generated placeholders
-    (`#n0`, `:v0`, ...) join the update's own `names`/`values`; a clash between them is refused (ValueError):
-    the update's placeholders are words, never the builder's letter-and-number shape.
+    The update renders its own placeholders (`#u0`, `:u0`, ...); a builder condition is rendered here by boto3's
+    ConditionExpressionBuilder, whose placeholders (`#n0`, `:v0`, ...) are of another shape, so the two never
+    clash. An empty update is refused (ValueError): DynamoDB refuses an empty UpdateExpression.
     """
     body: dict[str, Any] = {}
-    names, values = dict(names), dict(values)
-    if update:
-        body["UpdateExpression"] = str(update)
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    if update is not None:
+        body["UpdateExpression"], names, values = update.render()
     if condition is not None:
         built = ConditionExpressionBuilder().build_expression(condition)
-        clash = (built.attribute_name_placeholders.keys() & names.keys()) | (
-            built.attribute_value_placeholders.keys() & values.keys()
-        )
-        if clash:
-            raise ValueError(f"the update's placeholders {sorted(clash)} clash with its condition's")
         body["ConditionExpression"] = built.condition_expression
         names.update(built.attribute_name_placeholders)
         values.update(built.attribute_value_placeholders)
@@ -186,43 +176,151 @@ def expressions(
     return body
 
 
+def key_condition(
+    partition: tuple[str, str],
+    sort_key: str,
+    *,
+    between: tuple[str, str] | None = None,
+    prefix: str | None = None,
+    at_least: str | None = None,
+) -> Condition:
+    """A Query's key condition, built with boto3's `Key`: the partition (`(attribute, value)`) and, at most one
+    of them, the sort key `between` two values (inclusive), starting with `prefix` (an empty one bounds
+    nothing), or `at_least` a value."""
+    attribute, value = partition
+    condition: Condition = Key(attribute).eq(value)
+    if between is not None:
+        condition = condition & Key(sort_key).between(*between)
+    elif prefix:
+        condition = condition & Key(sort_key).begins_with(prefix)
+    elif at_least is not None:
+        condition = condition & Key(sort_key).gte(at_least)
+    return condition
+
+
+def key_expressions(condition: Condition, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A Query's KeyConditionExpression and its placeholders, rendered by boto3's ConditionExpressionBuilder
+    (`#n0`, `:v0`, ...), with the projection's own `names` (words such as `#state`, never that shape)."""
+    built = ConditionExpressionBuilder().build_expression(condition, is_key_condition=True)
+    return {
+        "KeyConditionExpression": built.condition_expression,
+        "ExpressionAttributeNames": {**built.attribute_name_placeholders, **(names or {})},
+        "ExpressionAttributeValues": serialize(built.attribute_value_placeholders),
+    }
+
+
+@dataclass(frozen=True)
+class IfAbsent:
+    """A value SET only where the attribute is absent (`a = if_not_exists(a, :value)`): a write repeated keeps
+    the first one."""
+
+    value: Any
+
+
 @dataclass(frozen=True)
 class Update:
-    """An UpdateExpression by clause (`SET a = :a`, `ADD n :one`, ...), so that a write is extended by adding
-    clauses (the event feed's `last_event`) rather than by editing its text."""
+    """An UpdateExpression as typed actions, attribute name -> plain Python value: `set` (a value, or `IfAbsent`),
+    `remove` (names), `add` (a number added, or a set's members), `delete` (a set's members taken away), e.g.
+    `Update(set={"link": target}, add={"rev": 1})`. It renders its own placeholders (`render`), every attribute
+    by name so that no reserved word needs care; a write is extended by `also` (the event feed's `last_event`),
+    never by editing text. An attribute is named by one action only (DynamoDB refuses overlapping paths)."""
 
-    set: tuple[str, ...] = ()
-    remove: tuple[str, ...] = ()
-    add: tuple[str, ...] = ()
-    delete: tuple[str, ...] = ()
+    set: Mapping[str, Any] = field(default_factory=dict)
+    remove: Sequence[str] = ()
+    add: Mapping[str, Any] = field(default_factory=dict)
+    delete: Mapping[str, Any] = field(default_factory=dict)
 
-    def also(self, *, set: tuple[str, ...] = ()) -> Update:
-        return dataclasses.replace(self, set=(*self.set, *set))
+    def __post_init__(self) -> None:
+        if isinstance(self.remove, str):
+            raise TypeError("remove takes attribute names (a tuple), not one string")
+        # Copies, so that the update stays what it was when made whatever its caller does to its mappings.
+        object.__setattr__(self, "set", dict(self.set))
+        object.__setattr__(self, "remove", tuple(self.remove))
+        object.__setattr__(self, "add", dict(self.add))
+        object.__setattr__(self, "delete", dict(self.delete))
+        named = [*self.set, *self.remove, *self.add, *self.delete]
+        twice = sorted({a for a in named if named.count(a) > 1})
+        if twice:
+            raise ValueError(f"an update names {twice} in more than one action")
 
-    def __str__(self) -> str:
-        clauses = (("SET", self.set), ("REMOVE", self.remove), ("ADD", self.add), ("DELETE", self.delete))
-        return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts)
+    def __bool__(self) -> bool:
+        return bool(self.set or self.remove or self.add or self.delete)
+
+    def also(
+        self,
+        *,
+        set: Mapping[str, Any] | None = None,
+        remove: Sequence[str] = (),
+        add: Mapping[str, Any] | None = None,
+        delete: Mapping[str, Any] | None = None,
+    ) -> Update:
+        """This update with more actions; an attribute it names already is refused (ValueError), never replaced."""
+        more = Update(set=set or {}, remove=remove, add=add or {}, delete=delete or {})
+        overlap = self._names() & more._names()
+        if overlap:
+            raise ValueError(f"the update names {sorted(overlap)} already")
+        return Update(
+            set={**self.set, **more.set},
+            remove=(*self.remove, *more.remove),
+            add={**self.add, **more.add},
+            delete={**self.delete, **more.delete},
+        )
+
+    def _names(self) -> frozenset[str]:
+        return frozenset((*self.set, *self.remove, *self.add, *self.delete))
+
+    def render(self) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """The UpdateExpression, its ExpressionAttributeNames and its (plain Python) ExpressionAttributeValues.
+
+        Names are `#u0`, `#u1`, ... (one per attribute), values `:u0`, `:u1`, ... (one per value): never the shape
+        of ConditionExpressionBuilder's `#n0`/`:v0`. Clauses go SET, REMOVE, ADD, DELETE, each in the order given.
+        """
+        if not self:
+            raise ValueError("an update with no action: DynamoDB refuses an empty UpdateExpression")
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {}
+
+        def name(attribute: str) -> str:
+            placeholder = f"#u{len(names)}"
+            names[placeholder] = attribute
+            return placeholder
+
+        def value(plain: Any) -> str:
+            placeholder = f":u{len(values)}"
+            values[placeholder] = plain
+            return placeholder
+
+        sets = []
+        for attribute, given in self.set.items():
+            placeholder = name(attribute)
+            if isinstance(given, IfAbsent):
+                sets.append(f"{placeholder} = if_not_exists({placeholder}, {value(given.value)})")
+            else:
+                sets.append(f"{placeholder} = {value(given)}")
+        removes = [name(a) for a in self.remove]
+        adds = [f"{name(a)} {value(v)}" for a, v in self.add.items()]
+        deletes = [f"{name(a)} {value(v)}" for a, v in self.delete.items()]
+        clauses = (("SET", sets), ("REMOVE", removes), ("ADD", adds), ("DELETE", deletes))
+        return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts), names, values
 
 
 @dataclass
 class Write:
     """One named item of a TransactWriteItems call.
 
-    `kind` is Put, Update, Delete or ConditionCheck. `condition` is built with boto3's condition builders (its
-    placeholders are generated when the request is built); `names`/`values` are the update's own expression
-    attribute names and (plain Python) values; the name is only ours, used to read cancellation reasons. `compare` names
-    the attributes the condition compares with the values read (a compare-and-set: `{"rev": 7}`; None for one
-    that must be absent), so a cancellation can say whether what was read moved.
+    `kind` is Put, Update, Delete or ConditionCheck. `update` (an Update's only) is typed actions rendering their
+    own placeholders; `condition` is built with boto3's condition builders (its placeholders are generated when
+    the request is built); the name is only ours, used to read cancellation reasons. `compare` names the
+    attributes the condition compares with the values read (a compare-and-set: `{"rev": 7}`; None for one that
+    must be absent), so a cancellation can say whether what was read moved.
     """
 
     name: str
     kind: str
     key: Mapping[str, str]
     item: Mapping[str, Any] | None = None
-    update: str | Update | None = None
+    update: Update | None = None
     condition: Condition | None = None
-    names: dict[str, str] = field(default_factory=dict)
-    values: dict[str, Any] = field(default_factory=dict)
     compare: dict[str, Any] = field(default_factory=dict)
 
     def request(self, table_name: str) -> dict[str, Any]:
@@ -232,7 +330,7 @@ class Write:
             body["Item"] = serialize({**(self.item or {}), **self.key})
         else:
             body["Key"] = serialize(self.key)
-        body.update(expressions(self.update, self.condition, self.names, self.values))
+        body.update(expressions(self.update, self.condition))
         return {self.kind: body}
 
 
@@ -333,26 +431,10 @@ class Table:
         for bound in bounds:
             if bound:
                 check_key({"sk": bound})
-        condition = "#pk = :pk"
-        attr_names = {"#pk": "pk", **(names or {})}
-        values: dict[str, Any] = {":pk": pk}
-        if sk_between is not None:
-            condition += " AND #sk BETWEEN :lo AND :hi"
-            attr_names["#sk"] = "sk"
-            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
-        elif sk_prefix:
-            condition += " AND begins_with(#sk, :prefix)"
-            attr_names["#sk"] = "sk"
-            values[":prefix"] = sk_prefix
-        elif sk_from is not None:
-            condition += " AND #sk >= :from"
-            attr_names["#sk"] = "sk"
-            values[":from"] = sk_from
+        condition = key_condition(("pk", pk), "sk", between=sk_between, prefix=sk_prefix, at_least=sk_from)
         kwargs: dict[str, Any] = {
             "TableName": self.name,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": attr_names,
-            "ExpressionAttributeValues": serialize(values),
+            **key_expressions(condition, names),
             "ScanIndexForward": forward,
             "ConsistentRead": consistent,
         }
@@ -390,23 +472,10 @@ class Table:
         for bound in sk_between or (sk_prefix,):
             if bound:
                 check_key({range_key: bound})
-        condition = "#h = :h"
-        attr_names = {"#h": hash_key}
-        values: dict[str, Any] = {":h": pk}
-        if sk_between is not None:
-            condition += " AND #r BETWEEN :lo AND :hi"
-            attr_names["#r"] = range_key
-            values.update({":lo": sk_between[0], ":hi": sk_between[1]})
-        elif sk_prefix:
-            condition += " AND begins_with(#r, :prefix)"
-            attr_names["#r"] = range_key
-            values[":prefix"] = sk_prefix
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "IndexName": index,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": attr_names,
-            "ExpressionAttributeValues": serialize(values),
+            **key_expressions(key_condition((hash_key, pk), range_key, between=sk_between, prefix=sk_prefix)),
             "ScanIndexForward": forward,
         }
         if limit is not None:
@@ -430,15 +499,7 @@ class Table:
                 return
             start = page.last_key
 
-    def update(
-        self,
-        key: Mapping[str, str],
-        update: str,
-        *,
-        condition: Condition | None = None,
-        names: dict[str, str] | None = None,
-        values: dict[str, Any] | None = None,
-    ) -> Item:
+    def update(self, key: Mapping[str, str], update: Update, *, condition: Condition | None = None) -> Item:
         """UpdateItem returning the new item; raises ConditionFailed with the old one. `condition` as Write's."""
         check_key(key)
         kwargs: dict[str, Any] = {
@@ -446,7 +507,7 @@ class Table:
             "Key": serialize(key),
             "ReturnValues": "ALL_NEW",
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            **expressions(update, condition, names or {}, values or {}),
+            **expressions(update, condition),
         }
         return deserialize(self._call("update_item", **kwargs).get("Attributes")) or {}
 

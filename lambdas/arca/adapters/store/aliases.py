@@ -184,8 +184,8 @@ class AliasStore:
             return Write("artifact", "ConditionCheck", key, condition=ARTIFACT_IS_LIVE)
         # a new live alias: only under the cap
         condition = ARTIFACT_IS_LIVE & below("alias_count", MAX_ALIASES) if delta > 0 else ARTIFACT_IS_LIVE
-        update = Update(add=("alias_count :delta",))
-        return Write("artifact", "Update", key, update=update, condition=condition, values={":delta": delta})
+        update = Update(add={"alias_count": delta})
+        return Write("artifact", "Update", key, update=update, condition=condition)
 
 
 def policy_revision_is(revision: int | None) -> ConditionBase:
@@ -255,9 +255,8 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
                 f"v{number}",
                 "Update",
                 keys.version_key(name, number),
-                update=Update(add=("pinned_by :me",)),
+                update=Update(add={"pinned_by": {alias}}),
                 condition=ITEM_EXISTS & Attr("deleted").eq(False),
-                values={":me": {alias}},
             ),
         )
         for number in sorted(after - before)
@@ -269,9 +268,8 @@ def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> lis
                 f"v{number}",
                 "Update",
                 keys.version_key(name, number),
-                update=Update(delete=("pinned_by :me",)),
+                update=Update(delete={"pinned_by": {alias}}),
                 condition=ITEM_EXISTS,
-                values={":me": {alias}},
             ),
         )
         for number in sorted(before - after)

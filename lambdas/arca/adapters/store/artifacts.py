@@ -216,9 +216,8 @@ class ArtifactStore:
                 f"blob{index}",
                 "Update",
                 keys.blob_count_key(change.name, sha),
-                update="ADD refs :one",
+                update=Update(add={"refs": 1}),
                 condition=Attr("collecting").not_exists(),
-                values={":one": 1},
             )
             change.stage(write, refused=_collecting(sha))
 
@@ -254,24 +253,18 @@ class ArtifactStore:
             raise ConflictError(f"artifact {name!r} is being purged", field="name")
         # `rev` advances on every write of LATEST: the condition on it makes each write a compare-and-set,
         # so a publish never takes a number twice nor snapshots content that changed after it was read.
-        sets = ["updated_at = :now"]
-        adds = ["rev :one"]
-        names: dict[str, str] = {}
-        values: dict[str, Any] = {":now": now, ":one": 1}
+        sets: dict[str, Any] = {"updated_at": now}
+        adds = {"rev": 1}
         if fields != {f: getattr(seen, f) for f in fields}:
-            sets += [f"#{f} = :{f}" for f in fields]
-            names.update({f"#{f}": f for f in fields})
-            values.update({f":{f}": v for f, v in fields.items()})
+            sets.update(fields)
             if fields["sha256"] != seen.sha256:  # LATEST's reference moves in the blob counts (blob_count_writes)
-                sets.append("counted_sha256 = :sha256")
+                sets["counted_sha256"] = fields["sha256"]
         removes: list[str] = []
         if publish_as:
-            sets += ["newest = :next", "newest_sha256 = :sha"]
-            adds.append("version_count :one")
-            values.update({":next": publish_as, ":sha": content.sha256})
+            sets.update({"newest": publish_as, "newest_sha256": content.sha256})
+            adds["version_count"] = 1
             if signed is not None:
-                sets += ["manifest = :manifest", "signature = :signature"]
-                values.update({":manifest": signed.manifest, ":signature": signed.signature})
+                sets.update({"manifest": signed.manifest, "signature": signed.signature})
             else:
                 removes = ["manifest", "signature"]
         elif not _same_bytes(seen, content):
@@ -281,12 +274,10 @@ class ArtifactStore:
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update=Update(set=tuple(sets), remove=tuple(removes), add=tuple(adds)),
+                update=Update(set=sets, remove=removes, add=adds),
                 # And no collection began or ended since the bytes were checked (under `seen`): the fence that
                 # keeps a reference from being added to bytes a collection deletes.
                 condition=ARTIFACT_IS_LIVE & latest_unchanged(seen.rev) & no_collection_since(seen.collections),
-                names=names,
-                values=values,
                 compare={"rev": seen.rev, "collections": seen.collections or None},
             )
         ]
@@ -368,9 +359,8 @@ def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, publ
                 f"blob{index}",
                 "Update",
                 keys.blob_count_key(name, sha),
-                update="ADD refs :delta",
+                update=Update(add={"refs": delta}),
                 condition=Attr("collecting").not_exists() if delta > 0 else None,
-                values={":delta": delta},
             ),
         )
         for index, (sha, delta) in enumerate(sorted(deltas.items()))

@@ -13,7 +13,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Table, Write
+from arca.adapters.dynamo import Item, Table, Update, Write
 from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
@@ -87,9 +87,8 @@ class AttestationStore:
                 "version",
                 "Update",
                 keys.version_key(name, version),
-                update="ADD attestations :types, attestation_count :one",
+                update=Update(add={"attestations": {attestation.type}, "attestation_count": 1}),
                 condition=VERSION_OPEN,
-                values={":types": {attestation.type}, ":one": 1},
             ),
             refused=lambda reason: _version_refusal(reason.item, name, version),
         )

@@ -134,10 +134,8 @@ class ConsumerStore:
         try:
             item = self.table.update(
                 keys.consumer_key(request.name, request.consumer),
-                "SET expires_at = :e, #ttl = :t, #by = :b",
+                Update(set={"expires_at": request.expires_at, "ttl": request.ttl, "by": request.by}),
                 condition=condition,
-                names={"#ttl": "ttl", "#by": "by"},
-                values={":e": request.expires_at, ":t": request.ttl, ":b": request.by},
             )
         except ConditionFailed:
             return None
@@ -177,9 +175,8 @@ class ConsumerStore:
                 "version",
                 "Update",
                 keys.version_key(name, request.version),
-                update=Update(add=("lease_rev :one",)),
+                update=Update(add={"lease_rev": 1}),
                 condition=ITEM_EXISTS & Attr("deleted").eq(False),
-                values={":one": 1},
             ),
             refused=lambda reason: _version_refusal(reason, name, request.version),
             rank=1,  # the artifact's refusal is said first

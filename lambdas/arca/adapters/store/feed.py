@@ -122,11 +122,8 @@ def _stamped(writes: list[Write], name: str, events: list[Event]) -> tuple[list[
     if write.kind == "Put":
         latest = dataclasses.replace(write, item={**(write.item or {}), "last_event": last}, condition=condition)
     else:
-        if isinstance(write.update, str):
-            raise TypeError(f"LATEST's write {write.name!r} must be an Update to carry the event order")
-        update = (write.update or Update()).also(set=("last_event = :last_event",))
-        values = {**write.values, ":last_event": last}
-        latest = dataclasses.replace(write, kind="Update", update=update, condition=condition, values=values)
+        update = (write.update or Update()).also(set={"last_event": last})
+        latest = dataclasses.replace(write, kind="Update", update=update, condition=condition)
     puts = [
         Write(f"event{i}", "Put", keys.event_key(name, e.id), item=event_item(e), condition=ITEM_NOT_EXIST)
         for i, e in enumerate(events)

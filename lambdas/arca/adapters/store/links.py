@@ -64,18 +64,15 @@ class LinkStore:
             # Over a tombstone: still a tombstone, nobody linked it meanwhile; re-pointing: still this link.
             condition = Attr("purged").exists() & Attr("purging").not_exists() & latest_unchanged(seen.rev)
             condition &= Attr("link").eq(old) if old else Attr("link").not_exists()
-            values: dict[str, Any] = {":t": target, ":now": now, ":one": 1}
+            sets: dict[str, Any] = {"link": target, "updated_at": now}
             if not old:
-                values[":kind"] = "link"
+                sets.update({"created_at": now, "kind": "link"})
             own = Write(
                 "link",
                 "Update",
                 latest_key,
-                update="SET link = :t, updated_at = :now"
-                + ("" if old else ", created_at = :now, kind = :kind")
-                + " ADD rev :one",
+                update=Update(set=sets, add={"rev": 1}),
                 condition=condition,
-                values=values,
             )
         change.stage(own, refused=lambda reason: _name_refusal(reason, name))
         change.stage(
@@ -87,9 +84,9 @@ class LinkStore:
         if old:
             change.stage(_link_count("old_target", old, -1, condition=ITEM_EXISTS))
             change.stage(Write("old_row", "Delete", keys.link_row_key(old, name)))
-            change.stage(Write("name", "Update", keys.name_key(name), update="SET link = :t", values={":t": target}))
+            change.stage(Write("name", "Update", keys.name_key(name), update=Update(set={"link": target})))
             leaf = keys.dir_keys(name)[-1][0]
-            change.stage(Write("leaf", "Update", leaf, update="SET link = :t", values={":t": target}))
+            change.stage(Write("leaf", "Update", leaf, update=Update(set={"link": target})))
         else:
             for write in listing_rows(name, link=target):
                 change.stage(write)
@@ -161,9 +158,8 @@ def _unlink_writes(name: str, target: str, *, condition: ConditionBase) -> list[
             "link",
             "Update",
             keys.latest_key(name),
-            update="REMOVE link SET kind = :kind ADD rev :one",
+            update=Update(set={"kind": "latest"}, remove=("link",), add={"rev": 1}),
             condition=condition,
-            values={":kind": "latest", ":one": 1},
         ),
         Write("marker", "Delete", keys.link_marker_key(name)),
         Write("row", "Delete", keys.link_row_key(target, name)),
@@ -178,7 +174,6 @@ def _link_count(write: str, target: str, delta: int, *, condition: ConditionBase
         write,
         "Update",
         keys.latest_key(target),
-        update=Update(add=("link_count :n",)),
+        update=Update(add={"link_count": delta}),
         condition=condition,
-        values={":n": delta},
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Table
+from arca.adapters.dynamo import IfAbsent, Table, Update
 
 
 @dataclass(frozen=True)
@@ -34,19 +34,18 @@ class OciReferrerStore:
         key = keys.oci_pending_referrer_key(name, referrer.subject_sha256, referrer.sha256)
         self.table.update(
             key,
-            "SET kind = :kind, #name = :name, #type = :type, sha256 = :sha256, #size = :size, media_type = :media, "
-            "created_at = if_not_exists(created_at, :created), created_by = :by",
-            names={"#name": "name", "#type": "type", "#size": "size"},
-            values={
-                ":kind": "oci-pending-referrer",
-                ":name": name,
-                ":type": referrer.type,
-                ":sha256": referrer.sha256,
-                ":size": referrer.size,
-                ":media": referrer.media_type,
-                ":created": referrer.created_at,
-                ":by": referrer.created_by or "",
-            },
+            Update(
+                set={
+                    "kind": "oci-pending-referrer",
+                    "name": name,
+                    "type": referrer.type,
+                    "sha256": referrer.sha256,
+                    "size": referrer.size,
+                    "media_type": referrer.media_type,
+                    "created_at": IfAbsent(referrer.created_at),
+                    "created_by": referrer.created_by or "",
+                }
+            ),
         )
 
     def pending(self, name: str, subject_sha256: str) -> list[PendingReferrer]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.conditions import ITEM_NOT_EXIST
 
 
@@ -41,17 +41,17 @@ class OciSessionStore:
         """Record a new session (its id is fresh: a collision is a failure)."""
         self.table.update(
             keys.oci_session_key(session.name, session.id),
-            "SET kind = :kind, #name = :name, caller = :caller, #offset = :offset, created_at = :created, #ttl = :ttl",
+            Update(
+                set={
+                    "kind": "oci-upload",
+                    "name": session.name,
+                    "caller": session.caller,
+                    "offset": session.offset,
+                    "created_at": session.created_at,
+                    "ttl": ttl,
+                }
+            ),
             condition=ITEM_NOT_EXIST,
-            names={"#name": "name", "#offset": "offset", "#ttl": "ttl"},
-            values={
-                ":kind": "oci-upload",
-                ":name": session.name,
-                ":caller": session.caller,
-                ":offset": session.offset,
-                ":created": session.created_at,
-                ":ttl": ttl,
-            },
         )
 
     def advance(self, session: OciSession, offset: int) -> bool:
@@ -59,10 +59,8 @@ class OciSessionStore:
         try:
             self.table.update(
                 keys.oci_session_key(session.name, session.id),
-                "SET #offset = :to",
+                Update(set={"offset": offset}),
                 condition=Attr("offset").eq(session.offset),
-                names={"#offset": "offset"},
-                values={":to": offset},
             )
         except ConditionFailed:
             return False

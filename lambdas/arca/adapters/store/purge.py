@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
 
 from boto3.dynamodb.conditions import Attr
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import ConditionFailed, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.conditions import ITEM_EXISTS, at_most, below
 from arca.adapters.store.pages import PURGE_PAGE
 from arca.adapters.store.records import unlisting_rows
@@ -41,16 +40,14 @@ class PurgeStore:
         or ConflictError (a forced purge holds the mark).
         """
         condition = ITEM_EXISTS & Attr("purged").not_exists()
-        values: dict[str, Any] = {":token": token, ":now": now, ":force": force, ":one": 1}
         if not force:
             plain = Attr("purging").not_exists() | Attr("purging_force").not_exists() | Attr("purging_force").eq(False)
             condition = condition & at_most("alias_count", 0) & at_most("link_count", 0) & plain
         try:
             self.table.update(
                 keys.latest_key(name),
-                "SET purging = :token, purging_at = :now, purging_force = :force ADD rev :one",
+                Update(set={"purging": token, "purging_at": now, "purging_force": force}, add={"rev": 1}),
                 condition=condition,
-                values=values,
             )
         except ConditionFailed as failed:
             if failed.item is not None and failed.item.get("link"):
@@ -81,9 +78,8 @@ class PurgeStore:
         with contextlib.suppress(ConditionFailed):
             self.table.update(
                 keys.latest_key(name),
-                "REMOVE purging, purging_at, purging_force ADD rev :one",
+                Update(remove=("purging", "purging_at", "purging_force"), add={"rev": 1}),
                 condition=Attr("purging").eq(token),
-                values={":one": 1},
             )
 
     def delete_rows(
@@ -151,9 +147,8 @@ class PurgeStore:
         with contextlib.suppress(ConditionFailed):
             self.table.update(
                 keys.latest_key(name),
-                "SET revision_base = :r",
+                Update(set={"revision_base": revision}),
                 condition=ITEM_EXISTS & below("revision_base", revision),
-                values={":r": revision},
             )
 
     def finish_purge(self, name: str, *, token: str, now: str) -> bool:
@@ -168,15 +163,28 @@ class PurgeStore:
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update="SET purged = :now, version_count = :zero, deleted_count = :zero, alias_count = :zero, "
-                "link_count = :zero "
-                "REMOVE purging, purging_at, purging_force, sha256, #size, content_type, metadata, newest_sha256, "
-                "part_size, parts_sha256, "
-                "tags, description, tag_rev, manifest, signature "
-                "ADD rev :one, purges :one",
+                update=Update(
+                    set={"purged": now, "version_count": 0, "deleted_count": 0, "alias_count": 0, "link_count": 0},
+                    remove=(
+                        "purging",
+                        "purging_at",
+                        "purging_force",
+                        "sha256",
+                        "size",
+                        "content_type",
+                        "metadata",
+                        "newest_sha256",
+                        "part_size",
+                        "parts_sha256",
+                        "tags",
+                        "description",
+                        "tag_rev",
+                        "manifest",
+                        "signature",
+                    ),
+                    add={"rev": 1, "purges": 1},
+                ),
                 condition=Attr("purging").eq(token),
-                names={"#size": "size"},
-                values={":now": now, ":zero": 0, ":one": 1},
             ),
             *unlisting_rows(name),
         ]

@@ -281,7 +281,7 @@ def _folder_rows(name: str, delta: int, leaf: Item | None) -> list[Write]:
     writes = []
     for i, (key, folder) in enumerate(keys.dir_keys(name)):
         if folder:
-            writes.append(Write(f"dir{i}", "Update", key, update=Update(add=("children :n",)), values={":n": delta}))
+            writes.append(Write(f"dir{i}", "Update", key, update=Update(add={"children": delta})))
         elif leaf is None:
             writes.append(Write(f"dir{i}", "Delete", key))
         else:

@@ -92,9 +92,11 @@ class RetentionStore:
         return item.get("resume_at"), item.get("started_at")
 
     def save_sweep(self, cursor: dict[str, str] | None, started_at: str) -> None:
-        update = "SET started_at = :at" + (", resume_at = :cursor" if cursor else " REMOVE resume_at")
-        values: dict[str, object] = {":at": started_at, **({":cursor": cursor} if cursor else {})}
-        self.table.update(keys.sweep_key(), update, values=values)
+        if cursor:
+            update = Update(set={"started_at": started_at, "resume_at": cursor})
+        else:
+            update = Update(set={"started_at": started_at}, remove=("resume_at",))
+        self.table.update(keys.sweep_key(), update)
 
     # The roots' reads: the alias partition, the rollouts, each live alias's last revisions.
 
@@ -144,9 +146,9 @@ class RetentionStore:
                 "Update",
                 keys.version_key(name, number),
                 update=Update(
-                    set=("expired = :yes", "expired_at = :now"),
+                    set={"expired": True, "expired_at": now},
                     remove=("gsi1pk", "gsi1sk", "tags", "tagged_at"),
-                    add=("tag_rev :one",),
+                    add={"tag_rev": 1},
                 ),
                 condition=(
                     Attr("deleted").eq(True)
@@ -155,7 +157,6 @@ class RetentionStore:
                     & Attr("pinned_by").not_exists()
                     & tags_unchanged(tag_rev)
                 ),
-                values={":yes": True, ":now": now, ":one": 1},
             ),
             *(Write(f"tag{i}", "Delete", keys.version_tag_key(name, number, tag)) for i, tag in enumerate(tags)),
             Write(
@@ -169,9 +170,8 @@ class RetentionStore:
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update=Update(set=("updated_at = :now",)),
+                update=Update(set={"updated_at": now}),
                 condition=ARTIFACT_IS_LIVE & Attr("sha256").ne(version.sha256),
-                values={":now": now},
             ),
         ]
         if item.get("counted"):
@@ -180,8 +180,7 @@ class RetentionStore:
                     "blob",
                     "Update",
                     keys.blob_count_key(name, version.sha256),
-                    update="ADD refs :minus",
-                    values={":minus": -1},
+                    update=Update(add={"refs": -1}),
                 )
             )
         for write in writes:
@@ -244,9 +243,8 @@ class RetentionStore:
                 "count",
                 "Update",
                 keys.blob_count_key(name, sha256),
-                update="SET collecting = :token, claimed_at = :now, claimed = :objects",
+                update=Update(set={"collecting": token, "claimed_at": now, "claimed": [o.item() for o in objects]}),
                 condition=at_most("refs", 0) & Attr("collecting").not_exists(),
-                values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
             ),
             refused=lambda reason: _held(reason, sha256),
         )
@@ -262,9 +260,8 @@ class RetentionStore:
         try:
             self.table.update(
                 keys.blob_count_key(name, sha256),
-                "SET collecting = :token, claimed_at = :now, claimed = :objects",
+                Update(set={"collecting": token, "claimed_at": now, "claimed": [o.item() for o in objects]}),
                 condition=Attr("collecting").eq(held.token) & since,
-                values={":token": token, ":now": now, ":objects": [o.item() for o in objects]},
             )
         except ConditionFailed:
             return None
@@ -352,7 +349,6 @@ def _advance_collections(name: str) -> Write:
         "latest",
         "Update",
         keys.latest_key(name),
-        update="ADD collections :one",
+        update=Update(add={"collections": 1}),
         condition=ITEM_EXISTS,
-        values={":one": 1},
     )

@@ -5,9 +5,7 @@ consistent, so a change shows there a moment after it is committed.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
@@ -49,9 +47,8 @@ class TagStore:
                 "version",
                 "Update",
                 key,
-                update=Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",)),
+                update=Update(set={"tags": tags, "tagged_at": change.now}, add={"tag_rev": 1}),
                 condition=ITEM_EXISTS & Attr("expired").not_exists() & _tag_rev_condition(seen.tag_rev),
-                values={":tags": tags, ":now": change.now, ":one": 1},
             ),
             refused=lambda reason: _version_refusal(reason, name, what),
         )
@@ -89,13 +86,11 @@ class TagStore:
         """
         name = seen.name
         condition = _tag_rev_condition(seen.tag_rev)
-        values: dict[str, Any] = {}
-        update = Update(set=("tags = :tags", "tagged_at = :now"), add=("tag_rev :one",))
+        update = Update(set={"tags": tags, "tagged_at": change.now}, add={"tag_rev": 1})
         if description is None:
-            update = dataclasses.replace(update, remove=("description",))
+            update = update.also(remove=("description",))
         else:
-            update = update.also(set=("description = :description",))
-            values[":description"] = description
+            update = update.also(set={"description": description})
         change.stage(
             Write(
                 "artifact",
@@ -103,7 +98,6 @@ class TagStore:
                 keys.latest_key(name),
                 update=update,
                 condition=ARTIFACT_IS_LIVE & condition,
-                values={**values, ":tags": tags, ":now": change.now, ":one": 1},
                 compare={"tag_rev": seen.tag_rev or None},
             ),
             refused=lambda reason: _artifact_refusal(reason, name, "the artifact"),

@@ -21,7 +21,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Write
+from arca.adapters.dynamo import ConditionFailed, Item, Table, TransactionCancelled, Update, Write
 from arca.adapters.store.conditions import ITEM_NOT_EXIST
 from arca.domain import multipart
 from arca.domain.errors import ContentionError
@@ -141,27 +141,26 @@ class UploadStore:
         """Record a new session; None when another one got there first (then read it). With `replacing`, take
         the place of the item of that S3 upload (one S3 has aborted, or a completed object that expired
         unpublished), only if it is still that one."""
-        values: dict[str, Any] = {
-            ":name": session.name,
-            ":sha": session.sha256,
-            ":size": session.size,
-            ":part_size": session.part_size,
-            ":parts": multipart.pack(session.parts),
-            ":upload": session.s3_upload,
-            ":state": UPLOADING,
-            ":created": session.created_at,
-            ":ttl": ttl,
-            ":kind": "upload",
-        }
+        update = Update(
+            set={
+                "kind": "upload",
+                "name": session.name,
+                "sha256": session.sha256,
+                "size": session.size,
+                "part_size": session.part_size,
+                "parts": multipart.pack(session.parts),
+                "s3_upload": session.s3_upload,
+                "state": UPLOADING,
+                "created_at": session.created_at,
+                "ttl": ttl,
+            }
+        )
         condition = ITEM_NOT_EXIST if replacing is None else Attr("s3_upload").eq(replacing)
         try:
             self.table.update(
                 keys.upload_key(session.name, session.id),
-                "SET kind = :kind, #name = :name, sha256 = :sha, #size = :size, part_size = :part_size, "
-                "parts = :parts, s3_upload = :upload, #state = :state, created_at = :created, #ttl = :ttl",
+                update,
                 condition=condition,
-                names={"#name": "name", "#size": "size", "#state": "state", "#ttl": "ttl"},
-                values=values,
             )
         except ConditionFailed:
             return None
@@ -174,9 +173,10 @@ class UploadStore:
         assembled = session.completed_at or now
         self._move(
             session,
-            "SET #state = :complete, completed_at = :assembled, verified_at = :now, hashed = :size "
-            "REMOVE #ttl, hash_state",
-            {":complete": COMPLETE, ":assembled": assembled, ":now": now, ":size": session.size},
+            Update(
+                set={"state": COMPLETE, "completed_at": assembled, "verified_at": now, "hashed": session.size},
+                remove=("ttl", "hash_state"),
+            ),
         )
         return replace(
             session,
@@ -193,15 +193,16 @@ class UploadStore:
         the TTL (the object, still tagged as an upload, with the bucket's lifecycle rule)."""
         self._move(
             session,
-            "SET #state = :failed, actual_sha256 = :actual, completed_at = :assembled, hashed = :size, #ttl = :ttl "
-            "REMOVE hash_state",
-            {
-                ":failed": FAILED,
-                ":actual": actual,
-                ":assembled": session.completed_at or now,
-                ":size": session.size,
-                ":ttl": ttl,
-            },
+            Update(
+                set={
+                    "state": FAILED,
+                    "actual_sha256": actual,
+                    "completed_at": session.completed_at or now,
+                    "hashed": session.size,
+                    "ttl": ttl,
+                },
+                remove=("hash_state",),
+            ),
         )
         return replace(session, state=FAILED, stored_state=FAILED, hashed=session.size, hash_state=None)
 
@@ -209,12 +210,10 @@ class UploadStore:
         """Record the hashing's progress: `hashed` bytes, `state` the SHA-256 state after them (the session moves
         to `verifying` if it was not yet). ContentionError when the session moved on since it was read (another
         verifier went further: it goes on)."""
-        values: dict[str, Any] = {":verifying": VERIFYING, ":hashed": hashed, ":assembled": session.completed_at or now}
-        update = "SET #state = :verifying, hashed = :hashed, completed_at = :assembled"
+        sets: dict[str, Any] = {"state": VERIFYING, "hashed": hashed, "completed_at": session.completed_at or now}
         if state is not None:
-            update += ", hash_state = :state"
-            values[":state"] = state
-        self._move(session, update, values)
+            sets["hash_state"] = state
+        self._move(session, Update(set=sets))
         return replace(
             session,
             state=VERIFYING,
@@ -224,14 +223,12 @@ class UploadStore:
             completed_at=session.completed_at or now,
         )
 
-    def _move(self, session: UploadSession, update: str, values: dict[str, Any]) -> None:
+    def _move(self, session: UploadSession, update: Update) -> None:
         try:
             self.table.update(
                 keys.upload_key(session.name, session.id),
                 update,
                 condition=_as_read(session),
-                names={"#state": "state", "#ttl": "ttl"} if "#ttl" in update else {"#state": "state"},
-                values=values,
             )
         except ConditionFailed:
             raise ContentionError(f"the upload {session.id} of {session.name!r} moved on since it was read") from None

@@ -123,12 +123,11 @@ class VersionStore:
         """
         name = change.name
         if deleted:
-            update = Update(set=("deleted = :yes", "deleted_at = :at"))
+            update = Update(set={"deleted": True, "deleted_at": change.now})
             condition = ITEM_EXISTS & Attr("deleted").eq(False) & Attr("pinned_by").not_exists()
         else:
-            update = Update(set=("deleted = :no",), remove=("deleted_at",))
+            update = Update(set={"deleted": False}, remove=("deleted_at",))
             condition = ITEM_EXISTS & Attr("deleted").eq(True) & Attr("expired").not_exists()
-        values = {":yes": True, ":at": change.now} if deleted else {":no": False}
         for n in numbers:
             tag_rev = None if tag_revs is None else tag_revs.get(n)
             lease_rev = None if lease_revs is None else lease_revs.get(n)
@@ -139,7 +138,6 @@ class VersionStore:
                     keys.version_key(name, n),
                     update=update,
                     condition=_unchanged(condition, n, tag_revs, lease_revs),
-                    values=values,
                 ),
                 refused=self._version_refusal(name, n, deleted, tag_rev, lease_rev) if explained else None,
             )
@@ -148,9 +146,10 @@ class VersionStore:
                 "latest",
                 "Update",
                 keys.latest_key(name),
-                update=Update(set=("updated_at = :now",), add=("deleted_count :n",)),
+                update=Update(
+                    set={"updated_at": change.now}, add={"deleted_count": len(numbers) if deleted else -len(numbers)}
+                ),
                 condition=ARTIFACT_IS_LIVE,
-                values={":n": len(numbers) if deleted else -len(numbers), ":now": change.now},
             ),
             refused=self._latest_refusal(name) if explained else None,
             rank=LATEST_RANK,
