@@ -16,11 +16,11 @@ from arca.domain.entities import (
     Alias,
     AliasAction,
     AliasRevision,
+    AliasState,
     Latest,
     Target,
     Version,
     VersionFields,
-    VersionRef,
 )
 
 if TYPE_CHECKING:  # the write side's: a resolve's cold start imports no guard model
@@ -100,20 +100,10 @@ class VersionRecord(VersionFields):
 _VERSION_FIELDS = tuple(VersionFields.model_fields)
 
 
-class _AliasStateRecord(BaseModel):
+class _AliasStateRecord(AliasState):
     """What an alias item and a history record hold of an alias's state besides what the API answers: the
     targets' content copied on the item (an alias resolves with one item read) and the deletion tombstone."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    version: VersionRef | None = None
-    secondary_version: VersionRef | None = None
-    secondary_version_weight: int | None = None
-    description: str | None = None
-    revision: int
-    updated_at: str | None = None
-    updated_by: str | None = None
-    reason: str | None = None
     primary: Target | None = None
     secondary: Target | None = None
     deleted: bool = False  # a tombstone keeps the revision counter after a delete

@@ -335,7 +335,9 @@ class Target(_Entity):
     signature: str | None = Field(None, exclude_if=lambda signature: signature is None)
 
 
-class _AliasState(_Entity):
+class AliasState(_Entity):
+    # An alias's state as the API answers it, the alias item's and each history record's (no docstring: the
+    # answers' schemas would inherit it as their description).
     version: VersionRef | None = None
     secondary_version: VersionRef | None = None
     secondary_version_weight: int | None = None
@@ -346,7 +348,7 @@ class _AliasState(_Entity):
     reason: str | None = None
 
 
-class Alias(_AliasState):
+class Alias(AliasState):
     name: str
     alias: str
     version: VersionRef | None = None
@@ -357,7 +359,7 @@ class Alias(_AliasState):
 AliasAction = Literal["set", "delete", "rollback", "rollout"]
 
 
-class AliasRevision(_AliasState):
+class AliasRevision(AliasState):
     action: AliasAction
     deleted: bool = False
 
