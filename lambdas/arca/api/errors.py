@@ -20,6 +20,9 @@ from arca.domain.errors import (
     ValidationError,
 )
 
+# The one content type of the API's bodies, its errors' among them.
+JSON = "application/json"
+
 # The one table from error class to HTTP status; subclasses inherit their base's status (MRO lookup).
 STATUS: dict[type[RegistryError], int] = {
     ValidationError: 400,

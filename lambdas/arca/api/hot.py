@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from arca import wiring
-from arca.api.errors import error_body, status_of
+from arca.api.errors import JSON, error_body, status_of
 from arca.api.paths import NoRouteError, Route, match
 from arca.domain.errors import RegistryError
 from arca.domain.names import validate_name
@@ -26,7 +26,6 @@ from arca.domain.versions import LATEST
 from arca.observability import count_request, count_resolve, logger
 from arca.services.resolving import Resolving
 
-JSON = "application/json"
 # The alias form of `arca.api.params.Ref` (numbers, LATEST and content references go to the app).
 _ALIAS_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 # `arca.api.resolve.RoutingKey`'s bounds.

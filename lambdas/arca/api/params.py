@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BeforeValidator, WithJsonSchema
 
+from arca.api.errors import JSON
 from arca.api.schemas import ErrorBody
 from arca.domain.errors import ValidationError
 from arca.domain.names import (
@@ -87,8 +88,6 @@ IfMatch = Annotated[
     Header(alias="If-Match", description="alias revision (the ETag), quoted or not", pattern=r'^(W/)?"?[0-9]{1,9}"?$'),
 ]
 IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match", description="`*`: create only", pattern=r"^\*$")]
-# The one content type of the API's bodies.
-JSON = "application/json"
 
 
 def in_utc(moment: datetime | None) -> datetime | None:
@@ -133,7 +132,7 @@ def answers(*statuses: int) -> dict[int, Any]:
         422: "the Idempotency-Key was used for a different request",
         503: "AWS kept throttling; retry",
     }
-    shape = {"application/json": {"model": ErrorBody}}
+    shape = {JSON: {"model": ErrorBody}}
     documented: dict[int, Any] = {}
     for status in statuses:
         documented[status] = {"description": described[status]}

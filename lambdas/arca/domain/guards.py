@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from arca.domain.errors import ConflictError, ValidationError
+from arca.domain.moments import from_iso
 from arca.domain.names import validate_alias
 from arca.domain.principals import check_glob, matches
 from arca.domain.tags import MAX_TAG_VALUE, TAG_KEY_PATTERN
@@ -367,4 +368,4 @@ def soaked_seconds(runs: list[tuple[int | None, str]], version: int, now: dateti
         since = updated_at
     if since is None:
         return None
-    return (now - datetime.fromisoformat(since.replace("Z", "+00:00"))).total_seconds()
+    return (now - from_iso(since)).total_seconds()

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
+from arca.domain.moments import to_iso
 from arca.domain.tags import parse_filter
 
 MAX_KEEP_TAGS = 20
@@ -161,21 +162,17 @@ def decide(facts: Facts, *, live_rank: int | None, policy: RetentionPolicy, root
             protected.insert(0, f"alias:{alias}")
     if facts.deleted:
         reasons = protected + (["latest"] if facts.sha256 == roots.latest_sha256 else [])
-        due = facts.deleted_at is not None and facts.deleted_at <= _iso(now - timedelta(days=policy.expire_after_days))
+        expired_before = to_iso(now - timedelta(days=policy.expire_after_days))
+        due = facts.deleted_at is not None and facts.deleted_at <= expired_before
         action: Action = "expire" if due and not reasons else "keep"
         return Planned(version=facts.version, action=action, reasons=reasons, deleted=True)
     reasons = [r for r in protected if not r.startswith("history:")]
     if live_rank is not None and live_rank <= policy.keep_last:
         reasons.append(f"newest:{policy.keep_last}")
-    if policy.keep_days is not None and facts.created_at > _iso(now - timedelta(days=policy.keep_days)):
+    if policy.keep_days is not None and facts.created_at > to_iso(now - timedelta(days=policy.keep_days)):
         reasons.append(f"age:{policy.keep_days}")
     reasons += [f"tag:{written}" for key, value, written in policy.tag_pairs() if facts.tags.get(key) == value]
     reasons += [r for r in protected if r.startswith("history:")]
     if facts.sha256 == roots.latest_sha256:
         reasons.append("latest")
     return Planned(version=facts.version, action="keep" if reasons else "delete", reasons=reasons)
-
-
-def _iso(moment: datetime) -> str:
-    """The stored form of times (UTC, milliseconds, `Z`), so they compare as text."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -16,7 +16,7 @@ collection does, deletes those objects and its layout records, then releases it.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import Enum
 
 from arca.adapters import keys
@@ -25,7 +25,8 @@ from arca.adapters.store.artifacts import ArtifactStore
 from arca.adapters.store.change import Change
 from arca.adapters.store.retention import Claim, CollectionHeld, NotCollectable, RetentionStore, StoredObject, claim_of
 from arca.adapters.store.uploads import UploadStore
-from arca.services.retry import Policy, now_iso
+from arca.domain.moments import from_iso, to_iso
+from arca.services.retry import Policy
 
 # Longer than any of Arca's functions may run (Lambda stops every function by 15 minutes; Arca's API functions
 # at 29 s, retention at 5 minutes): a claim this old belongs to an invocation that has ended.
@@ -101,11 +102,11 @@ class Collection:
 
     def stale(self, held: Claim) -> bool:
         """Whether `held` was claimed LEASE ago or more: longer than any function runs."""
-        return held.claimed_at <= now_iso(self.policy.clock() - LEASE)
+        return held.claimed_at <= to_iso(self.policy.clock() - LEASE)
 
     def retry_after(self, held: Claim) -> str:
         """When `held` can be taken over, if its owner does not finish it first."""
-        return now_iso(_parse(held.claimed_at) + LEASE) if held.claimed_at else self.policy.now()
+        return to_iso(from_iso(held.claimed_at) + LEASE) if held.claimed_at else self.policy.now()
 
     def _take_over(self, name: str, sha256: str, held: Claim) -> Claim | None:
         if not self.stale(held):
@@ -129,7 +130,3 @@ class Collection:
 
 def _token() -> str:
     return uuid.uuid4().hex
-
-
-def _parse(moment: str) -> datetime:
-    return datetime.fromisoformat(moment.replace("Z", "+00:00"))

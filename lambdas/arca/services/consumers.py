@@ -16,8 +16,9 @@ from arca.adapters.store.consumers import ConsumerStore, LeaseRecord, LeaseWrite
 from arca.domain.consumers import MAX_LEASES, MAX_LEASES_PER_VERSION, RENEW_MARGIN, expiry
 from arca.domain.entities import ConsumerList, Lease
 from arca.domain.errors import LeaseLimitError
+from arca.domain.moments import to_iso
 from arca.services.reading import Reading
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Policy
 
 
 class Consumers:
@@ -45,7 +46,7 @@ class Consumers:
 
         def attempt() -> LeaseRecord:
             moment = self.policy.clock()
-            now = now_iso(moment)
+            now = to_iso(moment)
             seen = self.store.lease(name, consumer)
             wanted = dict(labels) if labels is not None else (dict(seen.labels) if seen is not None else {})
             request = LeaseWrite(
@@ -53,13 +54,13 @@ class Consumers:
                 consumer=consumer,
                 version=version,
                 labels=wanted,
-                expires_at=now_iso(expiry(moment, ttl_seconds)),
+                expires_at=to_iso(expiry(moment, ttl_seconds)),
                 ttl=int(expiry(moment, ttl_seconds).timestamp()),
                 by=identity,
                 now=now,
             )
             if seen is not None and seen.version == version and seen.labels == wanted:
-                renewed = self.store.renew(request, live_after=now_iso(moment + RENEW_MARGIN))
+                renewed = self.store.renew(request, live_after=to_iso(moment + RENEW_MARGIN))
                 if renewed is not None:
                     return renewed
             if seen is None or not seen.live(now) or seen.version != version:
@@ -113,5 +114,5 @@ class Consumers:
 
     def on_version(self, name: str, version: int, *, at: datetime | None = None) -> list[str]:
         """The consumers whose live leases name `version`, sorted."""
-        now = now_iso(at) if at is not None else self.policy.now()
+        now = to_iso(at) if at is not None else self.policy.now()
         return sorted(r.consumer for r in self.store.live_leases(name, now=now, version=version))

@@ -3,13 +3,13 @@ transactions themselves, see Feed.commit in arca.adapters.store.feed)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from arca.adapters.bus import Bus
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.records import event_entity, image_item
 from arca.domain.events import ArtifactPurged, Event, EventPage, event_id
+from arca.domain.moments import from_iso
 from arca.services.reading import Reading
 
 
@@ -71,4 +71,4 @@ def announcement(record: dict[str, Any]) -> Event | None:
 
 
 def _micros(iso: str) -> int:
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1_000_000)
+    return int(from_iso(iso).timestamp() * 1_000_000)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from arca.adapters.store.change import Change
@@ -36,9 +36,9 @@ from arca.domain.guards import (
     Violation,
 )
 from arca.domain.models import RolloutBody
+from arca.domain.moments import from_iso, to_iso
 from arca.domain.principals import principal
 from arca.services.guards import refuse
-from arca.services.retry import now_iso
 
 if TYPE_CHECKING:
     from arca.services.aliases import AliasWriter
@@ -84,8 +84,8 @@ class Promotions:
                 reason=body.reason,
                 rollout=body.rollout,
                 requested_by=identity,
-                requested_at=now_iso(moment),
-                expires_at=now_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
+                requested_at=to_iso(moment),
+                expires_at=to_iso(moment + timedelta(seconds=PROMOTION_TTL_SECONDS)),
                 required_approvals=policy.approvals if policy else 0,
             )
             # The requester asked, whoever writes the alias (a rollout writes it as `rollout:<id>`).
@@ -281,7 +281,7 @@ class Promotions:
 
     @staticmethod
     def _ttl(promotion: Promotion) -> int:
-        return int(datetime.fromisoformat(promotion.expires_at.replace("Z", "+00:00")).timestamp())
+        return int(from_iso(promotion.expires_at).timestamp())
 
     @staticmethod
     def _detail(promotion: Promotion) -> PromotionRequested:

@@ -41,11 +41,11 @@ from arca.domain.entities import (
     VersionPage,
 )
 from arca.domain.errors import ConflictError, LinkedNameError, NotFoundError, ValidationError
+from arca.domain.moments import to_iso
 from arca.domain.names import parse_target, validate_alias
 from arca.domain.routing import PRIMARY, choose_route
 from arca.domain.versions import LATEST
 from arca.services.resolving import follow
-from arca.services.retry import now_iso
 
 if TYPE_CHECKING:  # loaded by the first tree read: the resolve function's cold start loads no request model
     from arca.domain.trees import FileEntry, Tree
@@ -364,7 +364,7 @@ class Reading:
 
     def _as_of(self, name: str, alias: str, at: datetime) -> RevisionRecord:
         """The alias's revision in force at `at` (it carries the same targets as the alias item did)."""
-        moment = now_iso(at)
+        moment = to_iso(at)
         record = self.revisions.revision_at(name, alias, moment)
         if record is None:
             raise NotFoundError(f"alias {alias!r} of {name!r} did not exist at {moment}", field="at")

@@ -25,9 +25,10 @@ from arca.adapters.store.versions import DELETE_BATCH, VersionStore, VersionUnch
 from arca.domain.aggregates import VersionRecord
 from arca.domain.entities import PruneResult, Skipped, Version
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionLeasedError, VersionPinnedError
+from arca.domain.moments import to_iso
 from arca.domain.receipts import Seal
 from arca.services.reading import Reading, refuse_link
-from arca.services.retry import Budget, Policy, now_iso
+from arca.services.retry import Budget, Policy
 
 # Pages of DELETE_BATCH versions one prune request reads (and deletes, one transaction each).
 PRUNE_PAGES = 5
@@ -124,7 +125,7 @@ class Removal:
         self.reading.live_latest(name)
         cutoff = None
         if older_than_days is not None:
-            cutoff = now_iso(self.policy.clock() - timedelta(days=older_than_days))
+            cutoff = to_iso(self.policy.clock() - timedelta(days=older_than_days))
         scope = f"prune:{name}:{keep_last}:{older_than_days}:{dry_run}"
         start, state = self.versions.resume_from(name, scope, token) if token else (None, {})
         seen_live = state.get("live", 0)

@@ -25,6 +25,7 @@ from arca.adapters.store.versions import DELETE_BATCH, VersionStore
 from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError, VersionPinnedError
 from arca.domain.events import VersionDeleted
+from arca.domain.moments import to_iso
 from arca.domain.retention import (
     Applied,
     Facts,
@@ -38,7 +39,7 @@ from arca.domain.retention import (
 )
 from arca.services.collection import Collection
 from arca.services.reading import Reading
-from arca.services.retry import Budget, Policy, now_iso
+from arca.services.retry import Budget, Policy
 
 BY = "retention"
 # Pages of DELETE_BATCH versions one apply request reads; and the expiries (each a transaction and its clean-up)
@@ -149,7 +150,7 @@ class Retention:
         """`roots` and the versions live consumer leases name (reason `consumer:<id>`), read after the versions
         they judge: a lease taken since moves its version's `lease_rev`, under which every delete is written."""
         found = Roots(reasons={v: list(r) for v, r in roots.reasons.items()}, latest_sha256=roots.latest_sha256)
-        for lease in sorted(self.consumers.live_leases(name, now=now_iso(now)), key=lambda r: r.consumer):
+        for lease in sorted(self.consumers.live_leases(name, now=to_iso(now)), key=lambda r: r.consumer):
             found.protect(lease.version, f"consumer:{lease.consumer}")
         return found
 
@@ -196,7 +197,7 @@ class Retention:
             expired = self.finish(name)
             known = Pass(latest=latest, policy=policy, roots=self.roots(name, latest, policy))
         policy, roots, now = known.policy, known.roots, self.policy.clock()
-        cutoff = now_iso(now - timedelta(days=policy.expire_after_days))
+        cutoff = to_iso(now - timedelta(days=policy.expire_after_days))
         deleted: list[int] = []
         expiries = 0
         next_token: str | None = None
@@ -330,9 +331,9 @@ class Retention:
         cursor, started_at = self.store.sweep_state()
         now = self.policy.clock()
         if cursor is None or started_at is None:
-            if started_at is not None and started_at > now_iso(now - timedelta(seconds=every_seconds)):
+            if started_at is not None and started_at > to_iso(now - timedelta(seconds=every_seconds)):
                 return {"idle": True, "pass_started_at": started_at}
-            started_at = now_iso(now)
+            started_at = to_iso(now)
         progress = self.sweep(start=cursor, budget=budget)
         self.store.save_sweep(progress.next_token, started_at)
         return {

@@ -10,13 +10,9 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from arca.domain.errors import ConflictError, ContentionError
+from arca.domain.moments import to_iso
 
 T = TypeVar("T")
-
-
-def now_iso(moment: datetime) -> str:
-    """The one ISO-8601 form of stored times: UTC, milliseconds, `Z`."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -28,7 +24,7 @@ class Policy:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def now(self) -> str:
-        return now_iso(self.clock())
+        return to_iso(self.clock())
 
     def compare_and_set(self, attempt: Callable[[], T]) -> T:
         """Run `attempt` (read, decide, conditional write) until it does not raise ContentionError.

@@ -26,8 +26,9 @@ from arca.domain.errors import (
     RolloutMovedError,
     RolloutRunningError,
 )
+from arca.domain.moments import to_iso
 from arca.services.reading import Reading
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Policy
 
 if TYPE_CHECKING:
     from arca.adapters.store.change import Change
@@ -115,8 +116,8 @@ class RolloutStarter:
             weight=body.steps[0],
             interval_seconds=body.interval_seconds,
             alarms=body.alarms,
-            next_at=now_iso(moment + timedelta(seconds=body.interval_seconds)),
-            started_at=now_iso(moment),
+            next_at=to_iso(moment + timedelta(seconds=body.interval_seconds)),
+            started_at=to_iso(moment),
             reason=body.reason,
             started_by=identity,
             alias_revision=new.revision,
@@ -304,7 +305,7 @@ class Rollouts:
             update={
                 "step": step,
                 "weight": weight,
-                "next_at": now_iso(moment + timedelta(seconds=seen.interval_seconds)),
+                "next_at": to_iso(moment + timedelta(seconds=seen.interval_seconds)),
                 "alias_revision": new.revision,
             }
         )

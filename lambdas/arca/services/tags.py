@@ -15,9 +15,10 @@ from arca.adapters.store.versions import VersionFilters, VersionStore
 from arca.domain.aggregates import LatestRecord, VersionRecord
 from arca.domain.entities import ArtifactEntry, ArtifactPage, HitPage, Summary, Version, VersionPage
 from arca.domain.errors import ConflictError, ValidationError
+from arca.domain.moments import to_iso
 from arca.domain.tags import TagPatch, merge, parse_filter
 from arca.services.reading import Reading
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Policy
 
 UNSET = object()
 
@@ -100,8 +101,8 @@ class Searching:
         filters = VersionFilters(
             tags=tag_filters(tags),
             sha256=sha256,
-            after=None if created_after is None else now_iso(created_after),
-            before=None if created_before is None else now_iso(created_before),
+            after=None if created_after is None else to_iso(created_after),
+            before=None if created_before is None else to_iso(created_before),
         )
         if not filters.active:  # the plain listing, its tokens unchanged
             return self.reading.list_versions(

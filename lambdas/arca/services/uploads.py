@@ -11,7 +11,7 @@ layout assembled from other bytes never blocks the true content's, nor is ever s
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from arca.adapters import keys
 from arca.adapters.multipart import Multipart, StoredPart
@@ -22,8 +22,9 @@ from arca.domain import multipart
 from arca.domain.entities import CompletedUpload, MultipartTarget, StoredPartInfo, Upload
 from arca.domain.errors import ConflictError, ContentionError, NotFoundError
 from arca.domain.models import UploadBody
+from arca.domain.moments import from_iso, to_iso
 from arca.services.reading import refuse_link
-from arca.services.retry import Policy, now_iso
+from arca.services.retry import Policy
 from arca.services.verification import INLINE_LIMIT, Verification
 
 # Part URLs one answer carries: each is up to ~2 KB on Lambda (its session token), and an answer stays far
@@ -177,7 +178,7 @@ class Uploads:
         return session
 
     def _stale(self, session: UploadSession) -> bool:
-        return self.policy.clock() - _parse(session.created_at) >= _STALE_AFTER
+        return self.policy.clock() - from_iso(session.created_at) >= _STALE_AFTER
 
     def _missing(self, session: UploadSession, stored: dict[int, StoredPart]) -> list[tuple[int, str]]:
         """(number, sha256) of the parts S3 lacks, or holds with another size or checksum."""
@@ -206,7 +207,7 @@ class Uploads:
             parts=[self.multipart.presign_part(key, session.s3_upload, n, h) for n, h in missing[:MAX_URLS]],
             uploaded=[StoredPartInfo(number=p.number, size=p.size) for p in stored.values() if p.number not in lacking],
             missing=len(missing),
-            expires_at=now_iso(self.policy.clock() + timedelta(seconds=self.blobs.upload_ttl)),
+            expires_at=to_iso(self.policy.clock() + timedelta(seconds=self.blobs.upload_ttl)),
         )
 
     @staticmethod
@@ -233,7 +234,3 @@ def _failed(session: UploadSession) -> ConflictError:
         field="sha256",
         details={"state": FAILED},
     )
-
-
-def _parse(moment: str) -> datetime:
-    return datetime.fromisoformat(moment.replace("Z", "+00:00"))

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
+from arca.domain.moments import from_iso, to_iso
 from arca.protocols.hf.backend import FileEntry, Target
 
 _POINTER = "version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n"
@@ -92,11 +93,11 @@ def hub_time(moment: str | None) -> str | None:
     if not moment:
         return None
     try:
-        parsed = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+        parsed = from_iso(moment)
     except ValueError:
         return None
     aware = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return to_iso(aware)
 
 
 def dumps(value: Any) -> bytes:
