@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from arca.adapters.faults import translated
 from arca.adapters.s3 import (
     UPLOAD_CONTENT_TYPE,
     UPLOAD_TAG,
     Blobs,
     BlobStat,
-    _translate,
     hex_to_b64,
 )
 from arca.domain import multipart
@@ -53,7 +53,7 @@ class Multipart:
                 Tagging=UPLOAD_TAG,
             )
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         return str(answer["UploadId"])
 
     def presign_part(self, key: str, upload: str, number: int, sha256_hex: str) -> PartTarget:
@@ -87,7 +87,7 @@ class Multipart:
             except ClientError as error:
                 if str(error.response.get("Error", {}).get("Code", "")) in _NO_UPLOAD:
                     return None
-                raise _translate(error) from error
+                raise translated(error, "S3") from error
             for part in page.get("Parts", []):
                 number = int(part["PartNumber"])
                 found[number] = StoredPart(number, int(part["Size"]), str(part["ETag"]), part.get("ChecksumSHA256"))
@@ -110,7 +110,7 @@ class Multipart:
                 return False
             if code in ("InvalidPart", "InvalidPartOrder", "EntityTooSmall", "BadDigest"):
                 raise ValidationError(f"S3 refused the parts: {code}", field="parts") from error
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         return True
 
     def read(self, key: str, start: int, end: int) -> bytes:
@@ -121,7 +121,7 @@ class Multipart:
         except ClientError as error:
             if str(error.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
                 raise ConflictError("the assembled object is gone; POST …/uploads again", field="sha256") from None
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         data: bytes = answer["Body"].read()
         if len(data) != end - start:
             raise ConflictError(f"S3 answered {len(data)} bytes of a range of {end - start}", field="sha256")
@@ -133,7 +133,7 @@ class Multipart:
             self.client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload)
         except ClientError as error:
             if str(error.response.get("Error", {}).get("Code", "")) not in _NO_UPLOAD:
-                raise _translate(error) from error
+                raise translated(error, "S3") from error
 
     def verify(self, key: str, size: int, parts_sha256: str) -> BlobStat:
         """The assembled object is stored with this size and S3's composite checksum of these parts (S3 computed

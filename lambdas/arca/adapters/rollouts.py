@@ -8,12 +8,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from arca.adapters.faults import translated
 from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
-from arca.domain.errors import ThrottledError
 
 ClientFactory = Callable[[], Any]
-_THROTTLED = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException"})
 
 
 class CloudWatchAlarms:
@@ -42,10 +41,7 @@ class CloudWatchAlarms:
                 AlarmNames=list(names), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
             )
         except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            if code in _THROTTLED:
-                raise ThrottledError("CloudWatch is busy; retry later", details={"aws_code": code}) from error
-            raise
+            raise translated(error, "CloudWatch") from error
 
     def firing(self, names: Sequence[str]) -> tuple[str, str] | None:
         """The first of `names` in ALARM, else the first that does not exist, as (name, why); None when every

@@ -11,10 +11,11 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from arca.adapters.faults import THROTTLING, translated
 from arca.domain.downloads import content_disposition
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
@@ -56,7 +57,6 @@ OTHER_BYTES = (
     "removed from the bucket by an operator"
 )
 _CHANGED = frozenset({"412", "PreconditionFailed"})
-_THROTTLED = frozenset({"SlowDown", "503", "ThrottlingException", "RequestLimitExceeded"})
 _CHUNK = 1024 * 1024
 # The version id S3 gives the objects of a bucket that was never versioned; DeleteObjects takes 1,000 keys a call.
 NULL_VERSION = "null"
@@ -74,14 +74,6 @@ class BlobStat:
     unsigned: tuple[str, ...] = ()  # headers set on the object that Arca's signature did not cover
     etag: str = ""
     modified: datetime | None = None
-
-
-def _translate(error: ClientError) -> Exception:
-    """Throttling becomes ThrottledError; everything else stays the ClientError it was."""
-    code = str(error.response.get("Error", {}).get("Code", ""))
-    if code in _THROTTLED:
-        return ThrottledError("S3 is busy; retry later", details={"aws_code": code})
-    return cast(Exception, error)
 
 
 class Blobs:
@@ -161,7 +153,7 @@ class Blobs:
         except ClientError as error:
             if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:
                 return None
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         unsigned = tuple(header for field, header in _UNSIGNED_ATTRIBUTES.items() if head.get(field))
         unsigned += tuple(f"x-amz-meta-{key}" for key in head.get("Metadata") or {})
         return BlobStat(
@@ -259,7 +251,7 @@ class Blobs:
                 ChecksumSHA256=hex_to_b64(hashlib.sha256(body).hexdigest()),
             )
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
 
     def put_upload(self, key: str, body: bytes) -> None:
         """Store uploaded bytes as an upload would (an OCI client's blob, a session's staging object): with their
@@ -275,7 +267,7 @@ class Blobs:
                 Tagging=UPLOAD_TAG,
             )
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
 
     def copy(self, source: str, stat: BlobStat, key: str, *, content_type: str) -> None:
         """A server-side copy of the verified blob `stat` (only if still that ETag) to `key`, without the upload
@@ -302,7 +294,7 @@ class Blobs:
             code = str(error.response.get("Error", {}).get("Code", ""))
             if code in _MISSING or code in _CHANGED:  # deleted or replaced since it was verified
                 raise ConflictError(NOT_UPLOADED, field="sha256") from None
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
 
     def _same_bytes(self, key: str, stat: BlobStat, sha256_hex: str) -> bool:
         if stat.sha256_b64 is not None:
@@ -328,7 +320,7 @@ class Blobs:
         try:
             self.client.delete_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
 
     def current_versions(self, prefix: str) -> list[tuple[str, str]]:
         """(key, version id) of every current object under `prefix` (ListObjectVersions; an unversioned bucket's
@@ -342,7 +334,7 @@ class Blobs:
                     if v.get("IsLatest")
                 ]
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         return found
 
     def delete_versions(self, objects: list[tuple[str, str]]) -> None:
@@ -357,7 +349,7 @@ class Blobs:
             try:
                 answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": listed, "Quiet": True})
             except ClientError as error:
-                raise _translate(error) from error
+                raise translated(error, "S3") from error
             _refuse_errors([e for e in answer.get("Errors") or [] if str(e.get("Code")) != "NoSuchVersion"])
 
     def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
@@ -375,7 +367,7 @@ class Blobs:
                     answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
                     _refuse_errors(answer.get("Errors") or [])
         except ClientError as error:
-            raise _translate(error) from error
+            raise translated(error, "S3") from error
         return True
 
 
@@ -389,7 +381,7 @@ def _refuse_errors(errors: list[dict[str, Any]]) -> None:
         {"Error": {"Code": codes[0], "Message": f"{len(errors)} objects not deleted ({', '.join(codes)})"}},
         "DeleteObjects",
     )
-    if all(code in _THROTTLED or code == "InternalError" for code in codes):
+    if all(code in THROTTLING or code == "InternalError" for code in codes):
         raise ThrottledError(
             f"S3 did not delete {len(errors)} objects; retry later", details={"aws_code": codes[0]}
         ) from failed

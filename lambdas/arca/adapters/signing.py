@@ -14,10 +14,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from arca.domain.errors import ThrottledError
+from arca.adapters.faults import translated
 from arca.domain.signing import ALGORITHM
-
-_THROTTLED = frozenset({"ThrottlingException", "KMSInternalException", "DependencyTimeoutException"})
 
 
 class KmsSigner:
@@ -39,8 +37,7 @@ class KmsSigner:
         try:
             answer = self._kms().sign(KeyId=self.key_id, Message=message, MessageType="RAW", SigningAlgorithm=ALGORITHM)
         except ClientError as error:
-            _raise_throttled(error)
-            raise
+            raise translated(error, "KMS") from error
         return base64.b64encode(answer["Signature"]).decode()
 
     def public_key_pem(self) -> str:
@@ -48,14 +45,7 @@ class KmsSigner:
             try:
                 der = self._kms().get_public_key(KeyId=self.key_id)["PublicKey"]
             except ClientError as error:
-                _raise_throttled(error)
-                raise
+                raise translated(error, "KMS") from error
             body = "\n".join(textwrap.wrap(base64.b64encode(der).decode(), 64))
             self._pem = f"-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n"
         return self._pem
-
-
-def _raise_throttled(error: ClientError) -> None:
-    code = error.response.get("Error", {}).get("Code", "")
-    if code in _THROTTLED:
-        raise ThrottledError("KMS is busy; retry later", details={"aws_code": code}) from error

@@ -8,10 +8,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from arca.domain.errors import ThrottledError
+from arca.adapters.faults import aws_code, translated
 from arca.domain.verification import VerifyEvent
-
-_THROTTLED = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException"})
 
 
 class StepFunctionsVerification:
@@ -29,12 +27,9 @@ class StepFunctionsVerification:
                 stateMachineArn=self.state_machine_arn, name=run, input=event.model_dump_json()
             )
         except ClientError as error:
-            code = str(error.response.get("Error", {}).get("Code", ""))
-            if code == "ExecutionAlreadyExists":
+            if aws_code(error) == "ExecutionAlreadyExists":
                 return
-            if code in _THROTTLED:
-                raise ThrottledError("Step Functions is busy; retry later", details={"aws_code": code}) from error
-            raise
+            raise translated(error, "Step Functions") from error
 
 
 class ExternalVerification:

@@ -10,19 +10,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from arca.api.caller import Caller
 from arca.api.dependencies import AliasesService, ReadingService
+from arca.api.errors import JSON
 from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
-from arca.api.params import (
-    JSON,
-    AliasName,
-    IfMatch,
-    IfNoneMatch,
-    Limit,
-    Name,
-    NextToken,
-    answers,
-    create_only,
-    revision_of,
-)
+from arca.api.params import AliasName, IfMatch, IfNoneMatch, Limit, Name, NextToken, answers, create_only, revision_of
 from arca.api.routing import Router
 from arca.domain.entities import Alias, AliasList, HistoryPage
 from arca.domain.models import AliasBody, RollbackBody

@@ -21,8 +21,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from arca.api.errors import error_body, status_of
-from arca.api.params import JSON
+from arca.api.errors import JSON, error_body, status_of
 from arca.api.paths import NoRouteError, Route, canonical_path, match
 from arca.api.routing import Router
 from arca.domain.errors import (

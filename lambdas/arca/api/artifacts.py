@@ -7,8 +7,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from arca.api.caller import Caller
 from arca.api.dependencies import PublishingService, ReadingService, RemovalService, SearchingService
+from arca.api.errors import JSON
 from arca.api.idempotency import IdempotencyKey, Idempotent, answer, idempotent
-from arca.api.params import JSON, Limit, Name, NextToken, TagFilter, answers
+from arca.api.params import Limit, Name, NextToken, TagFilter, answers
 from arca.api.routing import Router
 from arca.api.schemas import PurgeProgress
 from arca.domain.consumers import SHOWN_CONSUMERS

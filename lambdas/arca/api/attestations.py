@@ -7,7 +7,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from arca.api.caller import Caller
 from arca.api.dependencies import AttestingService, ReadingService
-from arca.api.params import JSON, Limit, Name, NextToken, VersionNumber, answers
+from arca.api.errors import JSON
+from arca.api.params import Limit, Name, NextToken, VersionNumber, answers
 from arca.api.routing import Router
 from arca.domain.entities import Attestation, AttestationPage
 from arca.domain.models import AttestationBody

@@ -9,7 +9,8 @@ from pydantic import BeforeValidator, WithJsonSchema
 
 from arca.api.caller import Caller
 from arca.api.dependencies import ConsumersService, ReadingService
-from arca.api.params import JSON, Limit, Name, NextToken, answers
+from arca.api.errors import JSON
+from arca.api.params import Limit, Name, NextToken, answers
 from arca.api.routing import Router
 from arca.domain.consumers import CONSUMER_PATTERN, validate_consumer
 from arca.domain.entities import ConsumerList, Lease

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from arca.api.caller import Caller
 from arca.api.dependencies import IdempotencyService
-from arca.api.params import JSON
+from arca.api.errors import JSON
 from arca.domain.receipts import KEY_PATTERN, Answer, Receipt, Seal
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
-from arca.api.params import JSON, answers
+from arca.api.errors import JSON
+from arca.api.params import answers
 from arca.api.routing import Router
 
 router = Router()

@@ -8,7 +8,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from arca.api.caller import Caller
 from arca.api.dependencies import PromotionsService
-from arca.api.params import JSON, AliasName, Limit, Name, NextToken, answers
+from arca.api.errors import JSON
+from arca.api.params import AliasName, Limit, Name, NextToken, answers
 from arca.api.routing import Router
 from arca.domain.guards import DecisionBody, Promotion, PromotionBody, PromotionList
 

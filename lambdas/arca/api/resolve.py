@@ -8,7 +8,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import AfterValidator, AwareDatetime
 
 from arca.api.dependencies import ReadingService
-from arca.api.params import JSON, Name, Ref, answers, in_utc
+from arca.api.errors import JSON
+from arca.api.params import Name, Ref, answers, in_utc
 from arca.api.routing import Router
 from arca.domain.entities import FileResolution, Resolution
 from arca.observability import count_resolve

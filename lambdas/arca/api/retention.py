@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from arca.api.caller import Caller
 from arca.api.dependencies import RetentionService
-from arca.api.params import JSON, Limit, Name, NextToken, answers
+from arca.api.errors import JSON
+from arca.api.params import Limit, Name, NextToken, answers
 from arca.api.routing import Router
 from arca.domain.retention import Applied, Preview, RetentionBody, RetentionPolicy
 

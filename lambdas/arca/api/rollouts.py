@@ -8,7 +8,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from arca.api.caller import Caller
 from arca.api.dependencies import ReadingService, RolloutsService
-from arca.api.params import JSON, AliasName, Name, answers
+from arca.api.errors import JSON
+from arca.api.params import AliasName, Name, answers
 from arca.api.routing import Router
 from arca.domain.entities import Rollout
 from arca.domain.models import RolloutBody

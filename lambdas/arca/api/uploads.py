@@ -7,7 +7,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import Field
 
 from arca.api.dependencies import PublishingService, UploadsService
-from arca.api.params import JSON, Name, answers
+from arca.api.errors import JSON
+from arca.api.params import Name, answers
 from arca.api.routing import Router
 from arca.domain.entities import CompletedUpload, Upload
 from arca.domain.models import UploadBody
