@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from arca.adapters.faults import translated
+from arca.adapters.faults import aws_code, reraise
 from arca.adapters.s3 import (
     UPLOAD_CONTENT_TYPE,
     UPLOAD_TAG,
@@ -53,7 +53,7 @@ class Multipart:
                 Tagging=UPLOAD_TAG,
             )
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         return str(answer["UploadId"])
 
     def presign_part(self, key: str, upload: str, number: int, sha256_hex: str) -> PartTarget:
@@ -85,9 +85,9 @@ class Multipart:
                     Bucket=self.bucket, Key=key, UploadId=upload, MaxParts=_LIST_PAGE, PartNumberMarker=marker
                 )
             except ClientError as error:
-                if str(error.response.get("Error", {}).get("Code", "")) in _NO_UPLOAD:
+                if aws_code(error) in _NO_UPLOAD:
                     return None
-                raise translated(error, "S3") from error
+                reraise(error, "S3")
             for part in page.get("Parts", []):
                 number = int(part["PartNumber"])
                 found[number] = StoredPart(number, int(part["Size"]), str(part["ETag"]), part.get("ChecksumSHA256"))
@@ -105,12 +105,12 @@ class Multipart:
                 Bucket=self.bucket, Key=key, UploadId=upload, IfNoneMatch="*", MultipartUpload={"Parts": listed}
             )
         except ClientError as error:
-            code = str(error.response.get("Error", {}).get("Code", ""))
+            code = aws_code(error)
             if code in _NO_UPLOAD or code in _EXISTS:
                 return False
             if code in ("InvalidPart", "InvalidPartOrder", "EntityTooSmall", "BadDigest"):
                 raise ValidationError(f"S3 refused the parts: {code}", field="parts") from error
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         return True
 
     def read(self, key: str, start: int, end: int) -> bytes:
@@ -119,9 +119,9 @@ class Multipart:
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end - 1}")
         except ClientError as error:
-            if str(error.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
+            if aws_code(error) in ("NoSuchKey", "404"):
                 raise ConflictError("the assembled object is gone; POST …/uploads again", field="sha256") from None
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         data: bytes = answer["Body"].read()
         if len(data) != end - start:
             raise ConflictError(f"S3 answered {len(data)} bytes of a range of {end - start}", field="sha256")
@@ -132,8 +132,8 @@ class Multipart:
         try:
             self.client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload)
         except ClientError as error:
-            if str(error.response.get("Error", {}).get("Code", "")) not in _NO_UPLOAD:
-                raise translated(error, "S3") from error
+            if aws_code(error) not in _NO_UPLOAD:
+                reraise(error, "S3")
 
     def verify(self, key: str, size: int, parts_sha256: str) -> BlobStat:
         """The assembled object is stored with this size and S3's composite checksum of these parts (S3 computed

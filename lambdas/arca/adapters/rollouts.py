@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from arca.adapters.faults import translated
+from arca.adapters.faults import reraise
 from arca.domain.driver import DriverEvent
 from arca.domain.entities import Rollout
 
@@ -41,7 +41,7 @@ class CloudWatchAlarms:
                 AlarmNames=list(names), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
             )
         except ClientError as error:
-            raise translated(error, "CloudWatch") from error
+            reraise(error, "CloudWatch")
 
     def firing(self, names: Sequence[str]) -> tuple[str, str] | None:
         """The first of `names` in ALARM, else the first that does not exist, as (name, why); None when every

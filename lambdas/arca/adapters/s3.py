@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from arca.adapters.faults import THROTTLING, translated
+from arca.adapters.faults import THROTTLING, aws_code, reraise
 from arca.domain.downloads import content_disposition
 from arca.domain.errors import ConflictError, ThrottledError, ValidationError
 
@@ -151,9 +151,9 @@ class Blobs:
         try:
             head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
         except ClientError as error:
-            if str(error.response.get("Error", {}).get("Code", "")) in _MISSING:
+            if aws_code(error) in _MISSING:
                 return None
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         unsigned = tuple(header for field, header in _UNSIGNED_ATTRIBUTES.items() if head.get(field))
         unsigned += tuple(f"x-amz-meta-{key}" for key in head.get("Metadata") or {})
         return BlobStat(
@@ -251,7 +251,7 @@ class Blobs:
                 ChecksumSHA256=hex_to_b64(hashlib.sha256(body).hexdigest()),
             )
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
 
     def put_upload(self, key: str, body: bytes) -> None:
         """Store uploaded bytes as an upload would (an OCI client's blob, a session's staging object): with their
@@ -267,7 +267,7 @@ class Blobs:
                 Tagging=UPLOAD_TAG,
             )
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
 
     def copy(self, source: str, stat: BlobStat, key: str, *, content_type: str) -> None:
         """A server-side copy of the verified blob `stat` (only if still that ETag) to `key`, without the upload
@@ -291,10 +291,10 @@ class Blobs:
         try:
             return operation(**params)
         except ClientError as error:
-            code = str(error.response.get("Error", {}).get("Code", ""))
+            code = aws_code(error)
             if code in _MISSING or code in _CHANGED:  # deleted or replaced since it was verified
                 raise ConflictError(NOT_UPLOADED, field="sha256") from None
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
 
     def _same_bytes(self, key: str, stat: BlobStat, sha256_hex: str) -> bool:
         if stat.sha256_b64 is not None:
@@ -320,7 +320,7 @@ class Blobs:
         try:
             self.client.delete_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
 
     def current_versions(self, prefix: str) -> list[tuple[str, str]]:
         """(key, version id) of every current object under `prefix` (ListObjectVersions; an unversioned bucket's
@@ -334,7 +334,7 @@ class Blobs:
                     if v.get("IsLatest")
                 ]
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         return found
 
     def delete_versions(self, objects: list[tuple[str, str]]) -> None:
@@ -349,7 +349,7 @@ class Blobs:
             try:
                 answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": listed, "Quiet": True})
             except ClientError as error:
-                raise translated(error, "S3") from error
+                reraise(error, "S3")
             _refuse_errors([e for e in answer.get("Errors") or [] if str(e.get("Code")) != "NoSuchVersion"])
 
     def delete_prefix(self, prefix: str, *, spend: Callable[[], bool] = lambda: True) -> bool:
@@ -367,7 +367,7 @@ class Blobs:
                     answer = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
                     _refuse_errors(answer.get("Errors") or [])
         except ClientError as error:
-            raise translated(error, "S3") from error
+            reraise(error, "S3")
         return True
 
 
@@ -381,7 +381,7 @@ def _refuse_errors(errors: list[dict[str, Any]]) -> None:
         {"Error": {"Code": codes[0], "Message": f"{len(errors)} objects not deleted ({', '.join(codes)})"}},
         "DeleteObjects",
     )
-    if all(code in THROTTLING or code == "InternalError" for code in codes):
+    if all(code in THROTTLING["S3"] or code == "InternalError" for code in codes):
         raise ThrottledError(
             f"S3 did not delete {len(errors)} objects; retry later", details={"aws_code": codes[0]}
         ) from failed

@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from arca.adapters.faults import translated
+from arca.adapters.faults import reraise
 from arca.domain.signing import ALGORITHM
 
 
@@ -37,7 +37,7 @@ class KmsSigner:
         try:
             answer = self._kms().sign(KeyId=self.key_id, Message=message, MessageType="RAW", SigningAlgorithm=ALGORITHM)
         except ClientError as error:
-            raise translated(error, "KMS") from error
+            reraise(error, "KMS")
         return base64.b64encode(answer["Signature"]).decode()
 
     def public_key_pem(self) -> str:
@@ -45,7 +45,7 @@ class KmsSigner:
             try:
                 der = self._kms().get_public_key(KeyId=self.key_id)["PublicKey"]
             except ClientError as error:
-                raise translated(error, "KMS") from error
+                reraise(error, "KMS")
             body = "\n".join(textwrap.wrap(base64.b64encode(der).decode(), 64))
             self._pem = f"-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n"
         return self._pem

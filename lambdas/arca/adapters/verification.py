@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from arca.adapters.faults import aws_code, translated
+from arca.adapters.faults import aws_code, reraise
 from arca.domain.verification import VerifyEvent
 
 
@@ -29,7 +29,7 @@ class StepFunctionsVerification:
         except ClientError as error:
             if aws_code(error) == "ExecutionAlreadyExists":
                 return
-            raise translated(error, "Step Functions") from error
+            reraise(error, "Step Functions")
 
 
 class ExternalVerification:
