@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
-from arca.adapters.dynamo import Reason, Table, Update, Write
+from arca.adapters.dynamo import Condition, Reason, Table, Update, Write
 from arca.adapters.store.change import Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
@@ -248,30 +248,12 @@ def _alias_change(new: AliasRecord, old: AliasRecord | None, action: str) -> Cha
 def _pin_writes(name: str, alias: str, before: set[int], after: set[int]) -> list[tuple[int, Write]]:
     """The net pin changes of an alias write, by version: `ADD pinned_by` (only on a live version) for new targets,
     `DELETE pinned_by` for released ones, nothing for a target kept."""
-    writes = [
-        (
-            number,
-            Write(
-                f"v{number}",
-                "Update",
-                keys.version_key(name, number),
-                update=Update(add={"pinned_by": {alias}}),
-                condition=ITEM_EXISTS & Attr("deleted").eq(False),
-            ),
-        )
-        for number in sorted(after - before)
+
+    def pin(number: int, update: Update, condition: Condition) -> tuple[int, Write]:
+        return number, Write(f"v{number}", "Update", keys.version_key(name, number), update=update, condition=condition)
+
+    pins = [
+        pin(n, Update(add={"pinned_by": {alias}}), ITEM_EXISTS & Attr("deleted").eq(False))
+        for n in sorted(after - before)
     ]
-    writes += [
-        (
-            number,
-            Write(
-                f"v{number}",
-                "Update",
-                keys.version_key(name, number),
-                update=Update(delete={"pinned_by": {alias}}),
-                condition=ITEM_EXISTS,
-            ),
-        )
-        for number in sorted(before - after)
-    ]
-    return writes
+    return pins + [pin(n, Update(delete={"pinned_by": {alias}}), ITEM_EXISTS) for n in sorted(before - after)]
