@@ -25,6 +25,7 @@ from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder,
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from arca.adapters.faults import aws_code
 from arca.domain.errors import ThrottledError, ValidationError
 
 Item = dict[str, Any]
@@ -370,7 +371,7 @@ class Table:
                 response: dict[str, Any] = getattr(self.client, operation)(**kwargs)
                 return response
             except ClientError as error:
-                code = error.response.get("Error", {}).get("Code", "")
+                code = aws_code(error)
                 message = str(error.response.get("Error", {}).get("Message", ""))
                 if code == "ValidationException" and any(r in message.lower() for r in _KEY_REFUSALS):
                     raise ValidationError(f"a key DynamoDB refused: {message}") from error

@@ -67,6 +67,10 @@ class PolicyMovedError(ContentionError):
     """Something an alias policy's verdict read (the policy, a tag, an attestation, the soak alias) changed
     before the write committed: the write is judged again on what is there now."""
 
+    @classmethod
+    def judged_again(cls, alias: str) -> PolicyMovedError:
+        return cls(f"what the policy of {alias!r} read changed; judged again")
+
 
 class PolicyViolation(RegistryError):  # not *Error: the code the API names
     """An alias policy refuses the request (403); `details["violations"]` lists every rule broken as

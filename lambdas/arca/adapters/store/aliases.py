@@ -9,11 +9,11 @@ from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Condition, Reason, Table, Update, Write
-from arca.adapters.store.change import Refusal
+from arca.adapters.store.change import ALIAS_MOVED, ARTIFACT, PINS, POLICY, Refusal
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, ITEM_NOT_EXIST, below
 from arca.adapters.store.feed import Feed
-from arca.adapters.store.pages import first_at, page
-from arca.adapters.store.records import alias_item, alias_record, revision_item
+from arca.adapters.store.pages import page
+from arca.adapters.store.records import alias_at, alias_item, alias_record, revision_item
 from arca.domain.aggregates import AliasRecord
 from arca.domain.errors import (
     AliasLimitError,
@@ -29,15 +29,6 @@ from arca.domain.models import MAX_ALIASES
 if TYPE_CHECKING:  # the event models are imported by the writes that announce them: a resolve imports none
     from arca.adapters.store.change import Change as StagedChange
     from arca.domain.events import Change
-
-# The order in which an alias change's refusals are asked (lower first; the idempotency record's is
-# arca.adapters.store.change.FIRST): a policy moved under the verdict (judged again; arca.adapters.store.guards
-# asks its own at 0 too), then the items staged beside the alias (a rollout's at 1, a promotion's at 2), then the
-# alias's own: the alias moved, the artifact as it was, a pinned version gone.
-POLICY = 0
-ALIAS_MOVED = 10
-ARTIFACT = 11
-PINS = 12
 
 # Every attribute an alias transaction (stage_alias, a rollout's start and steps) names on the artifact's own items,
 # LATEST and its versions: the pins (`ADD`/`DELETE pinned_by`, on a live version only), LATEST's alias count and
@@ -66,10 +57,7 @@ class AliasStore:
     def alias(self, name: str, alias: str) -> AliasRecord | None:
         """The alias item, a deletion tombstone (`deleted`) included; LinkedNameError when `name` is a link
         (its marker is the first item at or after any alias name)."""
-        item = first_at(self.table, keys.alias_key(name, alias))
-        if item is not None and item["sk"] == keys.LINK_SK:
-            raise LinkedNameError(name, item["link"])
-        return None if item is None or item["sk"] != alias else alias_record(item)
+        return alias_at(self.table, name, alias)
 
     def live_aliases(self, name: str) -> list[AliasRecord]:
         """The live aliases (at most MAX_ALIASES), as far as one bounded listing reaches past tombstones."""
@@ -204,7 +192,7 @@ def _policy_moved(old: AliasRecord) -> Refusal:
     def refusal(reason: Reason) -> RegistryError | None:
         if reason.item is None or int(reason.item.get("revision", -1)) != old.revision:
             return None
-        return PolicyMovedError(f"what the policy of {old.alias!r} read changed; judged again")
+        return PolicyMovedError.judged_again(old.alias)
 
     return refusal
 

@@ -14,6 +14,7 @@ from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
 from arca.adapters.store.records import (
     artifact_tag_item,
+    blob_count_write,
     latest_item,
     latest_record,
     listing_rows,
@@ -212,14 +213,7 @@ class ArtifactStore:
         if len(contents) > COUNT_BATCH:
             raise ValueError(f"at most {COUNT_BATCH} blob counts a change")
         for index, sha in enumerate(contents):
-            write = Write(
-                f"blob{index}",
-                "Update",
-                keys.blob_count_key(change.name, sha),
-                update=Update(add={"refs": 1}),
-                condition=Attr("collecting").not_exists(),
-            )
-            change.stage(write, refused=_collecting(sha))
+            change.stage(blob_count_write(f"blob{index}", change.name, sha, 1), refused=_collecting(sha))
 
     def _latest_writes(
         self,
@@ -352,17 +346,5 @@ def blob_count_writes(name: str, seen: LatestRecord | None, sha256: str, *, publ
         deltas[sha256] += 1
         if seen.counted_sha256 is not None:
             deltas[seen.counted_sha256] = deltas.get(seen.counted_sha256, 0) - 1
-    return [
-        (
-            sha,
-            Write(
-                f"blob{index}",
-                "Update",
-                keys.blob_count_key(name, sha),
-                update=Update(add={"refs": delta}),
-                condition=Attr("collecting").not_exists() if delta > 0 else None,
-            ),
-        )
-        for index, (sha, delta) in enumerate(sorted(deltas.items()))
-        if delta
-    ]
+    changed = sorted((sha, delta) for sha, delta in deltas.items() if delta)
+    return [(sha, blob_count_write(f"blob{index}", name, sha, delta)) for index, (sha, delta) in enumerate(changed)]

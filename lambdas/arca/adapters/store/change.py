@@ -31,6 +31,16 @@ if TYPE_CHECKING:  # the events' models are imported by the writes that announce
 Refusal = RegistryError | Callable[[Reason], RegistryError | None]
 # The rank of the idempotency record's refusal: a key taken by a concurrent request is said before anything else.
 FIRST = -1
+# The order in which an alias change's refusals are asked (lower first), whichever store stages the item: a policy
+# moved under the verdict (judged again: the guard's checks, the alias item's mark), then the items staged beside
+# the alias (a rollout's, then a promotion's), then the alias's own: the alias moved, the artifact as it was, a
+# pinned version gone.
+POLICY = 0
+ROLLOUT = 1
+PROMOTION = 2
+ALIAS_MOVED = 10
+ARTIFACT = 11
+PINS = 12
 
 
 @dataclass

@@ -34,7 +34,7 @@ from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Reason, Table, Write
-from arca.adapters.store.change import Change
+from arca.adapters.store.change import POLICY, PROMOTION, Change
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_NOT_EXIST
 from arca.adapters.store.feed import Feed
 from arca.adapters.store.pages import page
@@ -47,21 +47,17 @@ from arca.domain.guards import AliasPolicy, PolicyFields, Promotion
 
 POLICY_FIELDS = tuple(PolicyFields.model_fields)
 TTL_GRACE_SECONDS = 86_400
-# The order of the refusals of an alias change (arca.adapters.store.aliases): a policy moved under the verdict is
-# asked first (0), a promotion applied with the alias write after a rollout's item (1), before the alias's own.
-POLICY = 0
-PROMOTION = 2
 # A policy's own change: the artifact's refusal (0) before the policy's or the alias's having moved.
 MOVED = 1
 
 
 @dataclass(frozen=True)
 class Guard:
-    """Conditions an alias change carries for a policy's verdict on the alias `alias` of `name`: `policy_revision`
-    is the live policy's revision the alias item records (0: none), `checks` are conditions on other items (key,
-    condition), `versions` a condition on a target version's own item (joined to its pin where it has one)."""
+    """Conditions an alias change carries for a policy's verdict on the alias `alias` of the change's artifact:
+    `policy_revision` is the live policy's revision the alias item records (0: none), `checks` are conditions on
+    other items (key, condition), `versions` a condition on a target version's own item (joined to its pin where it
+    has one)."""
 
-    name: str
     alias: str
     policy_revision: int = 0
     checks: tuple[tuple[str, dict[str, str], ConditionBase], ...] = ()
@@ -71,7 +67,7 @@ class Guard:
         """Join these conditions to `change`, after the alias write is staged (a target version's condition joins
         its pin: one item, one action). Each one's failure is a PolicyMovedError, a version's only while the
         version is still live (else its pin's own refusal says it was deleted)."""
-        moved = PolicyMovedError(f"what the policy of {self.alias!r} read changed; judged again")
+        moved = PolicyMovedError.judged_again(self.alias)
         for label, key, condition in self.checks:
             change.require(key, condition, refused=moved, rank=POLICY, label=label)
 
@@ -80,7 +76,7 @@ class Guard:
 
         for number, condition in sorted(self.versions.items()):
             change.require(
-                keys.version_key(self.name, number), condition, refused=live, rank=POLICY, label=f"guard-v{number}"
+                keys.version_key(change.name, number), condition, refused=live, rank=POLICY, label=f"guard-v{number}"
             )
 
 
@@ -168,7 +164,7 @@ class GuardStore:
             )
         # The artifact gone or being purged is said before the policy or the alias moved (require_live's rank 0).
         moved = ContentionError(f"the policy of {alias!r} changed concurrently")
-        policy_put = Write("policy", "Put", keys.policy_key(name, alias), item=item, **_at_revision(seen))
+        policy_put = Write("policy", "Put", keys.policy_key(name, alias), item=item, condition=_at_revision(seen))
         change.stage(policy_put, refused=moved, rank=MOVED)
         self.require_live(change)
         change.stage(marked, refused=moved, rank=MOVED)
@@ -198,7 +194,7 @@ class GuardStore:
         `tags` (its tag rows) and `attestations` (its item), and the soak alias `soak` = (alias, revision read)."""
         checks = []
         if seen is not None:
-            checks.append(("guard-policy", keys.policy_key(name, alias), _at_revision(seen)["condition"]))
+            checks.append(("guard-policy", keys.policy_key(name, alias), _at_revision(seen)))
         for number, wanted in sorted(tags.items()):
             for i, (tag, value) in enumerate(sorted(wanted.items())):
                 checks.append(
@@ -211,7 +207,7 @@ class GuardStore:
         for number, types in attestations.items():
             if types:
                 versions[number] = functools.reduce(operator.and_, (Attr("attestations").contains(t) for t in types))
-        return Guard(name, alias, policy.revision if policy is not None else 0, tuple(checks), versions)
+        return Guard(alias, policy.revision if policy is not None else 0, tuple(checks), versions)
 
     def primaries(self, name: str, alias: str, current: int) -> Iterator[tuple[int | None, str]]:
         """The alias's primary version at each revision up to `current`, newest first, as (version, updated_at);
@@ -289,10 +285,9 @@ def compact(value: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _at_revision(seen: int) -> dict[str, Any]:
-    if seen == 0:
-        return {"condition": ITEM_NOT_EXIST}
-    return {"condition": Attr("revision").eq(seen)}
+def _at_revision(seen: int) -> ConditionBase:
+    """The policy's item as read: absent (0) or at revision `seen`."""
+    return ITEM_NOT_EXIST if seen == 0 else Attr("revision").eq(seen)
 
 
 def _artifact_refusal(name: str) -> Callable[[Reason], RegistryError | None]:

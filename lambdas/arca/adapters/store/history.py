@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Item, Table
-from arca.adapters.store.pages import first_at, page
-from arca.adapters.store.records import alias_record, revision_record
-from arca.domain.aggregates import AliasRecord, RevisionRecord
-from arca.domain.errors import LinkedNameError
+from arca.adapters.store.pages import page
+from arca.adapters.store.records import alias_at, revision_record
+from arca.domain.aggregates import RevisionRecord
 
 
 class HistoryStore:
@@ -72,11 +71,11 @@ class HistoryStore:
         pk = keys.history_pk(name)
         oldest = self.table.query(pk, sk_prefix=keys.history_prefix(alias), limit=1, consistent=True).items
         if not oldest:
-            self._alias(name, alias)  # no history at all: a link name shows here (LinkedNameError)
+            alias_at(self.table, name, alias)  # no history at all: a link name shows here (LinkedNameError)
             return None
         if oldest[0]["updated_at"] > moment:
             return None
-        current = self._alias(name, alias)
+        current = alias_at(self.table, name, alias)
         if current is None:
             return None
         found: Item | None = None
@@ -90,11 +89,3 @@ class HistoryStore:
             else:
                 high = middle - 1
         return found if found is not None else oldest[0]  # `found` is the record of `low` once it moved
-
-    def _alias(self, name: str, alias: str) -> AliasRecord | None:
-        """The alias item as it is now (a deletion tombstone included); LinkedNameError when `name` is a link (its
-        marker is the first item at or after any alias name)."""
-        item = first_at(self.table, keys.alias_key(name, alias))
-        if item is not None and item["sk"] == keys.LINK_SK:
-            raise LinkedNameError(name, item["link"])
-        return None if item is None or item["sk"] != alias else alias_record(item)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from boto3.dynamodb.conditions import Attr
+
 from arca.adapters import keys
-from arca.adapters.dynamo import Item, Update, Write, deserialize
+from arca.adapters.dynamo import Item, Table, Update, Write, deserialize
 from arca.adapters.store.conditions import receipt_not_exist_or_expired
+from arca.adapters.store.pages import first_at
 from arca.domain.aggregates import AliasRecord, LatestRecord, RevisionRecord, VersionRecord
 from arca.domain.entities import Rollout, Version
+from arca.domain.errors import LinkedNameError
 from arca.domain.signing import Signed
 
 if TYPE_CHECKING:  # the write side's and the feed's: a resolve's cold start imports no event model
@@ -160,6 +164,15 @@ def alias_record(item: Item) -> AliasRecord:
     )
 
 
+def alias_at(table: Table, name: str, alias: str) -> AliasRecord | None:
+    """The alias's item read now, a deletion tombstone included (one item read); LinkedNameError when `name` is a
+    link (its marker is the first item at or after any alias name)."""
+    item = first_at(table, keys.alias_key(name, alias))
+    if item is not None and item["sk"] == keys.LINK_SK:
+        raise LinkedNameError(name, item["link"])
+    return None if item is None or item["sk"] != alias else alias_record(item)
+
+
 def revision_record(item: Item) -> RevisionRecord:
     """A history record read back (`revision_item` writes it)."""
     return RevisionRecord(action=item["action"], **_alias_state(item))
@@ -241,6 +254,18 @@ def artifact_tag_item(name: str, tag: str, value: str) -> Item:
 
 def signed_attributes(signed: Signed | None) -> dict[str, str]:
     return {} if signed is None else {"manifest": signed.manifest, "signature": signed.signature}
+
+
+def blob_count_write(label: str, name: str, sha256: str, delta: int) -> Write:
+    """`delta` references added to (or taken from) a content's blob count: an addition holds only while no collection
+    of the content is under way (`collecting`), a removal always."""
+    return Write(
+        label,
+        "Update",
+        keys.blob_count_key(name, sha256),
+        update=Update(add={"refs": delta}),
+        condition=Attr("collecting").not_exists() if delta > 0 else None,
+    )
 
 
 def receipt_write(receipt: Receipt, answer: Answer) -> Write:

@@ -24,6 +24,7 @@ from arca.adapters.dynamo import ConditionFailed, Item, Reason, Table, Transacti
 from arca.adapters.store.change import Change as Staged
 from arca.adapters.store.conditions import ARTIFACT_IS_LIVE, ITEM_EXISTS, at_most, tags_unchanged
 from arca.adapters.store.feed import Feed
+from arca.adapters.store.records import blob_count_write
 from arca.domain.aggregates import VersionRecord
 from arca.domain.errors import ConflictError, ContentionError, LinkedNameError, NotFoundError, RegistryError
 from arca.domain.events import Change, VersionExpired
@@ -175,14 +176,7 @@ class RetentionStore:
             ),
         ]
         if item.get("counted"):
-            writes.append(
-                Write(
-                    "blob",
-                    "Update",
-                    keys.blob_count_key(name, version.sha256),
-                    update=Update(add={"refs": -1}),
-                )
-            )
+            writes.append(blob_count_write("blob", name, version.sha256, -1))
         for write in writes:
             change.stage(write, refused=refused if write.condition is not None else None)
         change.announce(Change(VersionExpired(), number))
@@ -243,7 +237,7 @@ class RetentionStore:
                 "count",
                 "Update",
                 keys.blob_count_key(name, sha256),
-                update=Update(set={"collecting": token, "claimed_at": now, "claimed": [o.item() for o in objects]}),
+                update=_claiming(token, now, objects),
                 condition=at_most("refs", 0) & Attr("collecting").not_exists(),
             ),
             refused=lambda reason: _held(reason, sha256),
@@ -260,7 +254,7 @@ class RetentionStore:
         try:
             self.table.update(
                 keys.blob_count_key(name, sha256),
-                Update(set={"collecting": token, "claimed_at": now, "claimed": [o.item() for o in objects]}),
+                _claiming(token, now, objects),
                 condition=Attr("collecting").eq(held.token) & since,
             )
         except ConditionFailed:
@@ -352,3 +346,8 @@ def _advance_collections(name: str) -> Write:
         update=Update(add={"collections": 1}),
         condition=ITEM_EXISTS,
     )
+
+
+def _claiming(token: str, now: str, objects: list[StoredObject]) -> Update:
+    """A collection's claim on a content's blob count: its token, when, and the object versions it will delete."""
+    return Update(set={"collecting": token, "claimed_at": now, "claimed": [o.item() for o in objects]})

@@ -8,6 +8,7 @@ from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from arca.adapters import keys
 from arca.adapters.dynamo import Table, TransactionCancelled, Write
+from arca.adapters.store.change import ROLLOUT
 from arca.adapters.store.conditions import ITEM_NOT_EXIST
 from arca.adapters.store.records import rollout_entity, rollout_item
 from arca.domain.entities import Rollout
@@ -23,11 +24,6 @@ from arca.domain.events import (
 
 if TYPE_CHECKING:
     from arca.adapters.store.change import Change
-
-
-# The order of the refusals of an alias change (arca.adapters.store.aliases): the rollout's is asked after a policy
-# moved under the verdict (0), before a promotion's (2) and the alias's own.
-ROLLOUT = 1
 
 
 class RolloutStore:
