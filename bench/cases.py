@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from arca.adapters import keys
+from arca.domain.moments import to_iso
 from bench.counting import Call
 from bench.guards import guard_group
 from bench.harness import BenchFailure, Case, Check, Group, Pair, publish_check
@@ -465,7 +466,7 @@ def alias_group(w: World, cfg: Config) -> Group:
     for alias, spec in ALIASES.items():
         a.call("PUT", f"{aliases}/{alias}", spec, expect=201)
         v.repo.put_alias(V_ALIAS, alias, **{k: None if x == "LATEST" else x for k, x in spec.items()})
-    before_moves = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    before_moves = to_iso(datetime.now(UTC))
     a.call("PUT", f"/artifacts/{A_LINK}/link", {"target": A_ALIAS}, expect=201)
     through_link = f"/artifacts/{A_LINK}/resolve"
 

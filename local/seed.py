@@ -8,11 +8,12 @@ item shapes stay the stores' own.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from arca.adapters import keys
 from arca.adapters.dynamo import deserialize, serialize
+from arca.domain.moments import from_iso, to_iso
 
 
 def _write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
@@ -43,10 +44,10 @@ def clone_revisions(client: Any, table: str, name: str, alias: str, count: int) 
     one before; the alias item moves to the last. Returns the `updated_at` of revisions 1..count+1."""
     first = client.get_item(TableName=table, Key=serialize(keys.history_key(name, alias, 1)))["Item"]
     times = [str((deserialize(first) or {})["updated_at"])]
-    base = datetime.fromisoformat(times[0].replace("Z", "+00:00"))
+    base = from_iso(times[0])
     items = []
     for revision in range(2, count + 2):
-        moment = (base + timedelta(seconds=revision - 1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        moment = to_iso(base + timedelta(seconds=revision - 1))
         times.append(moment)
         items.append({**first, **serialize({**keys.history_key(name, alias, revision), "revision": revision})})
         items[-1]["updated_at"] = {"S": moment}

@@ -189,7 +189,7 @@ def test_approvals_racing_policy_changes_never_apply_what_the_policy_in_force_re
                     return "refused"
                 return "applied"
             policy = PolicyBody(approvals=1, require_tags={"qa": "never"})
-            acting("alias", services.aliases.guards).set_policy(name, "prod", policy, identity="ops")
+            acting("alias", services.guards).set_policy(name, "prod", policy, identity="ops")
             return "tightened"
 
         approval, _ = race(work, threads=2)
@@ -211,7 +211,7 @@ def test_an_alias_moved_to_latest_before_a_policy_write_commits_makes_it_a_409(a
 
     services = build()
     meddled = interfering(services, meddle, writing="alias-policy")
-    guards = acting("alias", services.aliases.guards)
+    guards = acting("alias", services.guards)
     with pytest.raises(ConflictError) as refused:
         guards.set_policy(name, "prod", PolicyBody(require_tags={"qa": "passed"}), identity="ops")
     # Then the policy write read the alias again and refused: no such policy guards an alias on LATEST

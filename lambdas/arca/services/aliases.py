@@ -139,7 +139,6 @@ class Aliases:
     def __init__(self, writer: AliasWriter, history: HistoryStore, reading: Reading, policy: Policy) -> None:
         self.writer = writer
         self.store = writer.store
-        self.guards = writer.guards
         self.history = history
         self.reading = reading
         self.policy = policy

@@ -105,18 +105,19 @@ class Publishing:
         With `seal`, its record (the route's rendering of the summary) is written in the same transaction.
         """
 
-        def attempt() -> LatestRecord:
+        def attempt() -> Summary:
             seen = self.artifacts.latest(name)
             refuse_link(name, seen)
             if seen is not None and seen.purging:
                 raise ConflictError(f"artifact {name!r} is being purged", field="name")
             change = Change(name, by=identity, now=self.policy.now())
             written = self.artifacts.stage_created(change, seen, description=description, tags=dict(tags or {}))
-            change.seal(seal, self.reading.summary_of(written))
+            summary = self.reading.summary_of(written)
+            change.seal(seal, summary)
             self.artifacts.commit(change)
-            return written
+            return summary
 
-        return self.reading.summary_of(self.policy.compare_and_set(attempt))
+        return self.policy.compare_and_set(attempt)
 
     def create_upload(self, name: str, blob: BlobRef) -> Upload:
         """Where to upload a blob: `exists` when these very bytes are stored already, published or not, else a
@@ -413,9 +414,10 @@ class Publishing:
             change = Change(name, by=identity, now=now)
             version = self.artifacts.stage_latest(change, latest, snapshot, publish_as=newest + 1, signed=signed)
             assert isinstance(version, VersionRecord)
-            change.seal(made, version.entity())
+            answer = version.entity()
+            change.seal(made, answer)
             self.artifacts.commit(change)
-            return self._with_parts(Published(**version.entity().model_dump(), deduplicated=False), version)
+            return self._with_parts(Published(**answer.model_dump(), deduplicated=False), version)
 
         return self.policy.compare_and_set(attempt)
 

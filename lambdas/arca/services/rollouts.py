@@ -370,9 +370,6 @@ class Rollouts:
         """The alias's primary alone (no secondary), its description kept."""
         return {"version": old.version, "description": old.description}
 
-    def _live_alias(self, name: str, alias: str) -> AliasRecord:
-        return live_alias(self.writer, name, alias)
-
     def _rollout(self, name: str, alias: str) -> Rollout:
         found = self.store.rollout(name, alias)
         if found is None:

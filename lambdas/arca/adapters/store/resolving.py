@@ -63,7 +63,7 @@ class ResolveStore:
 
 
 def latest_content(item: Item) -> TargetContent:
-    """The content LATEST holds, as `records.target_of` copies it."""
+    """The content LATEST holds, as `arca.domain.aggregates.target_of` copies it."""
     return {
         "sha256": str(item.get("sha256")),
         "size": int(item.get("size") or 0),
